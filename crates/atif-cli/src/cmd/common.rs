@@ -1,0 +1,1 @@
+//! Helpers shared by several subcommands: reading inputs, normalisation flags.

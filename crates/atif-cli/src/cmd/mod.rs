@@ -1,0 +1,12 @@
+//! One module per subcommand, each with its clap `Args` and a `run` function.
+
+pub(crate) mod check;
+pub(crate) mod common;
+pub(crate) mod diff;
+pub(crate) mod import;
+pub(crate) mod normalize;
+pub(crate) mod schema;
+pub(crate) mod script;
+pub(crate) mod shape;
+pub(crate) mod upgrade;
+pub(crate) mod validate;

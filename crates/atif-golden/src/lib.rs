@@ -1,0 +1,2 @@
+//! Golden-file regression tests for agent trajectories.
+#![forbid(unsafe_code)]

@@ -1,0 +1,45 @@
+//! The error type of this crate.
+
+/// Everything that can go wrong while normalising, shaping or diffing.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A masker's regular expression does not compile.
+    #[error("invalid masking pattern `{pattern}`")]
+    InvalidPattern {
+        /// The pattern as given.
+        pattern: String,
+        /// Why the regex crate rejected it.
+        #[source]
+        source: regex::Error,
+    },
+    /// A redaction selector is not in insta's selector grammar.
+    #[error("invalid selector `{selector}`: {reason}")]
+    InvalidSelector {
+        /// The selector as given.
+        selector: String,
+        /// What was expected where it went wrong.
+        reason: String,
+    },
+    /// The document is not a trajectory at all (for example a JSON array root).
+    #[error("not an ATIF trajectory at {pointer}: expected {expected}, found {found}")]
+    NotATrajectory {
+        /// JSON Pointer of the offending value (`""` is the root).
+        pointer: String,
+        /// What was expected there.
+        expected: String,
+        /// What was found there.
+        found: String,
+    },
+    /// No preset of that name exists.
+    #[error("unknown normalisation preset `{name}` (known: {known})")]
+    UnknownPreset {
+        /// The name asked for.
+        name: String,
+        /// The known preset names, comma-separated.
+        known: String,
+    },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

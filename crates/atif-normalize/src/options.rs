@@ -1,0 +1,145 @@
+//! Options that tune normalisation beyond the default contract.
+
+use regex::Regex;
+use serde_json::Value;
+
+use crate::{Error, Result};
+
+/// What happens to a value matched by a redaction selector.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Redaction {
+    /// Remove the matched member or array element.
+    Remove,
+    /// Replace the matched value with this one.
+    Replace(Value),
+}
+
+/// A regular expression and the text that replaces each of its matches in every string value.
+#[derive(Debug, Clone)]
+pub struct Masker {
+    pattern: Regex,
+    replacement: String,
+}
+
+impl Masker {
+    /// Compiles `pattern`; `replacement` may use `$1`-style group references.
+    ///
+    /// # Errors
+    /// [`Error::InvalidPattern`] when `pattern` is not a valid regular expression.
+    pub fn new(pattern: &str, replacement: &str) -> Result<Masker> {
+        let compiled = Regex::new(pattern)
+            .map_err(|source| Error::InvalidPattern { pattern: pattern.to_owned(), source })?;
+        Ok(Masker { pattern: compiled, replacement: replacement.to_owned() })
+    }
+
+    /// The compiled pattern.
+    pub fn pattern(&self) -> &Regex {
+        &self.pattern
+    }
+
+    /// The replacement text.
+    pub fn replacement(&self) -> &str {
+        &self.replacement
+    }
+}
+
+impl PartialEq for Masker {
+    fn eq(&self, other: &Masker) -> bool {
+        self.pattern.as_str() == other.pattern.as_str() && self.replacement == other.replacement
+    }
+}
+
+/// How [`normalize`](crate::normalize) treats a trajectory beyond the fixed default contract.
+///
+/// The default (`NormalizeOptions::default()`) applies exactly the documented contract:
+/// no extra volatile keys, no redactions, no extra maskers, subagents sorted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NormalizeOptions {
+    volatile_keys: Vec<String>,
+    redactions: Vec<(String, Redaction)>,
+    maskers: Vec<Masker>,
+    sort_subagents: bool,
+}
+
+impl Default for NormalizeOptions {
+    fn default() -> NormalizeOptions {
+        NormalizeOptions {
+            volatile_keys: Vec::new(),
+            redactions: Vec::new(),
+            maskers: Vec::new(),
+            sort_subagents: true,
+        }
+    }
+}
+
+impl NormalizeOptions {
+    /// The default options; the same as [`NormalizeOptions::default`].
+    pub fn new() -> NormalizeOptions {
+        NormalizeOptions::default()
+    }
+
+    /// Adds a key that is removed at every depth, like `timestamp` (never inside tool arguments).
+    pub fn add_volatile_key(&mut self, key: impl Into<String>) -> &mut NormalizeOptions {
+        self.volatile_keys.push(key.into());
+        self
+    }
+
+    /// Adds a volatile location in insta's selector grammar (`.steps[].extra.request_id`,
+    /// `.**.request_id`) and what to do with the values it selects.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSelector`] when `selector` is not in the grammar.
+    pub fn add_redaction(
+        &mut self,
+        selector: &str,
+        redaction: Redaction,
+    ) -> Result<&mut NormalizeOptions> {
+        crate::selector::Selector::parse(selector)?;
+        self.redactions.push((selector.to_owned(), redaction));
+        Ok(self)
+    }
+
+    /// Adds a masker applied to every string value after the default address masker, in the
+    /// order added.
+    pub fn add_masker(&mut self, masker: Masker) -> &mut NormalizeOptions {
+        self.maskers.push(masker);
+        self
+    }
+
+    /// Whether embedded subagents are sorted by content (default `true`). Ids are renumbered
+    /// either way.
+    pub fn set_sort_subagents(&mut self, sort: bool) -> &mut NormalizeOptions {
+        self.sort_subagents = sort;
+        self
+    }
+
+    /// Extra volatile keys, in the order added.
+    pub fn volatile_keys(&self) -> &[String] {
+        &self.volatile_keys
+    }
+
+    /// Redaction selectors and their actions, in the order added.
+    pub fn redactions(&self) -> &[(String, Redaction)] {
+        &self.redactions
+    }
+
+    /// Extra maskers, in the order added.
+    pub fn maskers(&self) -> &[Masker] {
+        &self.maskers
+    }
+
+    /// Whether embedded subagents are sorted by content.
+    pub fn sort_subagents(&self) -> bool {
+        self.sort_subagents
+    }
+
+    /// Adds everything from `other` to these options (used to layer a preset under user flags).
+    pub fn extend(&mut self, other: &NormalizeOptions) -> &mut NormalizeOptions {
+        self.volatile_keys.extend(other.volatile_keys.iter().cloned());
+        self.redactions.extend(other.redactions.iter().cloned());
+        self.maskers.extend(other.maskers.iter().cloned());
+        self.sort_subagents &= other.sort_subagents;
+        self
+    }
+}

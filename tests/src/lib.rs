@@ -1,0 +1,2 @@
+//! Reference agents used by the workspace's end-to-end tests.
+#![forbid(unsafe_code)]
