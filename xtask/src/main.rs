@@ -2,18 +2,53 @@
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a developer tool prints")]
 
+mod golden;
+mod schema;
+
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  golden-update [FILTER]   run the tests in update mode and report which goldens changed
+  golden-review            list pending .json.new files with their deltas
+  golden-accept [FILTER]   move pending .json.new files into place
+  golden-reject            delete pending .json.new files
+  schema [--check]         regenerate docs/schema/*.schema.json (or check they are current)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        Some(other) => {
-            eprintln!("xtask: unknown command `{other}`");
-            ExitCode::from(2)
+    let Some((command, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let result = match command.as_str() {
+        "golden-update" => golden::update(rest),
+        "golden-review" => golden::review(rest),
+        "golden-accept" => golden::accept(rest),
+        "golden-reject" => golden::reject(rest),
+        "schema" => schema::run(rest),
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
         }
-        None => {
-            eprintln!("usage: cargo xtask <golden-update|golden-review|golden-accept|golden-reject|schema>");
+        other => {
+            eprintln!("xtask: unknown command `{other}`\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("xtask: {err:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// The workspace root: the parent of this crate's folder.
+fn project_root() -> PathBuf {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }

@@ -6,7 +6,9 @@
 
 mod error;
 mod options;
+mod preset;
 mod selector;
 
 pub use error::{Error, Result};
 pub use options::{Masker, NormalizeOptions, Redaction};
+pub use preset::{PRESETS, preset};

@@ -1,0 +1,8 @@
+//! Integration tests of the `atif` binary: each runs the real executable on files in a temp dir.
+
+mod check;
+mod import;
+mod normalize;
+mod schema;
+mod script;
+mod validate;
