@@ -1,1 +1,77 @@
 //! Helpers shared by several subcommands: reading inputs, normalisation flags.
+
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::Context;
+use atif_normalize::{Masker, NormalizeOptions, Redaction};
+
+/// Reads `path` whole, or standard input when `path` is `-`.
+///
+/// A missing file, a directory or an unreadable file is an error naming the path
+/// (the caller turns it into exit code 2).
+pub(crate) fn read_input(path: &str) -> anyhow::Result<Vec<u8>> {
+    if path == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
+        return Ok(bytes);
+    }
+    if Path::new(path).is_dir() {
+        anyhow::bail!("cannot read {path}: it is a directory, expected a JSON file");
+    }
+    std::fs::read(path).with_context(|| format!("cannot read {path}"))
+}
+
+/// How a trajectory is normalised: the flags shared by `normalize`, `shape`, `diff` and `check`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct NormalizeArgs {
+    /// Also remove this key at every depth (outside tool-call arguments); repeatable.
+    #[arg(long = "volatile", value_name = "KEY")]
+    pub(crate) volatile: Vec<String>,
+    /// Remove the values at this insta-style selector (`.steps[].extra.request_id`,
+    /// `.**.request_id`), or replace them with a string with `SELECTOR=REPLACEMENT`; repeatable.
+    #[arg(long = "redact", value_name = "SELECTOR[=REPLACEMENT]")]
+    pub(crate) redact: Vec<String>,
+    /// Replace every match of REGEX in string values with REPLACEMENT (split at the last `=`);
+    /// repeatable, applied in order after the default address masker.
+    #[arg(long = "mask", value_name = "REGEX=REPLACEMENT")]
+    pub(crate) mask: Vec<String>,
+    /// Keep embedded subagents in their recorded order (ids are still renumbered).
+    #[arg(long)]
+    pub(crate) keep_subagent_order: bool,
+    /// Start from a named preset for logs of a known agent (`claude-code`, `codex`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) preset: Option<String>,
+}
+
+impl NormalizeArgs {
+    /// The normalise options these flags describe: the preset first, then the flags in order.
+    pub(crate) fn to_options(&self) -> anyhow::Result<NormalizeOptions> {
+        let mut options = match &self.preset {
+            Some(name) => atif_normalize::preset(name)?,
+            None => NormalizeOptions::default(),
+        };
+        for key in &self.volatile {
+            options.add_volatile_key(key.clone());
+        }
+        for spec in &self.redact {
+            let (selector, redaction) = match spec.split_once('=') {
+                Some((selector, replacement)) => {
+                    (selector, Redaction::Replace(replacement.to_owned().into()))
+                }
+                None => (spec.as_str(), Redaction::Remove),
+            };
+            options.add_redaction(selector, redaction)?;
+        }
+        for spec in &self.mask {
+            let Some((pattern, replacement)) = spec.rsplit_once('=') else {
+                anyhow::bail!("--mask expects REGEX=REPLACEMENT, got `{spec}`");
+            };
+            options.add_masker(Masker::new(pattern, replacement)?);
+        }
+        if self.keep_subagent_order {
+            options.set_sort_subagents(false);
+        }
+        Ok(options)
+    }
+}
