@@ -1,7 +1,58 @@
-//! `cargo xtask schema [--check]`: regenerate the committed JSON Schemas.
+//! `cargo xtask schema [--check]`: regenerate the committed JSON Schemas in `docs/schema/`.
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub(crate) fn run(_args: &[String]) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("schema is not built yet")
+use anyhow::Context;
+use atif_schema::{SchemaVersion, json_schema_file_name, json_schema_text};
+
+use crate::project_root;
+
+/// Writes `docs/schema/atif-v1.N.schema.json` for every version, or with `--check` reports the
+/// files that differ from what would be written (exit 1) without touching them.
+pub(crate) fn run(args: &[String]) -> anyhow::Result<ExitCode> {
+    let check = match args {
+        [] => false,
+        [flag] if flag == "--check" => true,
+        _ => anyhow::bail!("usage: cargo xtask schema [--check]"),
+    };
+    let dir = project_root().join("docs").join("schema");
+    let mut stale = Vec::new();
+    for version in SchemaVersion::ALL {
+        let path = dir.join(json_schema_file_name(version));
+        let wanted = json_schema_text(version);
+        let current = std::fs::read_to_string(&path).ok();
+        if current.as_deref() == Some(wanted.as_str()) {
+            continue;
+        }
+        if check {
+            stale.push(path);
+        } else {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            write_atomically(&path, &wanted)?;
+            println!("wrote {}", path.display());
+        }
+    }
+    if !stale.is_empty() {
+        for path in &stale {
+            eprintln!("stale: {}", path.display());
+        }
+        eprintln!("the committed JSON Schemas are out of date: run `cargo xtask schema`");
+        return Ok(ExitCode::from(1));
+    }
+    if check {
+        println!("docs/schema is up to date");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to `path` through a temporary file in the same folder and a rename, so a
+/// reader never sees half a file.
+fn write_atomically(path: &Path, text: &str) -> anyhow::Result<()> {
+    let mut temp = PathBuf::from(path);
+    temp.set_extension("json.tmp");
+    std::fs::write(&temp, text).with_context(|| format!("cannot write {}", temp.display()))?;
+    std::fs::rename(&temp, path)
+        .with_context(|| format!("cannot move {} to {}", temp.display(), path.display()))
 }

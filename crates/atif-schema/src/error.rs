@@ -23,6 +23,12 @@ pub enum Error {
         /// What was expected and what was found.
         message: String,
     },
+    /// A validation profile name that is not `strict` or `harbor`.
+    #[error("unknown validation profile `{name}`: expected strict or harbor")]
+    UnknownProfile {
+        /// The name as given.
+        name: String,
+    },
     /// A builder was asked for something that would make an invalid trajectory.
     #[error("cannot build trajectory: {reason}")]
     Build {

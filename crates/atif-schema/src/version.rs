@@ -115,7 +115,9 @@ impl serde::Serialize for SchemaVersion {
 }
 
 impl<'de> serde::Deserialize<'de> for SchemaVersion {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<SchemaVersion, D::Error> {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<SchemaVersion, D::Error> {
         let label = String::deserialize(deserializer)?;
         SchemaVersion::try_from(label.as_str()).map_err(serde::de::Error::custom)
     }

@@ -1,12 +1,38 @@
-//! `atif schema`.
+//! `atif schema`: print the JSON Schema of an ATIF version.
 
 use std::process::ExitCode;
 
+use atif_schema::{SchemaVersion, json_schema_text};
+
 /// Arguments of `atif schema`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The ATIF version: `1.5`, `v1.5` or `ATIF-v1.5` (default: the newest, 1.8).
+    #[arg(long, value_name = "VERSION", value_parser = parse_version)]
+    version: Option<SchemaVersion>,
+}
 
-/// Runs `atif schema`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`atif schema` is not built yet")
+/// Runs `atif schema`: prints the Draft 2020-12 JSON Schema of the version to stdout.
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let version = args.version.unwrap_or(SchemaVersion::LATEST);
+    print!("{}", json_schema_text(version));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a version as `1.5`, `v1.5` or `ATIF-v1.5`.
+pub(crate) fn parse_version(text: &str) -> Result<SchemaVersion, String> {
+    let trimmed = text.trim();
+    let number =
+        trimmed.strip_prefix("ATIF-v").or_else(|| trimmed.strip_prefix('v')).unwrap_or(trimmed);
+    SchemaVersion::ALL
+        .into_iter()
+        .find(|version| version.label().strip_prefix("ATIF-v") == Some(number))
+        .ok_or_else(|| {
+            let valid: Vec<String> =
+                SchemaVersion::ALL.iter().map(|version| format!("1.{}", version.minor())).collect();
+            format!(
+                "unknown ATIF version `{text}`: expected one of {} (also written v1.N or ATIF-v1.N)",
+                valid.join(", ")
+            )
+        })
 }

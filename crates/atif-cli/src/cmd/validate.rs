@@ -1,12 +1,136 @@
-//! `atif validate`.
+//! `atif validate`: check trajectories against the ATIF rules and report every finding.
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::process::ExitCode;
+
+use atif_schema::{Profile, Report, ValidateOptions, validate_bytes};
+use serde::Serialize;
+
+use crate::cmd::common::read_input;
 
 /// Arguments of `atif validate`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// Which verdict to give: `strict` (JSON and ATIF as written) or `harbor` (what Harbor
+    /// 0.26's validator accepts, Python coercions included).
+    #[arg(long, value_enum, default_value_t = ProfileArg::Strict)]
+    profile: ProfileArg,
+    /// Treat warnings as errors: a file with any warning is invalid (exit 1).
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Output format: `text` (one line per file or finding) or `json` (an array of reports).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Trajectory files to check; `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<String>,
+}
 
-/// Runs `atif validate`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`atif validate` is not built yet")
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ProfileArg {
+    Strict,
+    Harbor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// One file's entry in the JSON output.
+#[derive(Debug, Serialize)]
+struct FileReport<'a> {
+    file: &'a str,
+    valid: bool,
+    version: Option<atif_schema::SchemaVersion>,
+    findings: &'a [atif_schema::Finding],
+}
+
+/// Runs `atif validate`: exit 0 when every file is valid, 1 when any is invalid, 2 when a file
+/// could not be read (the others are still checked and reported).
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let profile = match args.profile {
+        ProfileArg::Strict => Profile::Strict,
+        ProfileArg::Harbor => Profile::Harbor,
+    };
+    let options = ValidateOptions::with_profile(profile);
+    let mut reports: Vec<(String, Report, bool)> = Vec::new();
+    let mut unreadable = false;
+    for file in &args.files {
+        let name = if file == "-" { "<stdin>".to_owned() } else { file.clone() };
+        match read_input(file) {
+            Ok(bytes) => {
+                let report = validate_bytes(&bytes, &options);
+                let valid = report.is_valid()
+                    && !(args.deny_warnings && report.warnings().next().is_some());
+                reports.push((name, report, valid));
+            }
+            Err(err) => {
+                eprintln!("error: {err:#}");
+                unreadable = true;
+            }
+        }
+    }
+    let output = match args.format {
+        Format::Text => text(&reports),
+        Format::Json => {
+            let entries: Vec<FileReport<'_>> = reports
+                .iter()
+                .map(|(file, report, valid)| FileReport {
+                    file,
+                    valid: *valid,
+                    version: report.version,
+                    findings: &report.findings,
+                })
+                .collect();
+            let mut json = serde_json::to_string_pretty(&entries)?;
+            json.push('\n');
+            json
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(output.as_bytes()).and_then(|()| stdout.flush()) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            return Err(anyhow::Error::new(err).context("cannot write to standard output"));
+        }
+        _ => {}
+    }
+    let code = if unreadable {
+        2
+    } else if reports.iter().any(|(_, _, valid)| !valid) {
+        1
+    } else {
+        0
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// `path: valid (ATIF-v1.5, 10 steps, 2 warnings)` per valid file, then its warnings; one line
+/// per finding for an invalid file.
+fn text(reports: &[(String, Report, bool)]) -> String {
+    let mut out = String::new();
+    for (file, report, valid) in reports {
+        if *valid {
+            let version =
+                report.version.map_or("no version".to_owned(), |version| version.to_string());
+            let n_steps = report.n_steps.unwrap_or(0);
+            let n_warnings = report.warnings().count();
+            let _ = writeln!(
+                out,
+                "{file}: valid ({version}, {n_steps} {}, {n_warnings} {})",
+                plural(n_steps, "step", "steps"),
+                plural(n_warnings, "warning", "warnings")
+            );
+        }
+        for finding in &report.findings {
+            let _ = writeln!(out, "{file}: {finding}");
+        }
+    }
+    out
+}
+
+fn plural(count: usize, one: &'static str, many: &'static str) -> &'static str {
+    if count == 1 { one } else { many }
 }

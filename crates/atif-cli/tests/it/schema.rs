@@ -1,1 +1,158 @@
-//! Tests of `atif schema`.
+//! Tests of `atif schema` and `atif upgrade`, run on the real binary.
+#![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// Runs `atif ARGS...` with `stdin` on standard input.
+fn atif(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout_json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn schema_prints_the_newest_schema_by_default() {
+    let output = atif(&["schema"], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let schema = stdout_json(&output);
+    assert_eq!(schema, atif_schema_v1_8());
+    assert_eq!(schema["$defs"]["Trajectory"]["properties"]["schema_version"]["const"], "ATIF-v1.8");
+}
+
+#[test]
+fn schema_accepts_three_spellings_of_a_version() {
+    for spelling in ["1.5", "v1.5", "ATIF-v1.5"] {
+        let output = atif(&["schema", "--version", spelling], b"");
+        assert_eq!(output.status.code(), Some(0), "{spelling}: {}", stderr(&output));
+        let schema = stdout_json(&output);
+        assert_eq!(
+            schema["$defs"]["Trajectory"]["properties"]["schema_version"]["const"], "ATIF-v1.5",
+            "{spelling}"
+        );
+        assert!(schema["$defs"]["Step"]["properties"].get("llm_call_count").is_none());
+    }
+}
+
+#[test]
+fn schema_rejects_an_unknown_version_with_exit_2_naming_the_valid_ones() {
+    for spelling in ["1.9", "2.0", "banana", "ATIF-v1.7.1"] {
+        let output = atif(&["schema", "--version", spelling], b"");
+        assert_eq!(output.status.code(), Some(2), "{spelling}");
+        let message = stderr(&output);
+        assert!(message.contains(&format!("unknown ATIF version `{spelling}`")), "{message}");
+        assert!(message.contains("1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8"), "{message}");
+        assert!(output.stdout.is_empty());
+    }
+}
+
+#[test]
+fn upgrade_relabels_a_file_and_reports_the_change_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.json");
+    let document = json!({
+        "schema_version": "ATIF-v1.5",
+        "session_id": "s",
+        "agent": {"name": "a", "version": "1"},
+        "steps": [{"step_id": 1, "source": "user", "message": "hi", "extra": {"keep": [1, 2.5, null]}}]
+    });
+    std::fs::write(&path, serde_json::to_vec(&document).unwrap()).unwrap();
+    let output = atif(&["upgrade", path.to_str().unwrap()], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let mut expected = document;
+    expected["schema_version"] = json!("ATIF-v1.8");
+    assert_eq!(stdout_json(&output), expected);
+    assert!(String::from_utf8_lossy(&output.stdout).contains("\n  \"agent\""), "pretty-printed");
+    assert!(
+        stderr(&output).contains("/schema_version: ATIF-v1.5 -> ATIF-v1.8"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn upgrade_reads_stdin_and_leaves_unresolvable_session_refs_alone_with_a_note() {
+    let document = json!({
+        "schema_version": "ATIF-v1.6",
+        "session_id": "s",
+        "agent": {"name": "a", "version": "1"},
+        "steps": [{
+            "step_id": 1, "source": "agent", "message": "",
+            "tool_calls": [{"tool_call_id": "c", "function_name": "delegate", "arguments": {}}],
+            "observation": {"results": [{"source_call_id": "c", "subagent_trajectory_ref": [{"session_id": "child"}]}]}
+        }]
+    });
+    let output = atif(&["upgrade", "-"], &serde_json::to_vec(&document).unwrap());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let upgraded = stdout_json(&output);
+    assert_eq!(
+        upgraded["steps"][0]["observation"]["results"][0]["subagent_trajectory_ref"],
+        json!([{"session_id": "child"}])
+    );
+    let notes = stderr(&output);
+    assert!(
+        notes.contains(
+            "<stdin>: /steps/0/observation/results/0/subagent_trajectory_ref/0: left unchanged"
+        ),
+        "{notes}"
+    );
+}
+
+#[test]
+fn upgrade_exits_1_on_input_that_is_not_a_json_object_with_a_known_label() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, content, expected) in [
+        ("broken.json", "{\"schema_version\": ", "invalid JSON at line 1"),
+        (
+            "duplicate.json",
+            "{\"schema_version\": \"ATIF-v1.5\", \"schema_version\": \"ATIF-v1.6\"}",
+            "repeats an earlier key",
+        ),
+        (
+            "array.json",
+            "[]",
+            "expected a JSON object (an ATIF trajectory) at the root, found an array",
+        ),
+        ("label.json", "{\"schema_version\": \"1.4\"}", "unknown schema_version `1.4`"),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let output = atif(&["upgrade", path.to_str().unwrap()], b"");
+        assert_eq!(output.status.code(), Some(1), "{name}");
+        assert!(stderr(&output).contains(expected), "{name}: {}", stderr(&output));
+        assert!(stderr(&output).contains(name), "{name}: the message names the file");
+        assert!(output.stdout.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn upgrade_exits_2_on_a_missing_file_or_a_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    for path in [missing.to_str().unwrap(), dir.path().to_str().unwrap()] {
+        let output = atif(&["upgrade", path], b"");
+        assert_eq!(output.status.code(), Some(2), "{path}");
+        assert!(stderr(&output).contains(path), "{}", stderr(&output));
+    }
+}
+
+/// The v1.8 schema as the library generates it.
+fn atif_schema_v1_8() -> Value {
+    atif_schema::json_schema(atif_schema::SchemaVersion::V1_8)
+}

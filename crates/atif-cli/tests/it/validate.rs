@@ -1,1 +1,267 @@
-//! Tests of `atif validate`.
+//! Tests of `atif validate`, run on the real binary with files in temp dirs.
+#![allow(clippy::unwrap_used, reason = "tests fail loudly")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// Runs `atif validate ARGS...` with `stdin` on standard input.
+fn validate(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .arg("validate")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A command that fails on its arguments may exit before reading: ignore a broken pipe.
+    let _ = child.stdin.take().unwrap().write_all(stdin);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A valid two-step trajectory.
+fn valid_doc() -> Value {
+    json!({
+        "schema_version": "ATIF-v1.7",
+        "session_id": "s-1",
+        "agent": {"name": "demo", "version": "1.0"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "list files"},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "calling ls",
+                "tool_calls": [{"tool_call_id": "c1", "function_name": "ls", "arguments": {}}],
+                "observation": {"results": [{"source_call_id": "c1", "content": "a.txt"}]}
+            }
+        ]
+    })
+}
+
+/// Writes `bytes` to `name` in `dir` and returns the path as a string.
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> String {
+    let path: PathBuf = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+fn doc_bytes(document: &Value) -> Vec<u8> {
+    serde_json::to_vec_pretty(document).unwrap()
+}
+
+#[test]
+fn a_valid_file_prints_one_summary_line_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "ok.json", &doc_bytes(&valid_doc()));
+    let output = validate(&[&path], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), format!("{path}: valid (ATIF-v1.7, 2 steps, 0 warnings)\n"));
+}
+
+#[test]
+fn an_invalid_file_prints_one_line_per_finding_and_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut document = valid_doc();
+    document["steps"][1]["observation"]["results"][0]["source_call_id"] = json!("c9");
+    document["steps"][0]["model_name"] = json!("m");
+    let path = write(dir.path(), "bad.json", &doc_bytes(&document));
+    let output = validate(&[&path], b"");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with(&format!("{path}: error[agent-only-field] /steps/0/model_name: ")),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "{path}: error[call-join] /steps/1/observation/results/0/source_call_id: source_call_id \"c9\""
+        )),
+        "{text}"
+    );
+}
+
+#[test]
+fn warnings_of_valid_files_are_printed_and_fail_only_with_deny_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut document = valid_doc();
+    document["schema_version"] = json!("ATIF-v1.5");
+    document["final_metrics"] = json!({"total_steps": 3});
+    let path = write(dir.path(), "warn.json", &doc_bytes(&document));
+    let output = validate(&[&path], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(&format!("{path}: valid (ATIF-v1.5, 2 steps, 1 warning)\n")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{path}: warning[total-steps] /final_metrics/total_steps: ")),
+        "{text}"
+    );
+
+    let output = validate(&["--deny-warnings", &path], b"");
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(!text.contains("valid ("), "{text}");
+    assert!(text.contains("warning[total-steps]"), "{text}");
+
+    let output = validate(&["--deny-warnings", "--format", "json", &path], b"");
+    assert_eq!(output.status.code(), Some(1));
+    let reports: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(reports[0]["valid"], false);
+    assert_eq!(reports[0]["findings"][0]["severity"], "warning");
+}
+
+#[test]
+fn json_output_is_an_array_of_file_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.json", &doc_bytes(&valid_doc()));
+    let mut document = valid_doc();
+    document["steps"][1]["step_id"] = json!(3);
+    let bad = write(dir.path(), "bad.json", &doc_bytes(&document));
+    let output = validate(&["--format", "json", &good, &bad], b"");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let reports: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        reports,
+        json!([
+            {"file": good, "valid": true, "version": "ATIF-v1.7", "findings": []},
+            {"file": bad, "valid": false, "version": "ATIF-v1.7", "findings": [{
+                "rule": "step-sequence",
+                "severity": "error",
+                "pointer": "/steps/1/step_id",
+                "message": "expected step_id 2 (step ids count 1, 2, 3… in array order), found 3"
+            }]}
+        ])
+    );
+}
+
+#[test]
+fn a_dash_reads_standard_input() {
+    let output = validate(&["-"], &doc_bytes(&valid_doc()));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "<stdin>: valid (ATIF-v1.7, 2 steps, 0 warnings)\n");
+    let output = validate(&["--format", "json", "-"], b"[]");
+    assert_eq!(output.status.code(), Some(1));
+    let reports: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(reports[0]["file"], "<stdin>");
+    assert_eq!(reports[0]["version"], Value::Null);
+    assert_eq!(reports[0]["findings"][0]["rule"], "root-object");
+}
+
+#[test]
+fn the_harbor_profile_accepts_python_habits_that_strict_rejects() {
+    let text = r#"{"agent": {"name": "a", "version": "1"}, "session_id": "s",
+        "steps": [{"step_id": "1", "source": "agent", "message": "x", "metrics": {"cost_usd": NaN}}]}"#;
+    let output = validate(&["--profile", "harbor", "-"], text.as_bytes());
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let out = stdout(&output);
+    assert!(out.starts_with("<stdin>: valid (ATIF-v1.8, 1 step, 3 warnings)\n"), "{out}");
+
+    let output = validate(&["-"], text.as_bytes());
+    assert_eq!(output.status.code(), Some(1));
+    let out = stdout(&output);
+    assert!(out.contains("<stdin>: error[schema-version]: missing schema_version"), "{out}");
+    assert!(
+        out.contains(
+            "<stdin>: error[non-finite-number] /steps/0/metrics/cost_usd: `NaN` is not JSON"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "<stdin>: error[type] /steps/0/step_id: expected an integer, found the string \"1\""
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn hostile_inputs_are_invalid_with_a_clear_message_and_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let bom = [b"\xEF\xBB\xBF".as_slice(), &doc_bytes(&valid_doc())].concat();
+    let cases: [(&str, &[u8], &str); 8] = [
+        ("empty.json", b"", "error[json]: empty document"),
+        ("bom.json", &bom, "error[json]: the file starts with a UTF-8 byte-order mark"),
+        (
+            "latin1.json",
+            b"{\"a\": \"caf\xE9\"}",
+            "error[json]: invalid JSON at line 1, column 11: invalid UTF-8 (byte 0xE9",
+        ),
+        (
+            "nan.json",
+            b"{\"schema_version\": NaN}",
+            "error[non-finite-number] /schema_version: `NaN` is not JSON",
+        ),
+        (
+            "garbage.json",
+            b"{} trailing",
+            "error[json]: invalid JSON at line 1, column 4: trailing characters",
+        ),
+        (
+            "array.json",
+            b"[{}, {}]",
+            "error[root-object]: expected a JSON object (one trajectory), found an array of 2 elements",
+        ),
+        (
+            "deep.json",
+            deep.as_bytes(),
+            "error[json]: invalid JSON at line 1, column 128: nested deeper than 128",
+        ),
+        (
+            "truncated.json",
+            b"{\"steps\": [",
+            "error[json]: invalid JSON at line 1, column 11: the document ends early",
+        ),
+    ];
+    for (name, bytes, expected) in cases {
+        let path = write(dir.path(), name, bytes);
+        let output = validate(&[&path], b"");
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
+        let out = stdout(&output);
+        assert!(out.contains(&format!("{path}: {expected}")), "{name}: {out}");
+        assert!(stderr(&output).is_empty(), "{name}: {}", stderr(&output));
+    }
+}
+
+#[test]
+fn a_directory_or_a_missing_file_exits_2_naming_the_path_and_the_rest_is_still_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.json", &doc_bytes(&valid_doc()));
+    let folder = dir.path().to_str().unwrap().to_owned();
+    let missing = dir.path().join("missing.json").to_str().unwrap().to_owned();
+    for unreadable in [&folder, &missing] {
+        let output = validate(&[unreadable, &good], b"");
+        assert_eq!(output.status.code(), Some(2), "{unreadable}");
+        assert!(
+            stderr(&output).contains(&format!("cannot read {unreadable}")),
+            "{}",
+            stderr(&output)
+        );
+        assert_eq!(stdout(&output), format!("{good}: valid (ATIF-v1.7, 2 steps, 0 warnings)\n"));
+    }
+    assert!(stderr(&validate(&[&folder], b"")).contains("it is a directory"));
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [&["--profile", "lax", "-"][..], &[], &["--format", "yaml", "-"]] {
+        let output = validate(args, b"{}");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(!stderr(&output).is_empty(), "{args:?}");
+    }
+}

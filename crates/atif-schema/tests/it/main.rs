@@ -1,0 +1,59 @@
+//! Integration tests of `atif-schema`, one module per area of the crate.
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stderr,
+    reason = "tests fail loudly and print skip notices"
+)]
+
+mod builder;
+mod json_schema;
+mod types;
+mod upgrade;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The public ATIF corpus folder (`$ATIF_CORPUS`, else `<workspace>/../shared/corpus`), or
+/// `None` after printing a skip notice when it is absent.
+pub(crate) fn corpus_dir() -> Option<PathBuf> {
+    let dir = match std::env::var_os("ATIF_CORPUS") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+    };
+    if dir.join("atif").is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping: corpus not found at {}", dir.display());
+        None
+    }
+}
+
+/// Every `*.json` file in `dir`, sorted, with its parsed value.
+pub(crate) fn json_files(dir: &Path) -> Vec<(PathBuf, Value)> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let value = serde_json::from_str(&text).unwrap();
+            (path, value)
+        })
+        .collect()
+}
+
+/// The valid corpus files, or nothing (after a skip notice) without the corpus.
+pub(crate) fn valid_corpus() -> Vec<(PathBuf, Value)> {
+    corpus_dir().map(|dir| json_files(&dir.join("atif/valid"))).unwrap_or_default()
+}
+
+/// Our own valid fixtures, in `tests/fixtures/valid/`.
+pub(crate) fn valid_fixtures() -> Vec<(PathBuf, Value)> {
+    json_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/valid"))
+}
