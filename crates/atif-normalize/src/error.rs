@@ -31,6 +31,23 @@ pub enum Error {
         /// What was found there.
         found: String,
     },
+    /// The input is not strict JSON.
+    #[error("invalid JSON at line {line} column {column}: {message}")]
+    InvalidJson {
+        /// Line of the problem (1-based).
+        line: usize,
+        /// Column of the problem (1-based, in characters).
+        column: usize,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// Writing the canonical text failed.
+    #[error("cannot write the canonical text")]
+    Write {
+        /// The writer's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// No preset of that name exists.
     #[error("unknown normalisation preset `{name}` (known: {known})")]
     UnknownPreset {

@@ -1,14 +1,73 @@
 //! Normalise ATIF trajectories so that two runs of the same behaviour are byte-identical,
-//! reduce them to a [`Shape`]-style summary and say what moved between two runs.
+//! reduce them to a [`Shape`] and say what moved between two runs.
 //!
-//! This crate is pure: no I/O, no async.
+//! A raw trajectory differs on every run: timestamps, session ids, provider call ids, memory
+//! addresses in prompts, costs, the order in which concurrent subagents finished.
+//! [`normalize`] removes exactly that and nothing more (the join between a tool call and its
+//! result, model names and the schema version are behaviour), [`to_canonical_string`] writes
+//! the result byte-for-byte as Python's `json.dumps(indent=2, sort_keys=True,
+//! ensure_ascii=False)` would, [`shape`] answers "what did the agent do", and [`diff`],
+//! [`explain`] and [`render`] say what moved, most telling first.
+//!
+//! The crate is pure: no I/O, no async. Options live in plain values ([`NormalizeOptions`],
+//! [`DiffOptions`]) passed to free functions.
+//!
+//! Two paths give the same bytes. [`normalize`] works on a `serde_json::Value`, which every
+//! other function takes too. [`normalize_json`] reads JSON text into a tree that borrows its
+//! strings from the input and streams the canonical text to a writer, so strings it does not
+//! change are never allocated or re-escaped: on a 15 MB trajectory it is about twice as fast and
+//! needs well under half the memory, which is what `atif normalize` uses. Tests check that the
+//! two agree on the corpus and on arbitrary documents.
+//!
+//! The contract in full, with examples, is in `docs/normalization.md`.
+//!
+//! # Example
+//!
+//! ```
+//! use atif_normalize::{DiffOptions, NormalizeOptions, diff, normalize, shape};
+//! use serde_json::json;
+//!
+//! # fn main() -> atif_normalize::Result<()> {
+//! let run = |session: &str, call: &str| {
+//!     json!({
+//!         "schema_version": "ATIF-v1.8",
+//!         "session_id": session,
+//!         "agent": {"name": "demo", "version": "1", "model_name": "m-1"},
+//!         "steps": [{
+//!             "step_id": 1, "source": "agent", "message": "",
+//!             "timestamp": "2026-01-01T00:00:00Z",
+//!             "tool_calls": [{"tool_call_id": call, "function_name": "grep", "arguments": {}}],
+//!             "observation": {"results": [{"source_call_id": call, "content": "ok"}]}
+//!         }]
+//!     })
+//! };
+//! let options = NormalizeOptions::default();
+//! let golden = normalize(&run("s-1", "call_3hfgfv2c"), &options)?;
+//! let actual = normalize(&run("s-2", "call_9xq1"), &options)?;
+//! assert_eq!(golden, actual);
+//! assert!(diff(&shape(&golden), &shape(&actual), &DiffOptions::default()).is_empty());
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
 
+mod canonical;
+mod diff;
 mod error;
+mod explain;
+mod normalize;
 mod options;
 mod preset;
+mod raw;
 mod selector;
+mod shape;
 
+pub use canonical::{content_hash, to_canonical_string, write_canonical};
+pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
+pub use explain::{StepChange, StepChangeKind, explain};
+pub use normalize::{normalize, normalize_owned};
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
+pub use raw::normalize_json;
+pub use shape::{Shape, shape};

@@ -3,6 +3,7 @@
 use regex::Regex;
 use serde_json::Value;
 
+use crate::selector::Selector;
 use crate::{Error, Result};
 
 /// What happens to a value matched by a redaction selector.
@@ -58,6 +59,8 @@ impl PartialEq for Masker {
 pub struct NormalizeOptions {
     volatile_keys: Vec<String>,
     redactions: Vec<(String, Redaction)>,
+    /// The selectors of `redactions`, parsed once, in the same order.
+    selectors: Vec<Selector>,
     maskers: Vec<Masker>,
     sort_subagents: bool,
 }
@@ -67,6 +70,7 @@ impl Default for NormalizeOptions {
         NormalizeOptions {
             volatile_keys: Vec::new(),
             redactions: Vec::new(),
+            selectors: Vec::new(),
             maskers: Vec::new(),
             sort_subagents: true,
         }
@@ -95,7 +99,7 @@ impl NormalizeOptions {
         selector: &str,
         redaction: Redaction,
     ) -> Result<&mut NormalizeOptions> {
-        crate::selector::Selector::parse(selector)?;
+        self.selectors.push(Selector::parse(selector)?);
         self.redactions.push((selector.to_owned(), redaction));
         Ok(self)
     }
@@ -124,6 +128,11 @@ impl NormalizeOptions {
         &self.redactions
     }
 
+    /// The parsed redaction selectors with their actions, in the order added.
+    pub(crate) fn parsed_redactions(&self) -> impl Iterator<Item = (&Selector, &Redaction)> {
+        self.selectors.iter().zip(self.redactions.iter().map(|(_, redaction)| redaction))
+    }
+
     /// Extra maskers, in the order added.
     pub fn maskers(&self) -> &[Masker] {
         &self.maskers
@@ -138,6 +147,7 @@ impl NormalizeOptions {
     pub fn extend(&mut self, other: &NormalizeOptions) -> &mut NormalizeOptions {
         self.volatile_keys.extend(other.volatile_keys.iter().cloned());
         self.redactions.extend(other.redactions.iter().cloned());
+        self.selectors.extend(other.selectors.iter().cloned());
         self.maskers.extend(other.maskers.iter().cloned());
         self.sort_subagents &= other.sort_subagents;
         self

@@ -1,12 +1,64 @@
-//! `atif diff`.
+//! `atif diff`: compare two trajectories: Shape deltas, step-level explanation, unified diff.
 
 use std::process::ExitCode;
 
+use atif_normalize::DiffOptions;
+
+use crate::cmd::common::NormalizeArgs;
+use crate::cmd::normalize::load_normalized;
+
 /// Arguments of `atif diff`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The golden trajectory (normalised again, which changes nothing if it already is).
+    #[arg(value_name = "GOLDEN")]
+    pub(crate) golden: String,
+    /// The trajectory of the run under test.
+    #[arg(value_name = "ACTUAL")]
+    pub(crate) actual: String,
+    /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub(crate) token_tolerance: f64,
+    /// Do not compare the content hash: only structural fields count.
+    #[arg(long)]
+    pub(crate) no_content: bool,
+    #[command(flatten)]
+    pub(crate) normalize: NormalizeArgs,
+}
 
-/// Runs `atif diff`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`atif diff` is not built yet")
+/// Runs `atif diff`: exit 0 when the Shapes agree, 1 when there are deltas (printed first,
+/// then the step-level explanation and the unified diff), 2 on error.
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let options = args.normalize.to_options()?;
+    let golden = load_normalized(&args.golden, &options)?;
+    let actual = load_normalized(&args.actual, &options)?;
+    let mut diff_options = DiffOptions::default();
+    diff_options.set_token_tolerance(args.token_tolerance).set_compare_content(!args.no_content);
+
+    let deltas = atif_normalize::diff(
+        &atif_normalize::shape(&golden),
+        &atif_normalize::shape(&actual),
+        &diff_options,
+    );
+    if deltas.is_empty() {
+        println!("no behaviour change");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for delta in &deltas {
+        println!("{delta}");
+    }
+    let changes = atif_normalize::explain(&golden, &actual);
+    if !changes.is_empty() {
+        println!();
+        println!("steps:");
+        for change in &changes {
+            println!("  {change}");
+        }
+    }
+    let unified = atif_normalize::render(&golden, &actual);
+    if !unified.is_empty() {
+        println!();
+        print!("{unified}");
+    }
+    Ok(ExitCode::from(1))
 }

@@ -1,12 +1,50 @@
-//! `atif shape`.
+//! `atif shape`: print what the agent did, in numbers.
 
 use std::process::ExitCode;
 
+use anyhow::Context;
+
+use crate::cmd::common::NormalizeArgs;
+use crate::cmd::normalize::load_normalized;
+
+/// Output format of `atif shape`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// One `field: value` line per field, sequences as compact JSON arrays.
+    Text,
+    /// The Shape as a JSON object with the documented field names.
+    Json,
+}
+
 /// Arguments of `atif shape`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The trajectory file (`-` for standard input); it is normalised first.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: String,
+    /// How to print the Shape.
+    #[arg(long, value_enum, default_value = "text")]
+    pub(crate) format: Format,
+    #[command(flatten)]
+    pub(crate) normalize: NormalizeArgs,
+}
 
-/// Runs `atif shape`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`atif shape` is not built yet")
+/// Runs `atif shape`: exit 0 with the Shape on standard output, or 2 on error.
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let options = args.normalize.to_options()?;
+    let normalized = load_normalized(&args.file, &options)?;
+    let shape = atif_normalize::shape(&normalized);
+    match args.format {
+        Format::Json => {
+            let text =
+                serde_json::to_string_pretty(&shape).context("cannot serialise the shape")?;
+            println!("{text}");
+        }
+        Format::Text => {
+            for (field, value) in shape.fields() {
+                println!("{field}: {value}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

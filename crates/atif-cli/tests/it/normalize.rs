@@ -1,1 +1,270 @@
-//! Tests of `atif normalize`.
+//! Tests of `atif normalize`, `atif shape` and `atif diff`: the real binary on files in a temp
+//! dir.
+#![allow(clippy::unwrap_used, reason = "test helpers fail loudly on purpose")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+/// A run of one user step and `n_agent` agent steps calling `function`; `run_id` changes only
+/// volatile data (session, timestamps, call ids, an address, costs).
+fn run(n_agent: usize, function: &str, run_id: &str) -> Value {
+    let mut steps = vec![json!({
+        "step_id": 1, "source": "user", "message": format!("look at <obj at 0x7f{run_id}00c0ffee>"),
+        "timestamp": format!("2026-01-01T00:00:0{}Z", run_id.len()),
+    })];
+    for idx in 0..n_agent {
+        let call = format!("toolu_{run_id}_{idx}");
+        steps.push(json!({
+            "step_id": idx + 2, "source": "agent", "message": "working",
+            "timestamp": format!("2026-01-0{}T00:00:00Z", idx + 1),
+            "tool_calls": [{"tool_call_id": call, "function_name": function, "arguments": {"n": idx}}],
+            "observation": {"results": [{"source_call_id": call, "content": "done"}]},
+            "metrics": {"prompt_tokens": 100, "completion_tokens": 10, "cost_usd": 0.5},
+            "extra": {"request_id": format!("req-{run_id}")},
+        }));
+    }
+    json!({
+        "schema_version": "ATIF-v1.8",
+        "session_id": format!("s-{run_id}"),
+        "trajectory_id": format!("t-{run_id}"),
+        "agent": {"name": "cli-agent", "version": "2", "model_name": "m-1"},
+        "steps": steps,
+    })
+}
+
+fn write(dir: &Path, name: &str, contents: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
+}
+
+fn write_json(dir: &Path, name: &str, doc: &Value) -> PathBuf {
+    write(dir, name, serde_json::to_string_pretty(doc).unwrap().as_bytes())
+}
+
+fn atif(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_atif")).args(args).output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+#[test]
+fn normalize_prints_the_canonical_text_of_the_normalised_trajectory() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json!({
+        "schema_version": "ATIF-v1.8", "session_id": "s", "trajectory_id": "t",
+        "agent": {"name": "a", "version": "1", "extra": {}},
+        "steps": [{"step_id": 1, "source": "user", "message": "héllo\tat 0x7f3c2a1b4c50", "timestamp": "now"}],
+    });
+    let file = write_json(dir.path(), "run.json", &doc);
+    let output = atif(&["normalize", path_str(&file)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "{\n  \"agent\": {\n    \"name\": \"a\",\n    \"version\": \"1\"\n  },\n  \"schema_version\": \"ATIF-v1.8\",\n  \"steps\": [\n    {\n      \"message\": \"héllo\\tat 0xADDR\",\n      \"source\": \"user\",\n      \"step_id\": 1\n    }\n  ]\n}\n"
+    );
+}
+
+#[test]
+fn normalize_reads_standard_input_for_a_dash() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .args(["normalize", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), br#"{"b": 1, "a": null}"#).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "{\n  \"b\": 1\n}\n");
+}
+
+#[test]
+fn normalize_flags_add_volatile_keys_redactions_maskers_and_keep_subagent_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = run(1, "grep", "a");
+    doc["subagent_trajectories"] = json!([
+        {"trajectory_id": "z", "agent": {"name": "zeta", "version": "1"}, "steps": []},
+        {"trajectory_id": "y", "agent": {"name": "alpha", "version": "1"}, "steps": []},
+    ]);
+    let file = write_json(dir.path(), "run.json", &doc);
+    let output = atif(&[
+        "normalize",
+        path_str(&file),
+        "--volatile",
+        "request_id",
+        "--redact",
+        ".steps[].message=[msg]",
+        "--mask",
+        "cli-(agent)=CLI-$1",
+        "--keep-subagent-order",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(out["agent"]["name"], "CLI-agent");
+    assert_eq!(out["steps"][0]["message"], "[msg]");
+    assert!(out["steps"][1].get("extra").is_none(), "request_id removed, then the empty extra");
+    assert_eq!(out["subagent_trajectories"][0]["agent"]["name"], "zeta");
+    assert_eq!(out["subagent_trajectories"][0]["trajectory_id"], "subagent_1");
+}
+
+#[test]
+fn normalize_errors_exit_2_and_name_the_file_and_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let array = write(dir.path(), "array.json", b"[1, 2]");
+    let broken = write(dir.path(), "broken.json", b"{\"a\": ");
+    let duplicate = write(dir.path(), "duplicate.json", b"{\"a\": 1, \"a\": 2}");
+    let missing = dir.path().join("missing.json");
+    let valid = write_json(dir.path(), "run.json", &run(1, "f", "a"));
+    for (args, message) in [
+        (
+            vec!["normalize", path_str(&array)],
+            format!("error: cannot normalise {}: not an ATIF trajectory at : expected a trajectory object, found an array", array.display()),
+        ),
+        (
+            vec!["normalize", path_str(&broken)],
+            format!("error: {} is not valid JSON: invalid JSON at line 1, column 6: ", broken.display()),
+        ),
+        (
+            vec!["normalize", path_str(&duplicate)],
+            format!("error: {} is not valid JSON: ", duplicate.display()),
+        ),
+        (vec!["normalize", path_str(&missing)], format!("error: cannot read {}: ", missing.display())),
+        (
+            vec!["normalize", path_str(&valid), "--redact", "steps"],
+            "error: invalid selector `steps`: expected `.` or `[` starting a selector at column 1, found `s`".to_owned(),
+        ),
+        (
+            vec!["normalize", path_str(&valid), "--mask", "(=x"],
+            "error: invalid masking pattern `(`".to_owned(),
+        ),
+    ] {
+        let output = atif(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&output).starts_with(&message), "{args:?}: {}", stderr(&output));
+        assert_eq!(stdout(&output), "", "nothing half-written on standard output");
+    }
+}
+
+#[test]
+fn shape_prints_one_field_per_line_or_json_with_the_documented_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write_json(dir.path(), "run.json", &run(2, "grep", "a"));
+    let output = atif(&["shape", path_str(&file)]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[..9],
+        [
+            "step_count: 3",
+            r#"sources: ["user","agent","agent"]"#,
+            "llm_calls: 2",
+            r#"functions: ["grep","grep"]"#,
+            "subagents: []",
+            r#"models: ["m-1"]"#,
+            "crashed: false",
+            "prompt_tokens: 200",
+            "completion_tokens: 20",
+        ]
+    );
+    assert!(lines[9].starts_with("content_hash: \"") && lines.len() == 10, "{text}");
+
+    let output = atif(&["shape", path_str(&file), "--format", "json"]);
+    assert_eq!(output.status.code(), Some(0));
+    let shape: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(shape["step_count"], 3);
+    assert_eq!(shape["functions"], json!(["grep", "grep"]));
+    assert_eq!(shape["content_hash"].as_str().unwrap(), &lines[9][15..27]);
+}
+
+#[test]
+fn diff_of_runs_differing_only_in_volatile_data_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = write_json(dir.path(), "golden.json", &run(2, "grep", "a"));
+    let actual = write_json(dir.path(), "actual.json", &run(2, "grep", "bb"));
+    let output = atif(&["diff", path_str(&golden), path_str(&actual), "--volatile", "request_id"]);
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!(stdout(&output), "no behaviour change\n");
+}
+
+#[test]
+fn diff_with_an_extra_step_exits_1_with_deltas_then_steps_then_the_unified_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = write_json(dir.path(), "golden.json", &run(1, "grep", "a"));
+    let actual = write_json(dir.path(), "actual.json", &run(2, "grep", "a"));
+    let output = atif(&["diff", path_str(&golden), path_str(&actual)]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("step_count: 2 -> 3\n"), "{text}");
+    let steps_at = text.find("\nsteps:\n  step 3 (agent) inserted: calls grep\n").unwrap();
+    let diff_at = text.find("\n--- golden\n+++ actual\n").unwrap();
+    assert!(text.find("content_hash: ").unwrap() < steps_at && steps_at < diff_at, "{text}");
+}
+
+#[test]
+fn diff_options_skip_the_content_hash_and_band_the_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden_doc = run(1, "grep", "a");
+    let mut actual_doc = golden_doc.clone();
+    actual_doc["steps"][1]["observation"]["results"][0]["content"] = json!("other");
+    actual_doc["steps"][1]["metrics"]["prompt_tokens"] = json!(105);
+    let golden = write_json(dir.path(), "golden.json", &golden_doc);
+    let actual = write_json(dir.path(), "actual.json", &actual_doc);
+
+    let output = atif(&["diff", path_str(&golden), path_str(&actual), "--no-content"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).starts_with("prompt_tokens: 100 -> 105\n\nsteps:\n"),
+        "{}",
+        stdout(&output)
+    );
+
+    let output = atif(&[
+        "diff",
+        path_str(&golden),
+        path_str(&actual),
+        "--no-content",
+        "--token-tolerance",
+        "0.05",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+}
+
+#[test]
+fn diff_accepts_an_already_normalised_golden() {
+    let dir = tempfile::tempdir().unwrap();
+    let raw = write_json(dir.path(), "raw.json", &run(2, "grep", "a"));
+    let normalized = atif(&["normalize", path_str(&raw)]);
+    let golden = write(dir.path(), "golden.json", &normalized.stdout);
+    let actual = write_json(dir.path(), "actual.json", &run(2, "grep", "zz"));
+    let output = atif(&["diff", path_str(&golden), path_str(&actual)]);
+    assert_eq!(output.status.code(), Some(1), "request_id is not volatile by default");
+    assert_eq!(atif(&["diff", path_str(&golden), path_str(&golden)]).status.code(), Some(0));
+}
+
+#[test]
+fn diff_of_a_file_that_is_not_a_trajectory_exits_2_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = write_json(dir.path(), "golden.json", &run(1, "grep", "a"));
+    let actual = write(dir.path(), "actual.json", b"[]");
+    let output = atif(&["diff", path_str(&golden), path_str(&actual)]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains(&format!("cannot normalise {}", actual.display())),
+        "{}",
+        stderr(&output)
+    );
+}

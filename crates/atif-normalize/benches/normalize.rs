@@ -1,0 +1,189 @@
+//! Benchmarks of normalisation end to end (parse, normalise, canonical text, SHA-256) on
+//! realistic trajectories of about 100 KB, 1 MB and 15 MB, by the fast path (`normalize_json`)
+//! and by the general path (`serde_json::Value`), and of each stage of the general path on the
+//! largest.
+//!
+//! Trajectories come from `../shared/tools/gen_traj.py` (or `$ATIF_GEN_TRAJ`) when python3 and
+//! the script are there, else from a small generator of the same shape written here.
+//! When python3 is there, the Python harness (`benches/harness.py`) is timed on the same 15 MB
+//! file first, so the ratio comes from one run on one machine.
+#![allow(clippy::unwrap_used, clippy::expect_used, reason = "a benchmark fails loudly")]
+#![allow(clippy::print_stderr, reason = "the benchmark reports the Python figure")]
+#![allow(missing_docs, reason = "criterion's macros generate undocumented items")]
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use atif_normalize::{NormalizeOptions, normalize_json, normalize_owned, to_canonical_string};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// (label, steps, observation bytes, subagents) for each size.
+const SIZES: &[(&str, usize, usize, usize)] =
+    &[("100KB", 10, 6000, 0), ("1MB", 150, 6000, 1), ("15MB", 1500, 6000, 5)];
+
+/// The general path: serde_json parse, normalise the `Value`, canonical text, SHA-256.
+fn value_path(bytes: &[u8]) -> String {
+    let doc: Value = serde_json::from_slice(bytes).unwrap();
+    let normalized = normalize_owned(doc, &NormalizeOptions::default()).unwrap();
+    let text = to_canonical_string(&normalized);
+    let digest = Sha256::digest(text.as_bytes());
+    format!("{digest:x}")[..12].to_owned()
+}
+
+/// A writer that only hashes what it is given.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The fast path `atif normalize` takes: `normalize_json` straight from the bytes, the
+/// canonical text hashed block by block as it is written.
+fn fast_path(bytes: &[u8]) -> String {
+    let mut hasher = HashWriter(Sha256::new());
+    normalize_json(bytes, &NormalizeOptions::default(), &mut hasher).unwrap();
+    format!("{:x}", hasher.0.finalize())[..12].to_owned()
+}
+
+fn benches(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let files: Vec<(&str, Vec<u8>)> = SIZES
+        .iter()
+        .map(|&(label, steps, obs, subs)| (label, generate(dir.path(), label, steps, obs, subs)))
+        .collect();
+    time_python_harness(dir.path());
+    for (_, bytes) in &files {
+        assert_eq!(fast_path(bytes), value_path(bytes), "the two paths must agree");
+    }
+
+    for (name, path) in
+        [("fast_path", fast_path as fn(&[u8]) -> String), ("value_path", value_path)]
+    {
+        let mut group = c.benchmark_group(name);
+        group.sample_size(10);
+        for (label, bytes) in &files {
+            group.throughput(Throughput::Bytes(bytes.len() as u64));
+            group.bench_function(*label, |b| b.iter(|| path(black_box(bytes))));
+        }
+        group.finish();
+    }
+
+    let (_, big) = files.last().unwrap();
+    let doc: Value = serde_json::from_slice(big).unwrap();
+    let normalized = normalize_owned(doc.clone(), &NormalizeOptions::default()).unwrap();
+    let text = to_canonical_string(&normalized);
+    let mut group = c.benchmark_group("value_path_stages_15MB");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(big.len() as u64));
+    group.bench_function("parse", |b| {
+        b.iter(|| serde_json::from_slice::<Value>(black_box(big)).unwrap())
+    });
+    group.bench_function("normalize_owned", |b| {
+        b.iter_batched(
+            || doc.clone(),
+            |doc| normalize_owned(doc, &NormalizeOptions::default()).unwrap(),
+            BatchSize::LargeInput,
+        );
+    });
+    group.bench_function("canonical_text", |b| {
+        b.iter(|| to_canonical_string(black_box(&normalized)))
+    });
+    group.bench_function("serde_json_to_string_pretty", |b| {
+        b.iter(|| serde_json::to_string_pretty(black_box(&normalized)).unwrap());
+    });
+    group.bench_function("sha256", |b| b.iter(|| Sha256::digest(black_box(text.as_bytes()))));
+    group.finish();
+}
+
+/// Writes the trajectory of one size into `dir` and returns its bytes.
+fn generate(dir: &Path, label: &str, steps: usize, obs: usize, subs: usize) -> Vec<u8> {
+    let path = dir.join(format!("{label}.json"));
+    let script = std::env::var_os("ATIF_GEN_TRAJ").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/gen_traj.py")
+    });
+    let generated = script.is_file()
+        && Command::new("python3")
+            .arg(&script)
+            .args(["--steps", &steps.to_string(), "--obs-bytes", &obs.to_string()])
+            .args(["--subagents", &subs.to_string()])
+            .stdout(std::fs::File::create(&path).unwrap())
+            .status()
+            .is_ok_and(|status| status.success());
+    if !generated {
+        eprintln!(
+            "gen_traj.py not available at {}: using the built-in generator",
+            script.display()
+        );
+        std::fs::write(&path, serde_json::to_vec(&builtin_trajectory(steps, obs, subs)).unwrap())
+            .unwrap();
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    eprintln!("{label}: {} bytes", bytes.len());
+    bytes
+}
+
+/// A trajectory shaped like gen_traj.py's: agent steps with 0–3 tool calls, long observations,
+/// volatile ids and timestamps, addresses in the system prompt, subagents.
+fn builtin_trajectory(steps: usize, obs: usize, subs: usize) -> Value {
+    let words = "the agent reads a file then greps for symbols and runs the tests é中\n";
+    let text = |n: usize| words.repeat(n / words.len() + 1)[..n].to_owned();
+    let make = |n_steps: usize, id: usize| {
+        let mut all =
+            vec![json!({"step_id": 1, "source": "system", "timestamp": "2026-01-01T00:00:00Z",
+            "message": format!("helpers: <function read_file at 0x7f{id:010x}> {}", text(2000))})];
+        for i in 0..n_steps {
+            let calls: Vec<Value> = (0..i % 4)
+                .map(|k| {
+                    json!({"tool_call_id": format!("toolu_{id}_{i}_{k}"), "function_name": "grep",
+                                "arguments": {"path": format!("src/mod_{k}.py"), "limit": k}})
+                })
+                .collect();
+            let results: Vec<Value> = calls
+                .iter()
+                .map(|c| json!({"source_call_id": c["tool_call_id"], "content": text(obs / 2 + (i * 37) % (obs / 2))}))
+                .collect();
+            all.push(
+                json!({"step_id": i + 2, "source": "agent", "timestamp": "2026-01-01T00:00:01Z",
+                "model_name": "model-a", "message": text(200), "reasoning_content": text(300),
+                "tool_calls": calls, "observation": {"results": results},
+                "metrics": {"prompt_tokens": 1000 + i, "completion_tokens": 10, "cost_usd": 0.001},
+                "extra": {"generation_id": format!("gen-{id}-{i}")}}),
+            );
+        }
+        json!({"schema_version": "ATIF-v1.7", "session_id": format!("s-{id}"), "trajectory_id": format!("t-{id}"),
+               "agent": {"name": "coder", "version": "1", "model_name": "model-a"}, "steps": all})
+    };
+    let mut root = make(steps, 0);
+    root["subagent_trajectories"] = (1..=subs).map(|id| make(steps / 10, id)).collect();
+    root
+}
+
+/// Times the Python harness on the 15 MB file and prints the best of three runs.
+fn time_python_harness(dir: &Path) {
+    let harness = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/harness.py");
+    let output = Command::new("python3")
+        .arg(&harness)
+        .arg("--time")
+        .arg(dir.join("15MB.json"))
+        .arg("3")
+        .output();
+    match output {
+        Ok(output) if output.status.success() => eprintln!(
+            "python harness end to end, 15MB, best of 3: {}",
+            String::from_utf8_lossy(&output.stdout).trim()
+        ),
+        _ => eprintln!("python3 not available: the Python harness was not timed"),
+    }
+}
+
+criterion_group!(normalize_benches, benches);
+criterion_main!(normalize_benches);

@@ -1,0 +1,499 @@
+//! The canonical text of a JSON document (what Python's `json.dumps(obj, indent=2,
+//! sort_keys=True, ensure_ascii=False) + "\n"` writes) and the content hash derived from it.
+
+use std::sync::OnceLock;
+
+use serde_json::{Map, Number, Value};
+use sha2::{Digest, Sha256};
+
+/// The canonical text of `doc`: keys sorted by code point, two-space indentation, UTF-8 without
+/// `\u` escapes for non-ASCII characters, and a trailing newline.
+///
+/// The text is byte-for-byte what Python writes with
+/// `json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"` for the same document,
+/// so teams working in other languages can reproduce golden files and hashes.
+/// Floats are written the way Python's `repr` writes them: the shortest digits that read back to
+/// the same value, `1.0` for integral floats, and the exponent form (`1e-05`, `1.5e+20`) when the
+/// decimal exponent is below -4 or at least 16.
+///
+/// The one place the two can differ is an integer literal that `serde_json` reads as a float:
+/// one outside the 64-bit range (written `1.2345678901234568e+29` where Python keeps every
+/// digit) and `-0` (written `-0.0` where Python writes `0`).
+///
+/// ```
+/// let doc = serde_json::json!({"b": [1, 2.0], "a": "é"});
+/// assert_eq!(
+///     atif_normalize::to_canonical_string(&doc),
+///     "{\n  \"a\": \"é\",\n  \"b\": [\n    1,\n    2.0\n  ]\n}\n"
+/// );
+/// ```
+pub fn to_canonical_string(doc: &Value) -> String {
+    // No size estimate up front: growing by doubling costs less than a walk over the document,
+    // as large reallocations are remapped rather than copied.
+    let mut sink = Whole(String::new());
+    write_value(&mut sink, doc, 0);
+    sink.0.push('\n');
+    sink.0
+}
+
+/// Writes the [canonical text](to_canonical_string) of `doc` to `writer` in blocks of about
+/// 64 KiB, so a large document is never held twice in memory.
+///
+/// # Errors
+/// The first error `writer` returns; what was written before it stays written.
+pub fn write_canonical<W: std::io::Write>(doc: &Value, mut writer: W) -> std::io::Result<()> {
+    write_canonical_inner(doc, &mut writer)
+}
+
+fn write_canonical_inner(doc: &Value, writer: &mut dyn std::io::Write) -> std::io::Result<()> {
+    let mut sink = Streaming { out: String::with_capacity(2 * BLOCK), writer, error: None };
+    write_value(&mut sink, doc, 0);
+    sink.out.push('\n');
+    if let Some(err) = sink.error {
+        return Err(err);
+    }
+    sink.writer.write_all(sink.out.as_bytes())
+}
+
+/// The canonical text of `doc` cut after about `limit` bytes, as bytes (the cut may fall inside
+/// a character). Comparing two such prefixes orders the full texts whenever they differ within
+/// the prefix, so sorting rarely needs whole texts.
+pub(crate) fn canonical_prefix(doc: &Value, limit: usize) -> Vec<u8> {
+    let mut sink = Prefix { out: String::new(), limit };
+    if write_value(&mut sink, doc, 0) {
+        sink.out.push('\n');
+    }
+    let mut bytes = sink.out.into_bytes();
+    bytes.truncate(limit);
+    bytes
+}
+
+/// The content hash of `doc`: the first 12 hexadecimal digits of the SHA-256 of its
+/// [canonical text](to_canonical_string).
+///
+/// The text is hashed block by block as it is written, never held whole.
+///
+/// ```
+/// let hash = atif_normalize::content_hash(&serde_json::json!({}));
+/// assert_eq!(hash.len(), 12);
+/// ```
+pub fn content_hash(doc: &Value) -> String {
+    let mut sink = Hashing { out: String::with_capacity(2 * BLOCK), hasher: Sha256::new() };
+    write_value(&mut sink, doc, 0);
+    sink.out.push('\n');
+    sink.hasher.update(sink.out.as_bytes());
+    hex12(&sink.hasher.finalize())
+}
+
+fn hex12(digest: &[u8]) -> String {
+    let mut hex = String::with_capacity(12);
+    for byte in &digest[..6] {
+        hex.push(HEX[usize::from(byte >> 4)] as char);
+        hex.push(HEX[usize::from(byte & 0xf)] as char);
+    }
+    hex
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// How much text the streaming sinks gather before handing it on.
+pub(crate) const BLOCK: usize = 64 * 1024;
+
+/// Where the writer puts text: a buffer, and a checkpoint after each array element and object
+/// member that may hand the buffer on, or stop the writing early.
+pub(crate) trait Sink {
+    fn buf(&mut self) -> &mut String;
+    /// Returns `false` to stop writing.
+    fn checkpoint(&mut self) -> bool;
+}
+
+/// The whole text in one string.
+pub(crate) struct Whole(pub(crate) String);
+
+impl Sink for Whole {
+    fn buf(&mut self) -> &mut String {
+        &mut self.0
+    }
+    fn checkpoint(&mut self) -> bool {
+        true
+    }
+}
+
+/// The text up to about `limit` bytes.
+pub(crate) struct Prefix {
+    pub(crate) out: String,
+    pub(crate) limit: usize,
+}
+
+impl Sink for Prefix {
+    fn buf(&mut self) -> &mut String {
+        &mut self.out
+    }
+    fn checkpoint(&mut self) -> bool {
+        self.out.len() <= self.limit
+    }
+}
+
+/// The text handed to a writer block by block.
+pub(crate) struct Streaming<'w> {
+    pub(crate) out: String,
+    pub(crate) writer: &'w mut dyn std::io::Write,
+    pub(crate) error: Option<std::io::Error>,
+}
+
+impl Sink for Streaming<'_> {
+    fn buf(&mut self) -> &mut String {
+        &mut self.out
+    }
+    fn checkpoint(&mut self) -> bool {
+        if self.out.len() >= BLOCK {
+            if let Err(err) = self.writer.write_all(self.out.as_bytes()) {
+                self.error = Some(err);
+                return false;
+            }
+            self.out.clear();
+        }
+        true
+    }
+}
+
+/// The text hashed block by block.
+struct Hashing {
+    out: String,
+    hasher: Sha256,
+}
+
+impl Sink for Hashing {
+    fn buf(&mut self) -> &mut String {
+        &mut self.out
+    }
+    fn checkpoint(&mut self) -> bool {
+        if self.out.len() >= BLOCK {
+            self.hasher.update(self.out.as_bytes());
+            self.out.clear();
+        }
+        true
+    }
+}
+
+/// Writes `value`; returns `false` when the sink stopped the writing early.
+fn write_value<S: Sink>(sink: &mut S, value: &Value, depth: usize) -> bool {
+    let out = sink.buf();
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(true) => out.push_str("true"),
+        Value::Bool(false) => out.push_str("false"),
+        Value::Number(number) => write_number(out, number),
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            if items.is_empty() {
+                out.push_str("[]");
+                return true;
+            }
+            out.push('[');
+            for (idx, item) in items.iter().enumerate() {
+                let out = sink.buf();
+                if idx > 0 {
+                    out.push(',');
+                }
+                newline(out, depth + 1);
+                if !write_value(sink, item, depth + 1) || !sink.checkpoint() {
+                    return false;
+                }
+            }
+            let out = sink.buf();
+            newline(out, depth);
+            out.push(']');
+        }
+        Value::Object(map) => return write_object(sink, map, depth),
+    }
+    true
+}
+
+fn write_object<S: Sink>(sink: &mut S, map: &Map<String, Value>, depth: usize) -> bool {
+    if map.is_empty() {
+        sink.buf().push_str("{}");
+        return true;
+    }
+    if maps_iterate_sorted() {
+        write_members(sink, map.iter(), depth)
+    } else {
+        let mut members: Vec<(&String, &Value)> = map.iter().collect();
+        members.sort_by(|a, b| a.0.cmp(b.0));
+        write_members(sink, members, depth)
+    }
+}
+
+/// Whether serde_json's map iterates in key order, as its default `BTreeMap` does; a
+/// dependency that switches on serde_json's `preserve_order` feature would change that for the
+/// whole build, and then members are sorted here instead.
+fn maps_iterate_sorted() -> bool {
+    static SORTED: OnceLock<bool> = OnceLock::new();
+    *SORTED.get_or_init(|| {
+        let mut probe = Map::new();
+        probe.insert("b".to_owned(), Value::Null);
+        probe.insert("a".to_owned(), Value::Null);
+        probe.keys().next().is_some_and(|first| first == "a")
+    })
+}
+
+fn write_members<'a, S: Sink>(
+    sink: &mut S,
+    members: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    depth: usize,
+) -> bool {
+    sink.buf().push('{');
+    for (idx, (key, value)) in members.into_iter().enumerate() {
+        let out = sink.buf();
+        if idx > 0 {
+            out.push(',');
+        }
+        newline(out, depth + 1);
+        write_string(out, key);
+        out.push_str(": ");
+        if !write_value(sink, value, depth + 1) || !sink.checkpoint() {
+            return false;
+        }
+    }
+    let out = sink.buf();
+    newline(out, depth);
+    out.push('}');
+    true
+}
+
+pub(crate) fn newline(out: &mut String, depth: usize) {
+    const SPACES: &str = "                                                                ";
+    out.push('\n');
+    let mut width = depth * 2;
+    while width > 0 {
+        let chunk = width.min(SPACES.len());
+        out.push_str(&SPACES[..chunk]);
+        width -= chunk;
+    }
+}
+
+/// Which bytes Python escapes with `ensure_ascii=False`: `"`, `\` and every control character
+/// below 0x20 (DEL and U+2028 pass through).
+pub(crate) const fn needs_escape(byte: u8) -> bool {
+    byte < 0x20 || byte == b'"' || byte == b'\\'
+}
+
+pub(crate) fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    let mut idx = 0;
+    loop {
+        idx = skip_plain(bytes, idx);
+        let Some(&byte) = bytes.get(idx) else { break };
+        if needs_escape(byte) {
+            // Escaped bytes are ASCII, so `idx` is a character boundary.
+            out.push_str(&s[start..idx]);
+            match byte {
+                b'"' => out.push_str("\\\""),
+                b'\\' => out.push_str("\\\\"),
+                b'\n' => out.push_str("\\n"),
+                b'\r' => out.push_str("\\r"),
+                b'\t' => out.push_str("\\t"),
+                0x08 => out.push_str("\\b"),
+                0x0c => out.push_str("\\f"),
+                _ => {
+                    out.push_str("\\u00");
+                    out.push(HEX[usize::from(byte >> 4)] as char);
+                    out.push(HEX[usize::from(byte & 0xf)] as char);
+                }
+            }
+            start = idx + 1;
+        }
+        idx += 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
+}
+
+/// The index of the first 32-byte block from `idx` on that may hold a byte to escape (or of the
+/// tail shorter than that). The test of a block has no early exit, so the compiler turns it
+/// into vector instructions.
+pub(crate) fn skip_plain(bytes: &[u8], mut idx: usize) -> usize {
+    const WIDTH: usize = 32;
+    while let Some(block) = bytes.get(idx..idx + WIDTH) {
+        let Ok(block) = <&[u8; WIDTH]>::try_from(block) else { break };
+        let escapes = block.iter().fold(false, |any, &byte| any | needs_escape(byte));
+        if escapes {
+            break;
+        }
+        idx += WIDTH;
+    }
+    idx
+}
+
+pub(crate) fn write_number(out: &mut String, number: &Number) {
+    if let Some(n) = number.as_u64() {
+        write_u64(out, n);
+    } else if let Some(n) = number.as_i64() {
+        out.push('-');
+        write_u64(out, n.unsigned_abs());
+    } else if let Some(f) = number.as_f64() {
+        write_f64(out, f);
+    }
+}
+
+fn write_u64(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut pos = buf.len();
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &digit in &buf[pos..] {
+        out.push(digit as char);
+    }
+}
+
+/// Writes `f` the way Python's `repr(float)` does.
+pub(crate) fn write_f64(out: &mut String, f: f64) {
+    if !f.is_finite() {
+        // Not representable in a serde_json value; Python would write these spellings.
+        out.push_str(if f.is_nan() {
+            "NaN"
+        } else if f > 0.0 {
+            "Infinity"
+        } else {
+            "-Infinity"
+        });
+        return;
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits, the same digits Python's repr picks.
+    let sci = format!("{f:e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa),
+    };
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if negative {
+        out.push('-');
+    }
+    if !(-4..16).contains(&exp) {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exp < 0 { '-' } else { '+' });
+        let magnitude = exp.unsigned_abs();
+        if magnitude < 10 {
+            out.push('0');
+        }
+        write_u64(out, u64::from(magnitude));
+        return;
+    }
+    if exp < 0 {
+        out.push_str("0.");
+        for _ in 0..(-exp - 1) {
+            out.push('0');
+        }
+        out.push_str(&digits);
+        return;
+    }
+    let int_len = exp as usize + 1;
+    if digits.len() <= int_len {
+        out.push_str(&digits);
+        for _ in digits.len()..int_len {
+            out.push('0');
+        }
+        out.push_str(".0");
+    } else {
+        out.push_str(&digits[..int_len]);
+        out.push('.');
+        out.push_str(&digits[int_len..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_float(f: f64, expected: &str) {
+        let mut out = String::new();
+        write_f64(&mut out, f);
+        assert_eq!(out, expected, "repr of {f:?}");
+    }
+
+    #[test]
+    fn floats_are_written_like_python_repr() {
+        for (f, expected) in [
+            (0.0, "0.0"),
+            (-0.0, "-0.0"),
+            (1.0, "1.0"),
+            (0.1, "0.1"),
+            (-2.5, "-2.5"),
+            (1e-4, "0.0001"),
+            (1e-5, "1e-05"),
+            (1.5e-7, "1.5e-07"),
+            (123456789.125, "123456789.125"),
+            (1e15, "1000000000000000.0"),
+            (9999999999999998.0, "9999999999999998.0"),
+            (1e16, "1e+16"),
+            (1.5e20, "1.5e+20"),
+            (1e100, "1e+100"),
+            (5e-324, "5e-324"),
+            (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (0.30000000000000004, "0.30000000000000004"),
+        ] {
+            check_float(f, expected);
+        }
+    }
+
+    /// The escaping rule spelled out one character at a time, to check the eight-at-a-time scan.
+    fn reference_escape(s: &str) -> String {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    #[test]
+    fn the_block_scan_escapes_exactly_what_the_per_character_rule_escapes() {
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 2000, failure_persistence: None, ..Config::default() },
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+        );
+        let strategy =
+            proptest::string::string_regex("[\\x00-\\x7f\"\\\\é😀\u{2028}]{0,40}").unwrap();
+        runner
+            .run(&strategy, |s| {
+                let mut out = String::new();
+                write_string(&mut out, &s);
+                proptest::prop_assert_eq!(out, reference_escape(&s));
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn control_characters_are_escaped_in_lowercase_hex() {
+        let mut out = String::new();
+        write_string(&mut out, "a\u{1}\u{1f}\u{7f}\u{2028}é\"\\\n\r\t\u{8}\u{c}");
+        assert_eq!(out, "\"a\\u0001\\u001f\u{7f}\u{2028}é\\\"\\\\\\n\\r\\t\\b\\f\"");
+    }
+}

@@ -1,0 +1,171 @@
+//! Comparing two Shapes field by field, and the unified diff of two canonical texts.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use similar::{Algorithm, TextDiff};
+
+use crate::Shape;
+use crate::canonical::to_canonical_string;
+
+/// How [`diff`] compares two Shapes.
+///
+/// Defaults: `token_tolerance` 0.0 (token counts must match exactly), `compare_content` true.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiffOptions {
+    token_tolerance: f64,
+    compare_content: bool,
+}
+
+impl Default for DiffOptions {
+    fn default() -> DiffOptions {
+        DiffOptions { token_tolerance: 0.0, compare_content: true }
+    }
+}
+
+impl DiffOptions {
+    /// The default options; the same as [`DiffOptions::default`].
+    pub fn new() -> DiffOptions {
+        DiffOptions::default()
+    }
+
+    /// The relative band allowed on `prompt_tokens` and `completion_tokens`: `0.1` accepts an
+    /// actual count within 10% of the golden one. A golden count of 0 always requires 0.
+    /// Negative and NaN values count as 0.
+    pub fn set_token_tolerance(&mut self, tolerance: f64) -> &mut DiffOptions {
+        self.token_tolerance = if tolerance.is_nan() { 0.0 } else { tolerance.max(0.0) };
+        self
+    }
+
+    /// Whether `content_hash` is compared (default `true`); turn it off against a live model,
+    /// where the words change but the structure should not.
+    pub fn set_compare_content(&mut self, compare: bool) -> &mut DiffOptions {
+        self.compare_content = compare;
+        self
+    }
+
+    /// The relative band allowed on the two token fields.
+    pub fn token_tolerance(&self) -> f64 {
+        self.token_tolerance
+    }
+
+    /// Whether `content_hash` is compared.
+    pub fn compare_content(&self) -> bool {
+        self.compare_content
+    }
+}
+
+/// One field of the Shape that differs between the golden run and the actual one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    /// The Shape field's name, as serialised (`step_count`).
+    pub field: String,
+    /// The golden value.
+    pub golden: Value,
+    /// The actual value.
+    pub actual: Value,
+}
+
+impl fmt::Display for Delta {
+    /// `step_count: 1 -> 2`, `functions: ["read_file"] -> ["read_file","grep"]`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} -> {}", self.field, self.golden, self.actual)
+    }
+}
+
+/// The fields of `actual` that differ from `golden`: structural fields first, in the Shape's
+/// field order, `content_hash` last.
+///
+/// The fields are iterated generically from the Shape's serialised form, so a field added to
+/// [`Shape`] is compared without touching this function.
+pub fn diff(golden: &Shape, actual: &Shape, options: &DiffOptions) -> Vec<Delta> {
+    let golden_fields = golden.fields();
+    let actual_fields = actual.fields();
+    let mut deltas = Vec::new();
+    let mut content = Vec::new();
+    for ((field, golden), (_, actual)) in golden_fields.into_iter().zip(actual_fields) {
+        let same = match field.as_str() {
+            "prompt_tokens" | "completion_tokens" => {
+                within_tolerance(&golden, &actual, options.token_tolerance)
+            }
+            _ => golden == actual,
+        };
+        if same {
+            continue;
+        }
+        let delta = Delta { field, golden, actual };
+        if delta.field == "content_hash" {
+            if options.compare_content {
+                content.push(delta);
+            }
+        } else {
+            deltas.push(delta);
+        }
+    }
+    deltas.extend(content);
+    deltas
+}
+
+/// The unified diff of the canonical texts of two (normalised) trajectories, headed
+/// `--- golden` / `+++ actual`; empty when the texts are equal.
+pub fn render(golden: &Value, actual: &Value) -> String {
+    let golden_text = to_canonical_string(golden);
+    let actual_text = to_canonical_string(actual);
+    if golden_text == actual_text {
+        return String::new();
+    }
+    TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        // A bound on pathological inputs; ordinary trajectories finish far below it.
+        .timeout(Duration::from_secs(10))
+        .diff_lines(&golden_text, &actual_text)
+        .unified_diff()
+        .context_radius(3)
+        .header("golden", "actual")
+        .to_string()
+}
+
+fn within_tolerance(golden: &Value, actual: &Value, tolerance: f64) -> bool {
+    match (golden.as_u64(), actual.as_u64()) {
+        (Some(golden), Some(actual)) => {
+            let band = golden as f64 * tolerance;
+            (golden as f64 - actual as f64).abs() <= band
+        }
+        _ => golden == actual,
+    }
+}
+
+/// The Shape's fields as (name, value) pairs in declaration order.
+pub(crate) fn fields(shape: &Shape) -> Vec<(String, Value)> {
+    // serde_json's own map sorts keys, so read the serialised text back through a visitor that
+    // keeps the order the fields were written in.
+    serde_json::to_string(shape)
+        .ok()
+        .and_then(|text| serde_json::from_str::<OrderedFields>(&text).ok())
+        .map(|fields| fields.0)
+        .unwrap_or_default()
+}
+
+struct OrderedFields(Vec<(String, Value)>);
+
+impl<'de> Deserialize<'de> for OrderedFields {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<OrderedFields, D::Error> {
+        struct FieldsVisitor;
+        impl<'de> Visitor<'de> for FieldsVisitor {
+            type Value = OrderedFields;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedFields, A::Error> {
+                let mut fields = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Value>()? {
+                    fields.push(entry);
+                }
+                Ok(OrderedFields(fields))
+            }
+        }
+        deserializer.deserialize_map(FieldsVisitor)
+    }
+}

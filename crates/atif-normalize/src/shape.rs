@@ -1,0 +1,140 @@
+//! The Shape of a trajectory: what the agent did, in numbers and names.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::canonical::content_hash;
+
+/// What an agent did in a run, reduced to what a regression test compares.
+///
+/// The fields serialise with these names, in this order; [`diff`](crate::diff) compares them in
+/// the same order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// The number of root steps.
+    pub step_count: u64,
+    /// Each root step's `source`, in order.
+    pub sources: Vec<String>,
+    /// The sum of `llm_call_count` over root steps; an agent step without it counts 1, other
+    /// steps 0.
+    pub llm_calls: u64,
+    /// Every root `tool_calls[].function_name`, in order.
+    pub functions: Vec<String>,
+    /// The agent names of embedded subagents at any depth, sorted.
+    pub subagents: Vec<String>,
+    /// The sorted, unique `agent.model_name` and step `model_name`s, subagents included.
+    pub models: Vec<String>,
+    /// Whether the root's `extra.crashed` is `true`.
+    pub crashed: bool,
+    /// `final_metrics.total_prompt_tokens` when present, else the sum of root step
+    /// `metrics.prompt_tokens`.
+    pub prompt_tokens: u64,
+    /// `final_metrics.total_completion_tokens` when present, else the sum of root step
+    /// `metrics.completion_tokens`.
+    pub completion_tokens: u64,
+    /// The first 12 hex digits of the SHA-256 of the canonical text.
+    pub content_hash: String,
+}
+
+impl Shape {
+    /// The fields as (name, value) pairs, in declaration order, with the names they serialise
+    /// under; what [`diff`](crate::diff) compares and what `atif shape` prints.
+    pub fn fields(&self) -> Vec<(String, Value)> {
+        crate::diff::fields(self)
+    }
+}
+
+/// The Shape of a normalised trajectory.
+///
+/// Missing or oddly typed fields count as absent, so this never fails; pass a document that went
+/// through [`normalize`](crate::normalize) so the content hash ignores what is random.
+pub fn shape(normalized: &Value) -> Shape {
+    let steps: &[Value] =
+        normalized.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice);
+
+    let sources =
+        steps.iter().filter_map(|s| s.get("source")?.as_str().map(str::to_owned)).collect();
+    let llm_calls = steps.iter().map(step_llm_calls).fold(0u64, u64::saturating_add);
+    let functions = steps.iter().flat_map(step_functions).map(str::to_owned).collect();
+
+    let mut subagents = Vec::new();
+    collect_subagent_names(normalized, &mut subagents);
+    subagents.sort();
+
+    let mut models = BTreeSet::new();
+    collect_models(normalized, &mut models);
+
+    let crashed = normalized.pointer("/extra/crashed") == Some(&Value::Bool(true));
+    let tokens = |total: &str, per_step: &str| {
+        normalized
+            .get("final_metrics")
+            .and_then(|m| m.get(total))
+            .and_then(Value::as_u64)
+            .unwrap_or_else(|| {
+                steps
+                    .iter()
+                    .filter_map(|s| s.get("metrics")?.get(per_step)?.as_u64())
+                    .fold(0u64, u64::saturating_add)
+            })
+    };
+
+    Shape {
+        step_count: steps.len() as u64,
+        sources,
+        llm_calls,
+        functions,
+        subagents,
+        models: models.into_iter().map(str::to_owned).collect(),
+        crashed,
+        prompt_tokens: tokens("total_prompt_tokens", "prompt_tokens"),
+        completion_tokens: tokens("total_completion_tokens", "completion_tokens"),
+        content_hash: content_hash(normalized),
+    }
+}
+
+/// The LLM calls a step stands for: its `llm_call_count`, else 1 for an agent step, else 0.
+pub(crate) fn step_llm_calls(step: &Value) -> u64 {
+    match step.get("llm_call_count").and_then(Value::as_u64) {
+        Some(count) => count,
+        None if step.get("source").and_then(Value::as_str) == Some("agent") => 1,
+        None => 0,
+    }
+}
+
+/// The function names a step calls, in order.
+pub(crate) fn step_functions(step: &Value) -> impl Iterator<Item = &str> {
+    step.get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|call| call.get("function_name")?.as_str())
+}
+
+fn subagents_of(traj: &Value) -> &[Value] {
+    traj.get("subagent_trajectories").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+fn collect_subagent_names(traj: &Value, names: &mut Vec<String>) {
+    for sub in subagents_of(traj) {
+        if let Some(name) = sub.pointer("/agent/name").and_then(Value::as_str) {
+            names.push(name.to_owned());
+        }
+        collect_subagent_names(sub, names);
+    }
+}
+
+fn collect_models<'a>(traj: &'a Value, models: &mut BTreeSet<&'a str>) {
+    if let Some(model) = traj.pointer("/agent/model_name").and_then(Value::as_str) {
+        models.insert(model);
+    }
+    for step in traj.get("steps").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(model) = step.get("model_name").and_then(Value::as_str) {
+            models.insert(model);
+        }
+    }
+    for sub in subagents_of(traj) {
+        collect_models(sub, models);
+    }
+}

@@ -1,0 +1,150 @@
+//! Shape deltas, their order and wording, tolerance, and the unified diff.
+
+use atif_normalize::{Delta, DiffOptions, Shape, diff, render, shape};
+use serde_json::{Value, json};
+
+use crate::{call_step, normalized, trajectory};
+
+fn shape_of(doc: &Value) -> Shape {
+    shape(&normalized(doc))
+}
+
+/// The deltas between two documents, displayed one per line.
+fn deltas(golden: &Value, actual: &Value, options: &DiffOptions) -> Vec<String> {
+    diff(&shape_of(golden), &shape_of(actual), options).iter().map(Delta::to_string).collect()
+}
+
+fn structural() -> DiffOptions {
+    let mut options = DiffOptions::default();
+    options.set_compare_content(false);
+    options
+}
+
+#[test]
+fn one_extra_step_reports_step_count_1_to_2_literally() {
+    let golden = trajectory(json!([{"step_id": 1, "source": "user", "message": "hi"}]));
+    let actual = trajectory(json!([
+        {"step_id": 1, "source": "user", "message": "hi"},
+        {"step_id": 2, "source": "user", "message": "again"},
+    ]));
+    let lines = deltas(&golden, &actual, &DiffOptions::default());
+    assert_eq!(lines[0], "step_count: 1 -> 2");
+    assert_eq!(lines[1], r#"sources: ["user"] -> ["user","user"]"#);
+}
+
+#[test]
+fn sequences_display_as_compact_json_arrays() {
+    let golden = trajectory(json!([call_step(1, "read_file", "a")]));
+    let mut actual = trajectory(json!([call_step(1, "read_file", "a")]));
+    actual["steps"][0]["tool_calls"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"tool_call_id": "b", "function_name": "grep", "arguments": {}}));
+    assert_eq!(
+        deltas(&golden, &actual, &structural()),
+        [r#"functions: ["read_file"] -> ["read_file","grep"]"#]
+    );
+}
+
+#[test]
+fn a_changed_computed_value_with_the_same_structure_is_caught_by_the_hash() {
+    let golden = trajectory(json!([call_step(1, "add", "a")]));
+    let mut actual = golden.clone();
+    actual["steps"][0]["observation"]["results"][0]["content"] = json!("41");
+    let lines = deltas(&golden, &actual, &DiffOptions::default());
+    assert_eq!(lines.len(), 1);
+    assert!(lines[0].starts_with("content_hash: \""), "{lines:?}");
+    assert_eq!(deltas(&golden, &actual, &structural()), Vec::<String>::new());
+}
+
+#[test]
+fn a_model_swap_shows_in_models_even_without_content_comparison() {
+    let golden = trajectory(json!([call_step(1, "f", "a")]));
+    let mut actual = golden.clone();
+    actual["agent"]["model_name"] = json!("model-b");
+    assert_eq!(deltas(&golden, &actual, &structural()), [r#"models: ["model-a"] -> ["model-b"]"#]);
+}
+
+#[test]
+fn crash_shows_as_a_delta() {
+    let golden = trajectory(json!([]));
+    let mut actual = golden.clone();
+    actual["extra"] = json!({"crashed": true});
+    assert_eq!(deltas(&golden, &actual, &structural()), ["crashed: false -> true"]);
+}
+
+#[test]
+fn token_tolerance_bands_and_the_zero_rule() {
+    let with_tokens = |prompt: u64, completion: u64| {
+        let mut doc = trajectory(json!([]));
+        doc["final_metrics"] =
+            json!({"total_prompt_tokens": prompt, "total_completion_tokens": completion});
+        doc
+    };
+    let tolerance = |t: f64| {
+        let mut options = structural();
+        options.set_token_tolerance(t);
+        options
+    };
+    for (golden, actual, t, expected) in [
+        ((100, 10), (100, 10), 0.0, vec![]),
+        ((100, 10), (101, 10), 0.0, vec!["prompt_tokens: 100 -> 101"]),
+        ((100, 10), (110, 9), 0.1, vec![]),
+        ((100, 10), (111, 10), 0.1, vec!["prompt_tokens: 100 -> 111"]),
+        ((100, 10), (89, 10), 0.1, vec!["prompt_tokens: 100 -> 89"]),
+        ((100, 0), (100, 1), 0.5, vec!["completion_tokens: 0 -> 1"]),
+        ((100, 0), (100, 0), 0.5, vec![]),
+    ] {
+        let lines = deltas(
+            &with_tokens(golden.0, golden.1),
+            &with_tokens(actual.0, actual.1),
+            &tolerance(t),
+        );
+        assert_eq!(lines, expected, "golden {golden:?} actual {actual:?} tolerance {t}");
+    }
+}
+
+#[test]
+fn structural_deltas_come_before_the_hash() {
+    let golden = trajectory(json!([call_step(1, "f", "a")]));
+    let actual = trajectory(json!([call_step(1, "f", "a"), call_step(2, "g", "b")]));
+    let deltas = diff(&shape_of(&golden), &shape_of(&actual), &DiffOptions::default());
+    let fields: Vec<&str> = deltas.iter().map(|d| d.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        [
+            "step_count",
+            "sources",
+            "llm_calls",
+            "functions",
+            "prompt_tokens",
+            "completion_tokens",
+            "content_hash"
+        ]
+    );
+}
+
+#[test]
+fn diff_options_have_documented_defaults_and_setters() {
+    let mut options = DiffOptions::default();
+    assert_eq!((options.token_tolerance(), options.compare_content()), (0.0, true));
+    options.set_token_tolerance(0.25).set_compare_content(false);
+    assert_eq!((options.token_tolerance(), options.compare_content()), (0.25, false));
+    options.set_token_tolerance(-1.0);
+    assert_eq!(options.token_tolerance(), 0.0);
+}
+
+#[test]
+fn render_is_a_unified_diff_of_the_canonical_texts_headed_golden_and_actual() {
+    let golden =
+        normalized(&trajectory(json!([{"step_id": 1, "source": "user", "message": "hi"}])));
+    let mut actual = golden.clone();
+    actual["steps"][0]["message"] = json!("bye");
+    let text = render(&golden, &actual);
+    assert!(text.starts_with("--- golden\n+++ actual\n@@ "), "{text}");
+    assert!(
+        text.contains("\n-      \"message\": \"hi\",\n+      \"message\": \"bye\",\n"),
+        "{text}"
+    );
+    assert_eq!(render(&golden, &golden), "");
+}

@@ -1,0 +1,101 @@
+//! The Shape of a normalised trajectory.
+
+use atif_normalize::{Shape, shape};
+use serde_json::{Value, json};
+
+use crate::{call_step, normalized, trajectory};
+
+fn check(input: Value, expected: Value) {
+    let actual = shape(&normalized(&input));
+    let mut actual = serde_json::to_value(&actual).unwrap();
+    // The hash is checked on its own below; here it only has to be there.
+    assert_eq!(actual["content_hash"].as_str().unwrap().len(), 12);
+    actual.as_object_mut().unwrap().remove("content_hash");
+    assert_eq!(actual, expected);
+}
+
+#[test]
+fn the_shape_counts_what_the_root_did() {
+    let mut doc = trajectory(json!([
+        {"step_id": 1, "source": "user", "message": "go"},
+        call_step(2, "read_file", "a"),
+        {"step_id": 3, "source": "agent", "message": "", "llm_call_count": 3, "model_name": "model-b",
+         "tool_calls": [
+             {"tool_call_id": "b", "function_name": "grep", "arguments": {}},
+             {"tool_call_id": "c", "function_name": "edit", "arguments": {}},
+         ]},
+        {"step_id": 4, "source": "system", "message": "note"},
+    ]));
+    doc["subagent_trajectories"] = json!([
+        {"trajectory_id": "x", "agent": {"name": "web", "version": "1", "model_name": "model-c"}, "steps": [],
+         "subagent_trajectories": [{"trajectory_id": "y", "agent": {"name": "deep", "version": "1"}, "steps": []}]},
+        {"trajectory_id": "z", "agent": {"name": "code", "version": "1"}, "steps": []},
+    ]);
+    check(
+        doc,
+        json!({
+            "step_count": 4,
+            "sources": ["user", "agent", "agent", "system"],
+            "llm_calls": 4,
+            "functions": ["read_file", "grep", "edit"],
+            "subagents": ["code", "deep", "web"],
+            "models": ["model-a", "model-b", "model-c"],
+            "crashed": false,
+            "prompt_tokens": 100,
+            "completion_tokens": 10,
+        }),
+    );
+}
+
+#[test]
+fn final_metrics_totals_win_over_the_sum_of_step_metrics() {
+    let mut doc = trajectory(json!([call_step(1, "f", "a"), call_step(2, "g", "b")]));
+    doc["final_metrics"] = json!({"total_prompt_tokens": 7});
+    let shape = shape(&normalized(&doc));
+    assert_eq!((shape.prompt_tokens, shape.completion_tokens), (7, 20));
+}
+
+#[test]
+fn crash_is_part_of_the_shape() {
+    let mut doc = trajectory(json!([]));
+    assert!(!shape(&normalized(&doc)).crashed);
+    doc["extra"] = json!({"crashed": true});
+    assert!(shape(&normalized(&doc)).crashed);
+    doc["extra"] = json!({"crashed": "yes"});
+    assert!(!shape(&normalized(&doc)).crashed, "only the boolean true means crashed");
+}
+
+#[test]
+fn odd_documents_give_an_empty_shape_instead_of_failing() {
+    for doc in
+        [json!([]), json!({"steps": "many"}), json!({"steps": [1, null, {"llm_call_count": -1}]})]
+    {
+        let shape = shape(&doc);
+        assert!(shape.sources.is_empty() && shape.functions.is_empty() && shape.models.is_empty());
+        assert_eq!(shape.llm_calls, 0);
+    }
+}
+
+#[test]
+fn the_shape_serialises_with_the_documented_names_in_order_and_reads_back() {
+    let shape = shape(&normalized(&trajectory(json!([call_step(1, "f", "a")]))));
+    let text = serde_json::to_string(&shape).unwrap();
+    let order = [
+        "step_count",
+        "sources",
+        "llm_calls",
+        "functions",
+        "subagents",
+        "models",
+        "crashed",
+        "prompt_tokens",
+        "completion_tokens",
+        "content_hash",
+    ];
+    let positions: Vec<usize> =
+        order.iter().map(|name| text.find(&format!("\"{name}\":")).unwrap()).collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
+    assert_eq!(serde_json::from_str::<Shape>(&text).unwrap(), shape);
+    let fields: Vec<String> = shape.fields().into_iter().map(|(name, _)| name).collect();
+    assert_eq!(fields, order);
+}
