@@ -1,2 +1,86 @@
-//! Golden-file regression tests for agent trajectories.
+//! Golden-file regression tests for agent trajectories: the committed golden file is the
+//! review artefact, and a changed behaviour fails with a message that says what moved.
+//!
+//! A golden file is the canonical text of a normalised trajectory
+//! ([`atif_normalize::to_canonical_string`]) and nothing else, so it is itself an ATIF
+//! document any tool can read. [`check`] normalises a run with the [`Settings`]' options,
+//! compares its Shape with the golden's and, depending on the [`Mode`], fails, leaves a
+//! pending `<name>.json.new` beside the golden for review, or rewrites the golden atomically.
+//!
+//! The main pieces:
+//! - [`check`] and its [`Outcome`]; the three test failures of [`Error`] ([`Error::MissingGolden`],
+//!   [`Error::SchemaVersionChanged`], [`Error::BehaviourChanged`]).
+//! - [`assert_golden!`], which names the golden after the test function.
+//! - [`Mode`], chosen by the `ATIF_GOLDEN` environment variable ([`MODE_ENV`]) and `CI`.
+//! - [`Settings`], an insta-style value bindable to a scope.
+//! - The report file ([`REPORT_ENV`], [`read_report`]) through which `cargo xtask golden-update`
+//!   learns which goldens each test process touched.
+//! - `assert_trajectory_snapshot!` (cargo feature `insta`) for teams on `cargo insta review`.
+//!
+//! The key design decision: a failing check never edits the golden.
+//! A missing golden fails instead of recording itself (a golden that records itself would sit
+//! green forever), nothing is written on CI unless update mode is asked for explicitly, and
+//! every write goes to a temporary file in the same folder that is then renamed into place, so
+//! readers and concurrent tests only ever see a whole file.
+//! The walk-through from a first golden to a reviewed update is in `docs/golden.md`.
+//!
+//! # Example
+//!
+//! ```
+//! use atif_golden::{Mode, Outcome, Settings, check};
+//! use serde_json::json;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let golden = dir.path().join("greeting.json");
+//! let run = |steps: usize| {
+//!     let steps: Vec<_> = (1..=steps)
+//!         .map(|step_id| json!({"step_id": step_id, "source": "agent", "message": "hi"}))
+//!         .collect();
+//!     json!({
+//!         "schema_version": "ATIF-v1.8",
+//!         "session_id": "changes-every-run",
+//!         "agent": {"name": "demo", "version": "1", "model_name": "m-1"},
+//!         "steps": steps,
+//!     })
+//! };
+//!
+//! // Record the golden (what `cargo xtask golden-update` does through ATIF_GOLDEN=update).
+//! let mut settings = Settings::new();
+//! settings.set_mode(Some(Mode::Update));
+//! assert!(matches!(check(&golden, &run(1), &settings)?, Outcome::Created { .. }));
+//!
+//! // The same behaviour passes; one more step fails and says so on the second line
+//! // (step_count, sources, llm_calls and the content hash moved).
+//! settings.set_mode(Some(Mode::Check));
+//! assert!(matches!(check(&golden, &run(1), &settings)?, Outcome::Matched { .. }));
+//! let failure = check(&golden, &run(2), &settings).unwrap_err();
+//! let message = failure.to_string();
+//! assert!(message.starts_with("agent behaviour changed (4 difference(s)):"));
+//! assert_eq!(message.lines().nth(1), Some("  step_count: 1 -> 2"));
+//! assert!(message.ends_with("if this change is intended: cargo xtask golden-update greeting"));
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
+
+mod check;
+mod error;
+mod file;
+mod macros;
+mod mode;
+mod name;
+mod report;
+mod settings;
+
+pub use check::{Outcome, canonical_text, check};
+pub use error::{Error, Result};
+pub use file::{
+    PENDING_SUFFIX, accept_pending, golden_for_pending, pending_path, reject_pending, write_atomic,
+};
+#[doc(hidden)]
+pub use macros::__private;
+pub use mode::{MODE_ENV, Mode, REPORT_ENV, is_ci};
+pub use name::{current_test_name, golden_file_name};
+pub use report::{OutcomeKind, ReportEntry, append_report, read_report};
+pub use settings::{Settings, SettingsBindDropGuard};

@@ -1,12 +1,81 @@
-//! `atif check`.
+//! `atif check`: the golden-file protocol for agents in any language.
 
+use std::path::Path;
 use std::process::ExitCode;
+
+use anyhow::Context;
+use atif_golden::{Mode, Settings};
+
+use crate::cmd::common::{NormalizeArgs, read_input};
 
 /// Arguments of `atif check`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// The golden file (the canonical text of a normalised trajectory).
+    #[arg(value_name = "GOLDEN")]
+    pub(crate) golden: String,
+    /// The trajectory of the run under test (`-` for standard input).
+    #[arg(value_name = "ACTUAL")]
+    pub(crate) actual: String,
+    /// Write the run as the new golden (atomically) when it no longer matches, and print the
+    /// diff of what that erased. Without it, `ATIF_GOLDEN` and `CI` decide (see docs/golden.md).
+    #[arg(long)]
+    pub(crate) update: bool,
+    /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
+    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    pub(crate) token_tolerance: f64,
+    /// Do not compare the content hash: only structural fields count.
+    #[arg(long)]
+    pub(crate) no_content: bool,
+    #[command(flatten)]
+    pub(crate) normalize: NormalizeArgs,
+}
 
-/// Runs `atif check`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`atif check` is not built yet")
+/// Runs `atif check`: exit 0 when the behaviour matches (or `--update` wrote the golden), 1 on
+/// a behaviour change, a missing golden or a schema version change, 2 on error.
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let bytes = read_input(&args.actual)?;
+    let actual: serde_json::Value = serde_json::from_slice(&bytes).with_context(|| {
+        format!("cannot parse {} as JSON: expected an ATIF trajectory", display_name(&args.actual))
+    })?;
+
+    let mut settings = Settings::new();
+    settings
+        .set_normalize_options(args.normalize.to_options()?)
+        .set_token_tolerance(args.token_tolerance)
+        .set_compare_content(!args.no_content)
+        .set_update_command(Some(update_command()));
+    if args.update {
+        settings.set_mode(Some(Mode::Update));
+    }
+
+    match atif_golden::check(Path::new(&args.golden), &actual, &settings) {
+        Ok(outcome) => {
+            println!("{outcome}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(err) if err.is_test_failure() => {
+            println!("{err}");
+            Ok(ExitCode::from(1))
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+fn display_name(path: &str) -> &str {
+    if path == "-" { "standard input" } else { path }
+}
+
+/// This very command line with `--update` added: the fix a failure message names.
+fn update_command() -> String {
+    let mut words = vec!["atif".to_owned(), "check".to_owned(), "--update".to_owned()];
+    words.extend(std::env::args().skip(2).filter(|arg| arg != "--update").map(|arg| quote(&arg)));
+    words.join(" ")
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }

@@ -1,1 +1,312 @@
-//! Tests of `atif check`.
+//! Tests of `atif check`: the real binary on files in a temp dir, with `ATIF_GOLDEN`, `CI` and
+//! `ATIF_GOLDEN_REPORT` set explicitly for each run (never inherited from the caller).
+#![allow(clippy::unwrap_used, reason = "test helpers")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+/// A trajectory of `n_steps` agent steps calling `function`; `run_id` changes only volatile data.
+fn trajectory(n_steps: usize, function: &str, run_id: &str) -> Value {
+    let steps: Vec<Value> = (1..=n_steps)
+        .map(|step_id| {
+            let call = format!("call_{run_id}_{step_id}");
+            json!({
+                "step_id": step_id,
+                "source": "agent",
+                "timestamp": format!("2026-02-0{step_id}T10:00:00Z"),
+                "message": "working",
+                "tool_calls": [{"tool_call_id": call, "function_name": function, "arguments": {"n": step_id}}],
+                "observation": {"results": [{"source_call_id": call, "content": "done"}]},
+                "metrics": {"prompt_tokens": 1000, "completion_tokens": 50},
+            })
+        })
+        .collect();
+    json!({
+        "schema_version": "ATIF-v1.8",
+        "session_id": format!("s-{run_id}"),
+        "agent": {"name": "cli-agent", "version": "2", "model_name": "m-1"},
+        "steps": steps,
+    })
+}
+
+fn write(dir: &Path, name: &str, doc: &Value) {
+    std::fs::write(dir.join(name), serde_json::to_string_pretty(doc).unwrap()).unwrap();
+}
+
+/// `atif check ARGS` in `dir`, with the mode and CI variables given and nothing inherited.
+fn atif_check(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_atif"));
+    command
+        .current_dir(dir)
+        .arg("check")
+        .args(args)
+        .env_remove("ATIF_GOLDEN")
+        .env_remove("CI")
+        .env_remove("ATIF_GOLDEN_REPORT");
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    command.output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+const CI: (&str, &str) = ("CI", "true");
+
+#[test]
+fn a_missing_golden_exits_1_names_atif_check_update_and_is_not_created() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    let output = atif_check(dir.path(), &[CI], &["golden.json", "run.json"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "golden file golden.json does not exist; record it with: atif check --update golden.json run.json\n"
+    );
+    assert_eq!(files_in(dir.path()), ["run.json"]);
+}
+
+#[test]
+fn update_creates_then_prints_what_it_erased_then_stays_silent_when_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    let created = atif_check(dir.path(), &[CI], &["--update", "golden.json", "run.json"]);
+    assert_eq!(created.status.code(), Some(0), "{}", stderr(&created));
+    assert_eq!(stdout(&created), "created golden golden.json\n");
+    let golden: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("golden.json")).unwrap())
+            .unwrap();
+    assert_eq!(golden["steps"][0]["tool_calls"][0]["tool_call_id"], "call_1");
+
+    write(dir.path(), "run.json", &trajectory(1, "rg", "b"));
+    let changed = atif_check(dir.path(), &[CI], &["--update", "golden.json", "run.json"]);
+    assert_eq!(changed.status.code(), Some(0), "{}", stderr(&changed));
+    let text = stdout(&changed);
+    assert!(
+        text.starts_with(
+            "changed golden golden.json; this update erased:\n--- golden (erased)\n+++ actual\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\n-          \"function_name\": \"grep\",\n"), "{text}");
+
+    write(dir.path(), "run.json", &trajectory(1, "rg", "c"));
+    let unchanged = atif_check(dir.path(), &[CI], &["--update", "golden.json", "run.json"]);
+    assert_eq!(stdout(&unchanged), "unchanged golden golden.json\n");
+    assert_eq!(files_in(dir.path()), ["golden.json", "run.json"]);
+}
+
+#[test]
+fn a_behaviour_change_exits_1_with_the_delta_on_the_second_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    write(dir.path(), "run.json", &trajectory(2, "grep", "b"));
+    let output = atif_check(dir.path(), &[CI], &["golden.json", "run.json", "--no-content"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], "agent behaviour changed (6 difference(s)):", "{text}");
+    assert_eq!(lines[1], "  step_count: 1 -> 2");
+    assert!(
+        text.contains("what moved, step by step:\n  step 2 (agent) inserted: calls grep\n"),
+        "{text}"
+    );
+    assert!(!text.contains("content_hash"), "--no-content skips the hash: {text}");
+    assert_eq!(
+        lines.last().unwrap(),
+        &"if this change is intended: atif check --update golden.json run.json --no-content"
+    );
+}
+
+#[test]
+fn a_failing_local_run_leaves_a_pending_file_and_a_ci_run_never_does() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    write(dir.path(), "run.json", &trajectory(2, "grep", "a"));
+
+    let on_ci = atif_check(dir.path(), &[CI], &["golden.json", "run.json"]);
+    assert_eq!(on_ci.status.code(), Some(1));
+    let explicit_review_on_ci =
+        atif_check(dir.path(), &[CI, ("ATIF_GOLDEN", "review")], &["golden.json", "run.json"]);
+    assert_eq!(explicit_review_on_ci.status.code(), Some(1));
+    assert_eq!(files_in(dir.path()), ["golden.json", "run.json"]);
+
+    let local = atif_check(dir.path(), &[("CI", "false")], &["golden.json", "run.json"]);
+    assert_eq!(local.status.code(), Some(1));
+    assert!(stdout(&local).contains("pending: the actual run was written to golden.json.new\n"));
+    assert_eq!(files_in(dir.path()), ["golden.json", "golden.json.new", "run.json"]);
+}
+
+#[test]
+fn update_mode_from_the_environment_writes_even_on_ci_because_it_was_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    let output =
+        atif_check(dir.path(), &[CI, ("ATIF_GOLDEN", "update")], &["golden.json", "run.json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), "created golden golden.json\n");
+}
+
+#[test]
+fn an_unknown_mode_value_is_an_error_not_a_silent_default() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    let output = atif_check(dir.path(), &[("ATIF_GOLDEN", "updat")], &["golden.json", "run.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "error: unknown ATIF_GOLDEN value `updat`: expected one of auto, check, review, update (or unset)\n"
+    );
+    assert_eq!(files_in(dir.path()), ["run.json"]);
+}
+
+#[test]
+fn a_schema_version_bump_exits_1_and_asks_for_a_re_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut old = trajectory(1, "grep", "a");
+    old["schema_version"] = json!("ATIF-v1.6");
+    write(dir.path(), "run.json", &old);
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    let output = atif_check(dir.path(), &[CI], &["golden.json", "run.json"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output),
+        "the schema version changed from ATIF-v1.6 (golden file golden.json) to ATIF-v1.8 (this run), \
+         so re-record the golden with: atif check --update golden.json run.json\n"
+    );
+}
+
+#[test]
+fn token_tolerance_and_no_content_let_token_drift_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    let mut drifted = trajectory(1, "grep", "b");
+    drifted["steps"][0]["metrics"]["prompt_tokens"] = json!(1040);
+    write(dir.path(), "run.json", &drifted);
+
+    let strict = atif_check(dir.path(), &[CI], &["golden.json", "run.json", "--no-content"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(stdout(&strict).starts_with(
+        "agent behaviour changed (1 difference(s)):\n  prompt_tokens: 1000 -> 1040\n"
+    ));
+
+    let args = ["golden.json", "run.json", "--no-content", "--token-tolerance", "0.05"];
+    let lenient = atif_check(dir.path(), &[CI], &args);
+    assert_eq!(lenient.status.code(), Some(0), "{}{}", stdout(&lenient), stderr(&lenient));
+    assert_eq!(stdout(&lenient), "golden golden.json matches\n");
+}
+
+#[test]
+fn normalisation_flags_apply_to_both_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut recorded = trajectory(1, "grep", "a");
+    recorded["steps"][0]["extra"] = json!({"request_id": "req-1"});
+    write(dir.path(), "run.json", &recorded);
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    recorded["steps"][0]["extra"] = json!({"request_id": "req-2"});
+    write(dir.path(), "run.json", &recorded);
+
+    let strict = atif_check(dir.path(), &[CI], &["golden.json", "run.json"]);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(
+        stdout(&strict).starts_with("agent behaviour changed (1 difference(s)):\n  content_hash: ")
+    );
+
+    let args = ["golden.json", "run.json", "--redact", ".steps[].extra.request_id"];
+    let redacted = atif_check(dir.path(), &[CI], &args);
+    assert_eq!(redacted.status.code(), Some(0), "{}{}", stdout(&redacted), stderr(&redacted));
+    let args = ["golden.json", "run.json", "--volatile", "request_id"];
+    let volatile = atif_check(dir.path(), &[CI], &args);
+    assert_eq!(volatile.status.code(), Some(0), "{}{}", stdout(&volatile), stderr(&volatile));
+}
+
+#[test]
+fn unreadable_or_invalid_inputs_exit_2_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.json"), "{\"steps\": [").unwrap();
+    let output = atif_check(dir.path(), &[CI], &["golden.json", "broken.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("error: cannot parse broken.json as JSON"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = atif_check(dir.path(), &[CI], &["golden.json", "missing.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).starts_with("error: cannot read missing.json"), "{}", stderr(&output));
+
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    std::fs::write(dir.path().join("golden.json"), "not json").unwrap();
+    let output = atif_check(dir.path(), &[CI], &["golden.json", "run.json"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("error: golden file golden.json is not valid JSON"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn the_actual_can_come_from_standard_input() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .current_dir(dir.path())
+        .args(["check", "golden.json", "-"])
+        .env_remove("ATIF_GOLDEN")
+        .env("CI", "true")
+        .env_remove("ATIF_GOLDEN_REPORT")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let input = serde_json::to_vec(&trajectory(1, "grep", "z")).unwrap();
+    child.stdin.take().unwrap().write_all(&input).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "golden golden.json matches\n");
+}
+
+#[test]
+fn every_check_appends_a_line_to_the_report_file_when_one_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.jsonl");
+    let report_env = ("ATIF_GOLDEN_REPORT", report.to_str().unwrap());
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    atif_check(dir.path(), &[CI, report_env], &["golden.json", "run.json"]);
+    atif_check(dir.path(), &[CI, report_env], &["--update", "golden.json", "run.json"]);
+    atif_check(dir.path(), &[CI, report_env], &["golden.json", "run.json"]);
+    let entries = atif_golden::read_report(&report).unwrap();
+    let outcomes: Vec<String> = entries
+        .iter()
+        .map(|entry| format!("{:?} {} {}", entry.outcome, entry.path.display(), entry.test))
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["Failed golden.json golden", "Created golden.json golden", "Matched golden.json golden"]
+    );
+}

@@ -1,0 +1,356 @@
+//! The golden protocol: compare a run with its golden file, write a pending file, or update.
+
+use std::fmt::{self, Write as _};
+use std::path::{Path, PathBuf};
+
+use atif_normalize::Delta;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::report::{self, OutcomeKind};
+use crate::{Error, Mode, Result, Settings, file};
+
+/// What a successful [`check`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outcome {
+    /// The run behaves like the golden (nothing was written).
+    Matched {
+        /// The golden file.
+        path: PathBuf,
+    },
+    /// Update mode: the golden did not exist and was written.
+    Created {
+        /// The golden file.
+        path: PathBuf,
+    },
+    /// Update mode: the golden no longer matched and was rewritten.
+    Changed {
+        /// The golden file.
+        path: PathBuf,
+        /// The unified diff from the old golden text (what was erased) to the new one.
+        erased: String,
+    },
+    /// Update mode: the golden still matches and was left alone.
+    Unchanged {
+        /// The golden file.
+        path: PathBuf,
+    },
+}
+
+impl Outcome {
+    /// The golden file.
+    pub fn path(&self) -> &Path {
+        match self {
+            Outcome::Matched { path }
+            | Outcome::Created { path }
+            | Outcome::Changed { path, .. }
+            | Outcome::Unchanged { path } => path,
+        }
+    }
+
+    /// The kind of outcome, as recorded in the golden report.
+    pub fn kind(&self) -> OutcomeKind {
+        match self {
+            Outcome::Matched { .. } => OutcomeKind::Matched,
+            Outcome::Created { .. } => OutcomeKind::Created,
+            Outcome::Changed { .. } => OutcomeKind::Changed,
+            Outcome::Unchanged { .. } => OutcomeKind::Unchanged,
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    /// One line naming what happened; a changed golden adds the diff of what it erased.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Matched { path } => write!(f, "golden {} matches", path.display()),
+            Outcome::Created { path } => write!(f, "created golden {}", path.display()),
+            Outcome::Changed { path, erased } => {
+                write!(f, "changed golden {}; this update erased:\n{erased}", path.display())
+            }
+            Outcome::Unchanged { path } => write!(f, "unchanged golden {}", path.display()),
+        }
+    }
+}
+
+/// Checks the run `actual` against the golden file at `path`, or updates the golden, depending
+/// on the mode ([`Settings::mode`], else `ATIF_GOLDEN` and `CI`).
+///
+/// `actual` is anything that serialises to an ATIF trajectory: a raw or normalised
+/// `serde_json::Value`, or an `atif_schema::Trajectory`. Both sides are normalised with the
+/// settings' options and their Shapes compared with the settings' tolerance.
+///
+/// | mode                | golden missing             | behaviour changed               | matches     |
+/// |---------------------|----------------------------|---------------------------------|-------------|
+/// | [`Mode::Check`]     | [`Error::MissingGolden`]   | [`Error::BehaviourChanged`]     | `Matched`   |
+/// | [`Mode::Review`]    | same, and writes `.json.new` | same, and writes `.json.new`  | `Matched`   |
+/// | [`Mode::Update`]    | writes it: `Created`       | rewrites it: `Changed`          | `Unchanged` |
+///
+/// # Errors
+/// The three test failures ([`Error::MissingGolden`], [`Error::SchemaVersionChanged`],
+/// [`Error::BehaviourChanged`]; see [`Error::is_test_failure`]), and [`Error::UnknownMode`],
+/// [`Error::Io`], [`Error::InvalidGolden`], [`Error::Serialize`], [`Error::Normalize`] when
+/// something is broken.
+pub fn check<T: Serialize + ?Sized>(
+    path: &Path,
+    actual: &T,
+    settings: &Settings,
+) -> Result<Outcome> {
+    let actual = serde_json::to_value(actual).map_err(|source| Error::Serialize { source })?;
+    check_value(path, actual, settings, None)
+}
+
+/// The normalised canonical text of `actual`: exactly what a golden file holds.
+///
+/// # Errors
+/// [`Error::Serialize`] or [`Error::Normalize`] when `actual` is not a trajectory.
+pub fn canonical_text<T: Serialize + ?Sized>(actual: &T, settings: &Settings) -> Result<String> {
+    let actual = serde_json::to_value(actual).map_err(|source| Error::Serialize { source })?;
+    let normalized = normalize_actual(actual, settings)?;
+    Ok(atif_normalize::to_canonical_string(&normalized))
+}
+
+/// The non-generic core of [`check`]; `test` names the test in the report and the default fix
+/// (by default the harness thread's name, else the golden's file stem).
+pub(crate) fn check_value(
+    path: &Path,
+    actual: Value,
+    settings: &Settings,
+    test: Option<&str>,
+) -> Result<Outcome> {
+    // Called from a test harness thread, the thread's name is the test's name; elsewhere (the
+    // CLI, a custom harness) the golden's file stem is the best name there is.
+    let test = match (test, std::thread::current().name()) {
+        (Some(test), _) => test.to_owned(),
+        (None, Some(thread)) if thread != "main" => thread.to_owned(),
+        (None, _) => {
+            path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default()
+        }
+    };
+    let result = run(path, actual, settings, &test);
+    let kind = match &result {
+        Ok(outcome) => outcome.kind(),
+        Err(err) if err.is_test_failure() => OutcomeKind::Failed,
+        Err(_) => return result,
+    };
+    let erased = match &result {
+        Ok(Outcome::Changed { erased, .. }) => Some(erased.as_str()),
+        _ => None,
+    };
+    report::record(settings, kind, path, &test, erased)?;
+    result
+}
+
+fn run(path: &Path, actual: Value, settings: &Settings, test: &str) -> Result<Outcome> {
+    let mode = match settings.mode() {
+        Some(mode) => mode,
+        None => Mode::from_env()?,
+    };
+    let actual = normalize_actual(actual, settings)?;
+    let actual_text = atif_normalize::to_canonical_string(&actual);
+    let command = match settings.update_command() {
+        Some(command) => command.to_owned(),
+        None => format!("cargo xtask golden-update {test}"),
+    };
+    let golden_text = match std::fs::read_to_string(path) {
+        Ok(text) => Some(text),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => return Err(Error::io("read golden file", path, source)),
+    };
+
+    let Some(golden_text) = golden_text else {
+        if mode == Mode::Update {
+            file::write_atomic(path, actual_text.as_bytes())?;
+            remove_stale_pending(path)?;
+            return Ok(Outcome::Created { path: path.to_owned() });
+        }
+        let pending = write_pending(mode, path, &actual_text)?;
+        return Err(Error::MissingGolden { path: path.to_owned(), command, pending });
+    };
+
+    let comparison = compare(path, &golden_text, &actual, settings);
+    if mode == Mode::Update {
+        // A golden that cannot even be read as a trajectory is rewritten too: update mode is
+        // the way out of a broken golden.
+        if let Ok(Comparison::Same) = comparison {
+            remove_stale_pending(path)?;
+            return Ok(Outcome::Unchanged { path: path.to_owned() });
+        }
+        let erased = text_diff(&golden_text, &actual_text);
+        file::write_atomic(path, actual_text.as_bytes())?;
+        remove_stale_pending(path)?;
+        return Ok(Outcome::Changed { path: path.to_owned(), erased });
+    }
+
+    match comparison? {
+        Comparison::Same => {
+            if mode == Mode::Review {
+                remove_stale_pending(path)?;
+            }
+            Ok(Outcome::Matched { path: path.to_owned() })
+        }
+        Comparison::VersionChanged { golden, actual: actual_version } => {
+            let pending = write_pending(mode, path, &actual_text)?;
+            Err(Error::SchemaVersionChanged {
+                path: path.to_owned(),
+                golden,
+                actual: actual_version,
+                command,
+                pending,
+            })
+        }
+        Comparison::Changed { golden, deltas } => {
+            let pending = write_pending(mode, path, &actual_text)?;
+            let report = behaviour_report(&Failure {
+                path,
+                golden: &golden,
+                actual: &actual,
+                deltas: &deltas,
+                settings,
+                pending: pending.as_deref(),
+                command: &command,
+            });
+            Err(Error::BehaviourChanged {
+                path: path.to_owned(),
+                deltas: deltas.iter().map(ToString::to_string).collect(),
+                report,
+                pending,
+            })
+        }
+    }
+}
+
+enum Comparison {
+    Same,
+    VersionChanged { golden: String, actual: String },
+    Changed { golden: Value, deltas: Vec<Delta> },
+}
+
+fn compare(
+    path: &Path,
+    golden_text: &str,
+    actual: &Value,
+    settings: &Settings,
+) -> Result<Comparison> {
+    let golden: Value = serde_json::from_str(golden_text)
+        .map_err(|source| Error::InvalidGolden { path: path.to_owned(), source })?;
+    // Normalising the golden again is a no-op for a golden this crate wrote (normalisation is
+    // idempotent), and makes a golden recorded before a new volatile key was added still match.
+    let golden = atif_normalize::normalize_owned(golden, settings.normalize_options()).map_err(
+        |source| Error::Normalize { what: format!("golden file {}", path.display()), source },
+    )?;
+    let golden_version = version_label(&golden);
+    let actual_version = version_label(actual);
+    if golden_version != actual_version {
+        return Ok(Comparison::VersionChanged { golden: golden_version, actual: actual_version });
+    }
+    let deltas = atif_normalize::diff(
+        &atif_normalize::shape(&golden),
+        &atif_normalize::shape(actual),
+        &settings.diff_options(),
+    );
+    if deltas.is_empty() {
+        Ok(Comparison::Same)
+    } else {
+        Ok(Comparison::Changed { golden, deltas })
+    }
+}
+
+fn normalize_actual(actual: Value, settings: &Settings) -> Result<Value> {
+    atif_normalize::normalize_owned(actual, settings.normalize_options())
+        .map_err(|source| Error::Normalize { what: "the actual trajectory".to_owned(), source })
+}
+
+fn version_label(doc: &Value) -> String {
+    match doc.get("schema_version") {
+        Some(Value::String(label)) => label.clone(),
+        Some(other) => format!("schema_version {other}"),
+        None => "no schema_version".to_owned(),
+    }
+}
+
+/// Writes the pending file in review mode; returns its path when written.
+fn write_pending(mode: Mode, golden: &Path, actual_text: &str) -> Result<Option<PathBuf>> {
+    if mode != Mode::Review {
+        return Ok(None);
+    }
+    let pending = file::pending_path(golden);
+    file::write_atomic(&pending, actual_text.as_bytes())?;
+    Ok(Some(pending))
+}
+
+/// A pending file left by an earlier failing run is stale once the golden matches.
+fn remove_stale_pending(golden: &Path) -> Result<()> {
+    let pending = file::pending_path(golden);
+    match std::fs::remove_file(&pending) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(Error::io("remove stale pending file", &pending, source)),
+    }
+}
+
+fn text_diff(old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header("golden (erased)", "actual")
+        .to_string()
+}
+
+struct Failure<'a> {
+    path: &'a Path,
+    golden: &'a Value,
+    actual: &'a Value,
+    deltas: &'a [Delta],
+    settings: &'a Settings,
+    pending: Option<&'a Path>,
+    command: &'a str,
+}
+
+/// The failure message: what changed first, then where, then the text, then what to type.
+fn behaviour_report(failure: &Failure<'_>) -> String {
+    let mut out = String::new();
+    // Writing into a String cannot fail, so the fmt::Results below are ignored.
+    let _ = writeln!(out, "agent behaviour changed ({} difference(s)):", failure.deltas.len());
+    for delta in failure.deltas {
+        let _ = writeln!(out, "  {delta}");
+    }
+    let _ = writeln!(out, "golden: {}", failure.path.display());
+    out.push_str("what moved, step by step:\n");
+    let changes = atif_normalize::explain(failure.golden, failure.actual);
+    if changes.is_empty() {
+        out.push_str(
+            "  no step was inserted, removed or changed; the difference is inside the steps\n",
+        );
+    }
+    for change in &changes {
+        let _ = writeln!(out, "  {change}");
+    }
+    out.push_str("unified diff (golden -> actual):\n");
+    let diff = atif_normalize::render(failure.golden, failure.actual);
+    let lines: Vec<&str> = diff.lines().collect();
+    let max = failure.settings.max_diff_lines();
+    for line in lines.iter().take(max) {
+        let _ = writeln!(out, "{line}");
+    }
+    if lines.len() > max {
+        let where_full = match failure.pending {
+            Some(pending) => format!("the full actual is in {}", pending.display()),
+            None => "the full actual was not written (nothing is written on CI or with \
+                     ATIF_GOLDEN=check); run locally to get it as a pending file"
+                .to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "... {} more diff lines cut ({max} of {} shown); {where_full}",
+            lines.len() - max,
+            lines.len()
+        );
+    }
+    if let Some(pending) = failure.pending {
+        let _ = writeln!(out, "pending: the actual run was written to {}", pending.display());
+    }
+    let _ = write!(out, "if this change is intended: {}", failure.command);
+    out
+}

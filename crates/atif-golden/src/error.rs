@@ -1,0 +1,175 @@
+//! The error type of this crate: protocol failures (what a test reports) and broken inputs.
+
+use std::path::{Path, PathBuf};
+
+/// Everything that can go wrong while checking or updating a golden file.
+///
+/// Three variants are *test failures* rather than breakage: [`Error::MissingGolden`],
+/// [`Error::SchemaVersionChanged`] and [`Error::BehaviourChanged`] (see
+/// [`Error::is_test_failure`]). Their messages are written to be read in a test log: they say
+/// what changed and end with the exact command that accepts the change.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The golden file does not exist; it is never created outside update mode.
+    #[error(
+        "golden file {} does not exist; record it with: {command}{}",
+        path.display(),
+        pending_note(pending.as_deref())
+    )]
+    MissingGolden {
+        /// Where the golden file was expected.
+        path: PathBuf,
+        /// The command that records it.
+        command: String,
+        /// The pending file the actual run was written to, if one was written.
+        pending: Option<PathBuf>,
+    },
+    /// The golden and the run carry different `schema_version` labels.
+    #[error(
+        "the schema version changed from {golden} (golden file {}) to {actual} (this run), so re-record the golden with: {command}{}",
+        path.display(),
+        pending_note(pending.as_deref())
+    )]
+    SchemaVersionChanged {
+        /// The golden file.
+        path: PathBuf,
+        /// The golden's label (`ATIF-v1.7`, or `no schema_version`).
+        golden: String,
+        /// The run's label.
+        actual: String,
+        /// The command that re-records the golden.
+        command: String,
+        /// The pending file the actual run was written to, if one was written.
+        pending: Option<PathBuf>,
+    },
+    /// The run's Shape differs from the golden's: the agent behaves differently.
+    #[error("{report}")]
+    BehaviourChanged {
+        /// The golden file.
+        path: PathBuf,
+        /// Each Shape delta as displayed (`step_count: 1 -> 2`), structural first, hash last.
+        deltas: Vec<String>,
+        /// The whole failure message: deltas, step-level explanation, unified diff, command.
+        report: String,
+        /// The pending file the actual run was written to, if one was written.
+        pending: Option<PathBuf>,
+    },
+    /// The mode environment variable holds a value this crate does not know.
+    #[error(
+        "unknown {variable} value `{value}`: expected one of auto, check, review, update (or unset)"
+    )]
+    UnknownMode {
+        /// The environment variable's name.
+        variable: &'static str,
+        /// The value found.
+        value: String,
+    },
+    /// Two assertions in one run resolve to the same golden file.
+    #[error(
+        "golden file {} is claimed twice in one run, by `{first}` and then by `{second}`; give each assertion its own name with assert_golden!(name: \"...\", value)",
+        path.display()
+    )]
+    DuplicateGolden {
+        /// The golden file both resolve to.
+        path: PathBuf,
+        /// The test that claimed it first.
+        first: String,
+        /// The test that claimed it second.
+        second: String,
+    },
+    /// Reading, writing, renaming or creating a file or folder failed.
+    #[error("cannot {action} {}", path.display())]
+    Io {
+        /// What was being done (`read`, `write`, `create folder`, ...).
+        action: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The golden file is not JSON.
+    #[error(
+        "golden file {} is not valid JSON (line {}, column {}): expected the canonical text of an ATIF trajectory",
+        path.display(),
+        source.line(),
+        source.column()
+    )]
+    InvalidGolden {
+        /// The golden file.
+        path: PathBuf,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The actual value cannot be turned into JSON.
+    #[error("cannot serialise the actual trajectory into JSON")]
+    Serialize {
+        /// Why serde_json refused.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Normalisation refused a document (for example, its root is not an object).
+    #[error("cannot normalise {what}")]
+    Normalize {
+        /// Which document: `the actual trajectory` or `golden file <path>`.
+        what: String,
+        /// The normaliser's error.
+        #[source]
+        source: atif_normalize::Error,
+    },
+    /// A line of a golden report file is not a report entry.
+    #[error(
+        "line {line} of golden report {} is not a report entry: expected a JSON object with `outcome`, `path` and `test`",
+        path.display()
+    )]
+    InvalidReport {
+        /// The report file.
+        path: PathBuf,
+        /// The 1-based line number.
+        line: usize,
+        /// The parser's error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl Error {
+    /// Whether this is a failed check (missing golden, schema version change, behaviour change)
+    /// rather than something broken (unreadable file, bad settings).
+    ///
+    /// The `atif check` command exits 1 for these and 2 for the rest.
+    pub fn is_test_failure(&self) -> bool {
+        matches!(
+            self,
+            Error::MissingGolden { .. }
+                | Error::SchemaVersionChanged { .. }
+                | Error::BehaviourChanged { .. }
+        )
+    }
+
+    /// The pending file this failure wrote the actual run to, if any.
+    pub fn pending(&self) -> Option<&Path> {
+        match self {
+            Error::MissingGolden { pending, .. }
+            | Error::SchemaVersionChanged { pending, .. }
+            | Error::BehaviourChanged { pending, .. } => pending.as_deref(),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> Error {
+        Error::Io { action, path: path.to_owned(), source }
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn pending_note(pending: Option<&Path>) -> String {
+    match pending {
+        Some(pending) => format!("\npending: the actual run was written to {}", pending.display()),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,165 @@
+//! `assert_golden!` and, behind the `insta` feature, `assert_trajectory_snapshot!`, with the
+//! support functions they expand to.
+
+use std::path::Path;
+
+use crate::{Outcome, Result, Settings};
+
+/// Asserts that a trajectory behaves like its golden file, in the mode `ATIF_GOLDEN` selects.
+///
+/// The golden lives in the settings' golden folder (default `tests/golden/` under the calling
+/// crate's `CARGO_MANIFEST_DIR`) and is named after the test's function path:
+/// `assert_golden!(run)` in `fn subagents_run()` of the integration test `fixtures` uses
+/// `tests/golden/fixtures__subagents_run.json`. A test that asserts several goldens, or one
+/// generated per case, gives each a name: `assert_golden!(name: "case_a", run)`.
+///
+/// ```text
+/// assert_golden!(value);
+/// assert_golden!(value, &settings);
+/// assert_golden!(name: "case_a", value);
+/// assert_golden!(name: "case_a", value, &settings);
+/// ```
+///
+/// Without settings it uses those bound to the thread ([`Settings::bind`]).
+///
+/// # Panics
+/// With the failure message when the check fails or cannot run, including when two assertions
+/// in this process resolve to the same golden file.
+#[macro_export]
+macro_rules! assert_golden {
+    (name: $name:expr, $value:expr, $settings:expr $(,)?) => {
+        $crate::__assert_golden_impl!(::std::option::Option::Some($name), $value, $settings)
+    };
+    (name: $name:expr, $value:expr $(,)?) => {
+        $crate::__assert_golden_impl!(
+            ::std::option::Option::Some($name),
+            $value,
+            &$crate::Settings::clone_current()
+        )
+    };
+    ($value:expr, $settings:expr $(,)?) => {
+        $crate::__assert_golden_impl!(::std::option::Option::None, $value, $settings)
+    };
+    ($value:expr $(,)?) => {
+        $crate::__assert_golden_impl!(
+            ::std::option::Option::None,
+            $value,
+            &$crate::Settings::clone_current()
+        )
+    };
+}
+
+/// Expands `assert_golden!`: captures the caller's function path and manifest folder.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __assert_golden_impl {
+    ($name:expr, $value:expr, $settings:expr) => {{
+        fn f() {}
+        $crate::__private::assert_golden(
+            ::std::env!("CARGO_MANIFEST_DIR"),
+            $crate::__private::type_name_of(f),
+            $name,
+            &$value,
+            $settings,
+        )
+    }};
+}
+
+/// Normalises a trajectory and hands its canonical text to `insta::assert_snapshot!`, so a
+/// team on `cargo insta review` keeps its workflow (cargo feature `insta`).
+///
+/// Uses the settings bound to the thread for normalisation; insta's own settings decide where
+/// the snapshot lives and how it is named.
+///
+/// # Panics
+/// When the value cannot be normalised, or as insta does when the snapshot differs.
+#[cfg(feature = "insta")]
+#[macro_export]
+macro_rules! assert_trajectory_snapshot {
+    ($value:expr $(,)?) => {{
+        let canonical = $crate::__private::snapshot_text(&$value);
+        $crate::__private::insta::assert_snapshot!(canonical);
+    }};
+    ($name:expr, $value:expr $(,)?) => {{
+        let canonical = $crate::__private::snapshot_text(&$value);
+        $crate::__private::insta::assert_snapshot!($name, canonical);
+    }};
+}
+
+/// Support for the macros; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    use std::path::Path;
+
+    use serde::Serialize;
+
+    use crate::{Error, Settings};
+
+    #[cfg(feature = "insta")]
+    pub use insta;
+
+    /// The type name of `f`: the path of the function `f` is defined in, plus `::f`.
+    pub fn type_name_of<T>(_: T) -> &'static str {
+        std::any::type_name::<T>()
+    }
+
+    /// The body of `assert_golden!`.
+    ///
+    /// # Panics
+    /// With the failure message when the check fails or cannot run.
+    #[track_caller]
+    pub fn assert_golden<T: Serialize + ?Sized>(
+        manifest_dir: &str,
+        function_path: &str,
+        name: Option<&str>,
+        actual: &T,
+        settings: &Settings,
+    ) {
+        let result = serde_json::to_value(actual)
+            .map_err(|source| Error::Serialize { source })
+            .and_then(|actual| {
+                super::assert_value(Path::new(manifest_dir), function_path, name, actual, settings)
+            });
+        match result {
+            Ok(outcome) => super::print_outcome(&outcome),
+            Err(err) => panic!("{err}"),
+        }
+    }
+
+    /// The body of `assert_trajectory_snapshot!`: the canonical text, or a panic.
+    ///
+    /// # Panics
+    /// When the value cannot be normalised.
+    #[cfg(feature = "insta")]
+    #[track_caller]
+    pub fn snapshot_text<T: Serialize + ?Sized>(actual: &T) -> String {
+        match crate::canonical_text(actual, &Settings::clone_current()) {
+            Ok(text) => text,
+            Err(err) => panic!("{err}"),
+        }
+    }
+}
+
+pub(crate) fn assert_value(
+    manifest_dir: &Path,
+    function_path: &str,
+    name: Option<&str>,
+    actual: serde_json::Value,
+    settings: &Settings,
+) -> Result<Outcome> {
+    let test = crate::current_test_name(function_path);
+    let dir = settings.resolved_golden_dir(manifest_dir);
+    let path = dir.join(crate::golden_file_name(function_path, name));
+    crate::name::claim(&path, &test)?;
+    crate::check::check_value(&path, actual, settings, Some(&test))
+}
+
+#[allow(clippy::print_stderr, reason = "an assertion macro reports what it wrote, like insta")]
+pub(crate) fn print_outcome(outcome: &Outcome) {
+    match outcome {
+        Outcome::Matched { .. } => {}
+        Outcome::Created { .. } | Outcome::Changed { .. } | Outcome::Unchanged { .. } => {
+            eprintln!("{outcome}");
+        }
+    }
+}

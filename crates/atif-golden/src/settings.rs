@@ -1,0 +1,270 @@
+//! [`Settings`]: how goldens are found, compared and written, bindable to a scope.
+
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use atif_normalize::{DiffOptions, NormalizeOptions};
+
+use crate::Mode;
+
+thread_local! {
+    static CURRENT: RefCell<Arc<Settings>> = RefCell::new(Arc::new(Settings::default()));
+}
+
+/// How goldens are found, compared and written.
+///
+/// A plain value with setters, in the style of insta's settings. The defaults:
+///
+/// | setting              | default                                                       |
+/// |----------------------|---------------------------------------------------------------|
+/// | `golden_dir`         | `tests/golden` (relative paths resolve against the calling crate's `CARGO_MANIFEST_DIR`) |
+/// | `token_tolerance`    | `0.0`: token counts must match exactly                        |
+/// | `compare_content`    | `true`: the content hash is compared                          |
+/// | `normalize_options`  | [`NormalizeOptions::default`], the documented contract        |
+/// | `mode`               | `None`: read from `ATIF_GOLDEN` and `CI` at each check        |
+/// | `update_command`     | `None`: `cargo xtask golden-update <test name>`               |
+/// | `max_diff_lines`     | `200` lines of unified diff in a failure message              |
+/// | `report_file`        | `None`: the file named by `ATIF_GOLDEN_REPORT`, if set        |
+///
+/// [`assert_golden!`](crate::assert_golden) uses the settings bound to the current thread
+/// ([`Settings::bind`], [`Settings::bind_to_scope`]) unless given some explicitly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    golden_dir: PathBuf,
+    token_tolerance: f64,
+    compare_content: bool,
+    normalize_options: NormalizeOptions,
+    mode: Option<Mode>,
+    update_command: Option<String>,
+    max_diff_lines: usize,
+    report_file: Option<PathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            golden_dir: PathBuf::from("tests/golden"),
+            token_tolerance: 0.0,
+            compare_content: true,
+            normalize_options: NormalizeOptions::default(),
+            mode: None,
+            update_command: None,
+            max_diff_lines: 200,
+            report_file: None,
+        }
+    }
+}
+
+impl Settings {
+    /// The default settings (see the table above).
+    pub fn new() -> Settings {
+        Settings::default()
+    }
+
+    /// A copy of the settings bound to the current thread (the defaults when none are bound).
+    pub fn clone_current() -> Settings {
+        CURRENT.with(|current| Settings::clone(&current.borrow()))
+    }
+
+    /// Runs `f` with these settings bound to the current thread, then restores the previous
+    /// ones (also when `f` panics).
+    pub fn bind<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _guard = self.bind_to_scope();
+        f()
+    }
+
+    /// Binds these settings to the current thread until the returned guard is dropped.
+    pub fn bind_to_scope(&self) -> SettingsBindDropGuard {
+        let previous = CURRENT.with(|current| current.replace(Arc::new(self.clone())));
+        SettingsBindDropGuard { previous: Some(previous), _not_send: PhantomData }
+    }
+
+    /// Sets the folder goldens live in; a relative path is resolved against the calling
+    /// crate's `CARGO_MANIFEST_DIR` by [`assert_golden!`](crate::assert_golden).
+    pub fn set_golden_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Settings {
+        self.golden_dir = dir.into();
+        self
+    }
+
+    /// The folder goldens live in, as set.
+    pub fn golden_dir(&self) -> &Path {
+        &self.golden_dir
+    }
+
+    /// The golden folder for a crate whose manifest folder is `manifest_dir`.
+    pub fn resolved_golden_dir(&self, manifest_dir: &Path) -> PathBuf {
+        manifest_dir.join(&self.golden_dir)
+    }
+
+    /// Sets the relative band the two token counts may move in (`0.1` = 10%); a golden of
+    /// zero tokens still requires zero.
+    pub fn set_token_tolerance(&mut self, tolerance: f64) -> &mut Settings {
+        self.token_tolerance = tolerance;
+        self
+    }
+
+    /// The relative token tolerance.
+    pub fn token_tolerance(&self) -> f64 {
+        self.token_tolerance
+    }
+
+    /// Whether the content hash is compared; turn it off for runs against a live model, where
+    /// only the structure (steps, tools, models, crash) is expected to be stable.
+    pub fn set_compare_content(&mut self, compare: bool) -> &mut Settings {
+        self.compare_content = compare;
+        self
+    }
+
+    /// Whether the content hash is compared.
+    pub fn compare_content(&self) -> bool {
+        self.compare_content
+    }
+
+    /// Replaces the normalisation options applied to both the golden and the run.
+    pub fn set_normalize_options(&mut self, options: NormalizeOptions) -> &mut Settings {
+        self.normalize_options = options;
+        self
+    }
+
+    /// The normalisation options.
+    pub fn normalize_options(&self) -> &NormalizeOptions {
+        &self.normalize_options
+    }
+
+    /// The normalisation options, to add a volatile key, selector or masker in place.
+    pub fn normalize_options_mut(&mut self) -> &mut NormalizeOptions {
+        &mut self.normalize_options
+    }
+
+    /// Forces a mode; `None` (the default) reads `ATIF_GOLDEN` and `CI` at each check.
+    pub fn set_mode(&mut self, mode: Option<Mode>) -> &mut Settings {
+        self.mode = mode;
+        self
+    }
+
+    /// The forced mode, if any.
+    pub fn mode(&self) -> Option<Mode> {
+        self.mode
+    }
+
+    /// Sets the command failure messages name as the fix (`atif check --update GOLDEN ACTUAL`
+    /// in the CLI); `None` means `cargo xtask golden-update <test name>`.
+    pub fn set_update_command(&mut self, command: Option<String>) -> &mut Settings {
+        self.update_command = command;
+        self
+    }
+
+    /// The command failure messages name as the fix, if set.
+    pub fn update_command(&self) -> Option<&str> {
+        self.update_command.as_deref()
+    }
+
+    /// Sets how many lines of unified diff a failure message shows before cutting.
+    pub fn set_max_diff_lines(&mut self, lines: usize) -> &mut Settings {
+        self.max_diff_lines = lines;
+        self
+    }
+
+    /// How many lines of unified diff a failure message shows before cutting.
+    pub fn max_diff_lines(&self) -> usize {
+        self.max_diff_lines
+    }
+
+    /// Sets the report file each check appends a line to; `None` (the default) uses the file
+    /// named by `ATIF_GOLDEN_REPORT`, and no report when that is unset.
+    pub fn set_report_file(&mut self, report: Option<PathBuf>) -> &mut Settings {
+        self.report_file = report;
+        self
+    }
+
+    /// The report file set on these settings, if any.
+    pub fn report_file(&self) -> Option<&Path> {
+        self.report_file.as_deref()
+    }
+
+    /// The Shape comparison options these settings describe.
+    pub fn diff_options(&self) -> DiffOptions {
+        let mut options = DiffOptions::default();
+        options.set_token_tolerance(self.token_tolerance);
+        options.set_compare_content(self.compare_content);
+        options
+    }
+}
+
+/// Restores the previously bound settings when dropped; returned by
+/// [`Settings::bind_to_scope`]. It stays on the thread that created it.
+#[derive(Debug)]
+#[must_use = "the settings are unbound as soon as the guard is dropped"]
+pub struct SettingsBindDropGuard {
+    previous: Option<Arc<Settings>>,
+    // A raw pointer makes the guard neither Send nor Sync: it must be dropped on its thread.
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Drop for SettingsBindDropGuard {
+    fn drop(&mut self) {
+        if let Some(previous) = self.previous.take() {
+            CURRENT.with(|current| current.replace(previous));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let settings = Settings::new();
+        assert_eq!(settings.golden_dir(), Path::new("tests/golden"));
+        assert_eq!(settings.token_tolerance(), 0.0);
+        assert!(settings.compare_content());
+        assert_eq!(settings.mode(), None);
+        assert_eq!(settings.update_command(), None);
+        assert_eq!(settings.max_diff_lines(), 200);
+        assert_eq!(settings.normalize_options(), &NormalizeOptions::default());
+    }
+
+    #[test]
+    fn binding_applies_inside_the_scope_and_restores_afterwards() {
+        let mut outer = Settings::new();
+        outer.set_token_tolerance(0.25);
+        let mut inner = Settings::new();
+        inner.set_compare_content(false);
+        outer.bind(|| {
+            assert_eq!(Settings::clone_current().token_tolerance(), 0.25);
+            inner.bind(|| {
+                let current = Settings::clone_current();
+                assert!(!current.compare_content());
+                assert_eq!(current.token_tolerance(), 0.0);
+            });
+            assert!(Settings::clone_current().compare_content());
+        });
+        assert_eq!(Settings::clone_current(), Settings::default());
+    }
+
+    #[test]
+    fn a_panic_inside_bind_still_restores_the_previous_settings() {
+        let mut settings = Settings::new();
+        settings.set_max_diff_lines(3);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            settings.bind(|| panic!("boom"))
+        }));
+        assert!(result.is_err());
+        assert_eq!(Settings::clone_current().max_diff_lines(), 200);
+    }
+
+    #[test]
+    fn relative_golden_dirs_resolve_against_the_manifest_dir() {
+        let settings = Settings::new();
+        assert_eq!(
+            settings.resolved_golden_dir(Path::new("/repo/crate")),
+            Path::new("/repo/crate/tests/golden")
+        );
+        let mut absolute = Settings::new();
+        absolute.set_golden_dir("/elsewhere");
+        assert_eq!(absolute.resolved_golden_dir(Path::new("/repo/crate")), Path::new("/elsewhere"));
+    }
+}

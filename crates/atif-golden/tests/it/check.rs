@@ -1,0 +1,296 @@
+//! Tests of `check`: the protocol's outcomes and failure messages.
+
+use atif_golden::{Error, Mode, Outcome, check, pending_path};
+use serde_json::json;
+
+use crate::{files_in, run, settings};
+
+#[test]
+fn a_missing_golden_fails_without_being_created_and_names_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("first_run.json");
+    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    assert!(matches!(err, Error::MissingGolden { .. }));
+    assert!(err.is_test_failure());
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "golden file {} does not exist; record it with: cargo xtask golden-update \
+             check::a_missing_golden_fails_without_being_created_and_names_the_command",
+            golden.display()
+        )
+    );
+    assert!(files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn a_missing_golden_in_review_mode_leaves_a_pending_file_and_says_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("first_run.json");
+    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
+    let pending = pending_path(&golden);
+    assert_eq!(err.pending(), Some(pending.as_path()));
+    assert!(
+        err.to_string()
+            .ends_with(&format!("\npending: the actual run was written to {}", pending.display()))
+    );
+    assert_eq!(files_in(dir.path()), ["first_run.json.new"]);
+    assert!(!golden.exists());
+}
+
+#[test]
+fn update_writes_the_golden_as_the_canonical_normalized_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("nested/folder/recorded.json");
+    let actual = run(2, "grep", "a");
+    let outcome = check(&golden, &actual, &settings(Mode::Update)).unwrap();
+    assert_eq!(outcome, Outcome::Created { path: golden.clone() });
+    let written = std::fs::read_to_string(&golden).unwrap();
+    let normalized =
+        atif_normalize::normalize(&actual, &atif_normalize::NormalizeOptions::default()).unwrap();
+    assert_eq!(written, atif_normalize::to_canonical_string(&normalized));
+    assert!(!written.contains("session-a"), "volatile fields stay out of goldens");
+    // The golden is itself a trajectory: checking it against itself matches.
+    let reread: serde_json::Value = serde_json::from_str(&written).unwrap();
+    let outcome = check(&golden, &reread, &settings(Mode::Check)).unwrap();
+    assert_eq!(outcome, Outcome::Matched { path: golden });
+}
+
+#[test]
+fn update_reports_the_erased_diff_and_is_silent_when_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+
+    let outcome = check(&golden, &run(1, "rg", "b"), &settings(Mode::Update)).unwrap();
+    let Outcome::Changed { erased, .. } = &outcome else {
+        panic!("expected Changed, got {outcome:?}")
+    };
+    assert!(erased.starts_with("--- golden (erased)\n+++ actual\n"), "{erased}");
+    assert!(erased.contains("\n-          \"function_name\": \"grep\",\n"), "{erased}");
+    assert!(erased.contains("\n+          \"function_name\": \"rg\",\n"), "{erased}");
+    let shown = outcome.to_string();
+    assert!(
+        shown.starts_with(&format!("changed golden {}; this update erased:\n", golden.display()))
+    );
+    assert!(std::fs::read_to_string(&golden).unwrap().contains("\"rg\""));
+
+    // Volatile churn only: the golden stays as it is and nothing but one line is reported.
+    let before = std::fs::metadata(&golden).unwrap().modified().unwrap();
+    let outcome = check(&golden, &run(1, "rg", "c"), &settings(Mode::Update)).unwrap();
+    assert_eq!(outcome, Outcome::Unchanged { path: golden.clone() });
+    assert_eq!(outcome.to_string(), format!("unchanged golden {}", golden.display()));
+    assert_eq!(std::fs::metadata(&golden).unwrap().modified().unwrap(), before);
+}
+
+#[test]
+fn volatile_differences_alone_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    check(&golden, &run(3, "grep", "first"), &settings(Mode::Update)).unwrap();
+    let outcome = check(&golden, &run(3, "grep", "second"), &settings(Mode::Check)).unwrap();
+    assert!(matches!(outcome, Outcome::Matched { .. }));
+}
+
+#[test]
+fn a_schema_version_bump_asks_for_a_re_record_in_one_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("versioned.json");
+    let mut old = run(1, "grep", "a");
+    old["schema_version"] = json!("ATIF-v1.7");
+    check(&golden, &old, &settings(Mode::Update)).unwrap();
+    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    assert!(matches!(err, Error::SchemaVersionChanged { .. }));
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the schema version changed from ATIF-v1.7 (golden file {}) to ATIF-v1.8 (this run), \
+             so re-record the golden with: cargo xtask golden-update \
+             check::a_schema_version_bump_asks_for_a_re_record_in_one_sentence",
+            golden.display()
+        )
+    );
+}
+
+#[test]
+fn the_mismatch_message_names_the_change_literally_on_its_second_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let err = check(&golden, &run(2, "grep", "b"), &settings(Mode::Check)).unwrap_err();
+    let message = err.to_string();
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines[0], "agent behaviour changed (7 difference(s)):", "{message}");
+    assert_eq!(lines[1], "  step_count: 1 -> 2", "{message}");
+}
+
+#[test]
+fn the_failure_message_goes_deltas_explanation_diff_command_with_the_hash_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("ordered.json");
+    check(&golden, &run(2, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let err = check(&golden, &run(2, "rg", "b"), &settings(Mode::Check)).unwrap_err();
+    let Error::BehaviourChanged { deltas, report, pending, .. } = &err else {
+        panic!("expected BehaviourChanged, got {err:?}")
+    };
+    assert_eq!(pending, &None, "check mode writes nothing");
+    assert_eq!(deltas[0], r#"functions: ["grep","grep"] -> ["rg","rg"]"#);
+    assert!(deltas.last().unwrap().starts_with("content_hash: "), "{deltas:?}");
+    let position = |needle: &str| {
+        report.find(needle).unwrap_or_else(|| panic!("`{needle}` missing from:\n{report}"))
+    };
+    assert!(position("  functions: ") < position("  content_hash: "));
+    assert!(
+        position("  content_hash: ")
+            < position("what moved, step by step:\n  step 1 (agent) changed")
+    );
+    assert!(
+        position("what moved")
+            < position("unified diff (golden -> actual):\n--- golden\n+++ actual\n")
+    );
+    assert!(position("+++ actual") < position("-          \"function_name\": \"grep\","));
+    // Called from a test, the fix names the running test (the harness names its thread so).
+    assert!(report.ends_with(
+        "\nif this change is intended: cargo xtask golden-update \
+         check::the_failure_message_goes_deltas_explanation_diff_command_with_the_hash_last"
+    ));
+}
+
+#[test]
+fn a_content_only_change_is_caught_by_the_hash_and_can_be_switched_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let mut reworded = run(1, "grep", "a");
+    reworded["steps"][0]["message"] = json!("different words, same behaviour");
+    let err = check(&golden, &reworded, &settings(Mode::Check)).unwrap_err();
+    let Error::BehaviourChanged { deltas, .. } = &err else { panic!("{err:?}") };
+    assert_eq!(deltas.len(), 1);
+    assert!(deltas[0].starts_with("content_hash: "));
+
+    let mut structure_only = settings(Mode::Check);
+    structure_only.set_compare_content(false);
+    assert!(matches!(check(&golden, &reworded, &structure_only), Ok(Outcome::Matched { .. })));
+}
+
+#[test]
+fn the_token_tolerance_setting_bands_token_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let mut more_tokens = run(1, "grep", "a");
+    more_tokens["steps"][0]["metrics"]["prompt_tokens"] = json!(105);
+    let mut lenient = settings(Mode::Check);
+    lenient.set_compare_content(false);
+    assert!(check(&golden, &more_tokens, &lenient).is_err(), "exact by default");
+    lenient.set_token_tolerance(0.1);
+    assert!(matches!(check(&golden, &more_tokens, &lenient), Ok(Outcome::Matched { .. })));
+}
+
+#[test]
+fn long_diffs_are_cut_with_a_line_saying_how_much_and_where_the_full_actual_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("long.json");
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let mut review = settings(Mode::Review);
+    review.set_max_diff_lines(4);
+    let err = check(&golden, &run(20, "grep", "a"), &review).unwrap_err();
+    let message = err.to_string();
+    let pending = pending_path(&golden);
+    let cut = message.lines().find(|line| line.starts_with("... ")).expect(&message);
+    assert!(cut.contains(" more diff lines cut (4 of "), "{cut}");
+    assert!(cut.ends_with(&format!("the full actual is in {}", pending.display())), "{cut}");
+    let full = std::fs::read_to_string(&pending).unwrap();
+    assert_eq!(full.matches("\"step_id\"").count(), 20);
+
+    let mut on_ci = settings(Mode::from_env_values(None, Some("true")).unwrap());
+    on_ci.set_max_diff_lines(4);
+    std::fs::remove_file(&pending).unwrap();
+    let message = check(&golden, &run(20, "grep", "a"), &on_ci).unwrap_err().to_string();
+    assert!(message.contains("the full actual was not written"), "{message}");
+    assert!(!pending.exists());
+}
+
+#[test]
+fn a_failing_local_run_writes_a_pending_file_and_a_ci_run_never_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let golden_before = std::fs::read(&golden).unwrap();
+
+    let on_ci = Mode::from_env_values(None, Some("true")).unwrap();
+    let err = check(&golden, &run(2, "grep", "a"), &settings(on_ci)).unwrap_err();
+    assert_eq!(err.pending(), None);
+    assert_eq!(files_in(dir.path()), ["g.json"]);
+    let explicit_review_on_ci = Mode::from_env_values(Some("review"), Some("true")).unwrap();
+    check(&golden, &run(2, "grep", "a"), &settings(explicit_review_on_ci)).unwrap_err();
+    assert_eq!(files_in(dir.path()), ["g.json"]);
+
+    let locally = Mode::from_env_values(None, None).unwrap();
+    let err = check(&golden, &run(2, "grep", "a"), &settings(locally)).unwrap_err();
+    let pending = pending_path(&golden);
+    assert_eq!(err.pending(), Some(pending.as_path()));
+    assert_eq!(files_in(dir.path()), ["g.json", "g.json.new"]);
+    assert_eq!(
+        std::fs::read(&golden).unwrap(),
+        golden_before,
+        "a failing check never edits the golden"
+    );
+    assert!(std::fs::read_to_string(&pending).unwrap().contains("\"step_id\": 2"));
+
+    // Once the run matches again, the stale pending file goes away.
+    check(&golden, &run(1, "grep", "a"), &settings(locally)).unwrap();
+    assert_eq!(files_in(dir.path()), ["g.json"]);
+}
+
+#[test]
+fn a_corrupt_golden_is_an_error_in_check_mode_and_rewritten_in_update_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    std::fs::write(&golden, "{\"schema_version\": ").unwrap();
+    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    assert!(!err.is_test_failure());
+    assert!(
+        err.to_string()
+            .starts_with(&format!("golden file {} is not valid JSON (line 1", golden.display())),
+        "{err}"
+    );
+    let outcome = check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    assert!(matches!(outcome, Outcome::Changed { .. }));
+    assert!(matches!(
+        check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)),
+        Ok(Outcome::Matched { .. })
+    ));
+}
+
+#[test]
+fn a_non_trajectory_actual_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let err =
+        check(&dir.path().join("g.json"), &json!([1, 2]), &settings(Mode::Update)).unwrap_err();
+    assert!(err.to_string().starts_with("cannot normalise the actual trajectory"), "{err}");
+    assert!(files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn a_typed_trajectory_checks_like_its_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("typed.json");
+    let value = run(2, "grep", "a");
+    let typed: atif_schema::Trajectory = serde_json::from_value(value.clone()).unwrap();
+    check(&golden, &value, &settings(Mode::Update)).unwrap();
+    assert!(matches!(check(&golden, &typed, &settings(Mode::Check)), Ok(Outcome::Matched { .. })));
+}
+
+#[test]
+fn the_update_command_can_be_replaced_for_other_front_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    let mut cli = settings(Mode::Check);
+    cli.set_update_command(Some("atif check --update g.json run.json".to_owned()));
+    let err = check(&golden, &run(1, "grep", "a"), &cli).unwrap_err();
+    assert!(
+        err.to_string().ends_with("record it with: atif check --update g.json run.json"),
+        "{err}"
+    );
+}

@@ -1,0 +1,140 @@
+//! Tests of `assert_golden!`: naming, settings, duplicate detection.
+
+use std::path::Path;
+
+use atif_golden::{Mode, Settings, assert_golden};
+
+use crate::{files_in, run, settings};
+
+fn update_in(dir: &Path) -> Settings {
+    let mut settings = settings(Mode::Update);
+    settings.set_golden_dir(dir);
+    settings
+}
+
+/// Runs `f` on a thread named like a test, returning the panic message if it panicked.
+fn on_test_thread(name: &str, f: impl FnOnce() + Send) -> Option<String> {
+    std::thread::scope(|scope| {
+        let handle =
+            std::thread::Builder::new().name(name.to_owned()).spawn_scoped(scope, f).unwrap();
+        handle.join().err().map(|payload| match payload.downcast::<String>() {
+            Ok(message) => *message,
+            Err(payload) => payload.downcast::<&str>().map(|s| (*s).to_owned()).unwrap_or_default(),
+        })
+    })
+}
+
+#[test]
+fn the_golden_is_named_after_the_test_function() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_golden!(run(1, "grep", "a"), &update_in(dir.path()));
+    assert_eq!(
+        files_in(dir.path()),
+        ["it__macros__the_golden_is_named_after_the_test_function.json"]
+    );
+}
+
+#[test]
+fn named_goldens_keep_their_distinguishing_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = update_in(dir.path());
+    for case in ["case a", "case/b", "v1.8"] {
+        assert_golden!(name: case, run(1, "grep", case), &settings);
+    }
+    assert_eq!(
+        files_in(dir.path()),
+        [
+            "it__macros__named_goldens_keep_their_distinguishing_part__case_a.json",
+            "it__macros__named_goldens_keep_their_distinguishing_part__case_b.json",
+            "it__macros__named_goldens_keep_their_distinguishing_part__v1.8.json",
+        ]
+    );
+}
+
+#[test]
+fn a_name_with_dot_dot_slash_cannot_escape_the_golden_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let golden_dir = root.path().join("a/b/golden");
+    assert_golden!(name: "../../../escaped", run(1, "grep", "a"), &update_in(&golden_dir));
+    let files = files_in(&golden_dir);
+    assert_eq!(files.len(), 1);
+    assert!(files[0].ends_with("escaped.json") && !files[0].contains(".."), "{files:?}");
+    assert_eq!(files_in(root.path()), ["a"]);
+    assert_eq!(files_in(&root.path().join("a")), ["b"]);
+    assert_eq!(files_in(&root.path().join("a/b")), ["golden"]);
+}
+
+#[test]
+fn settings_bound_to_the_scope_are_used_without_being_passed() {
+    let dir = tempfile::tempdir().unwrap();
+    update_in(dir.path()).bind(|| {
+        assert_golden!(name: "bound", run(1, "grep", "a"));
+    });
+    assert_eq!(files_in(dir.path()).len(), 1);
+}
+
+/// A helper two tests share: both resolve to the helper's golden.
+fn shared_helper(settings: &Settings) {
+    assert_golden!(run(1, "grep", "a"), settings);
+}
+
+#[test]
+fn two_tests_resolving_to_one_golden_are_caught_and_both_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = update_in(dir.path());
+    assert_eq!(on_test_thread("module::first_test", || shared_helper(&settings)), None);
+    let message = on_test_thread("module::second_test", || shared_helper(&settings)).unwrap();
+    assert!(
+        message.contains("it__macros__shared_helper.json is claimed twice in one run"),
+        "{message}"
+    );
+    assert!(
+        message.contains("by `module::first_test` and then by `module::second_test`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_failing_assertion_panics_with_the_failure_message_and_the_test_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut check_only = settings(Mode::Check);
+    check_only.set_golden_dir(dir.path());
+    let message = on_test_thread("suite::records_nothing", || {
+        assert_golden!(run(1, "grep", "a"), &check_only);
+    })
+    .unwrap();
+    assert!(message.starts_with("golden file "), "{message}");
+    assert!(
+        message.ends_with("record it with: cargo xtask golden-update suite::records_nothing"),
+        "{message}"
+    );
+    assert!(files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn each_assertion_appends_its_test_and_outcome_to_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.jsonl");
+    let mut settings = update_in(&dir.path().join("golden"));
+    settings.set_report_file(Some(report.clone()));
+    assert_golden!(name: "first", run(1, "grep", "a"), &settings);
+    assert_golden!(name: "second", run(1, "grep", "a"), &settings);
+    let entries = atif_golden::read_report(&report).unwrap();
+    let seen: Vec<_> = entries
+        .iter()
+        .map(|entry| {
+            (entry.outcome, entry.path.file_name().unwrap().to_string_lossy().into_owned())
+        })
+        .collect();
+    let prefix = "it__macros__each_assertion_appends_its_test_and_outcome_to_the_report";
+    assert_eq!(
+        seen,
+        [
+            (atif_golden::OutcomeKind::Created, format!("{prefix}__first.json")),
+            (atif_golden::OutcomeKind::Created, format!("{prefix}__second.json")),
+        ]
+    );
+    for entry in &entries {
+        assert_eq!(entry.test, "macros::each_assertion_appends_its_test_and_outcome_to_the_report");
+    }
+}
