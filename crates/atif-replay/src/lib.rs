@@ -1,2 +1,81 @@
 //! Record an LLM's replies once, replay them strictly offline, and capture agent runs as ATIF.
+//!
+//! A golden trajectory is only reproducible if the model's replies are. This crate puts a seam
+//! between an agent and its model, the [`LlmClient`] trait, and offers four things behind it:
+//!
+//! - [`RecordingClient`] wraps a real client and saves what it replied as a **script**
+//!   (a versioned JSON file, secrets redacted, written atomically; see `docs/replay.md`);
+//! - [`ReplayClient`] serves a script offline and is strict both ways: one call too many is
+//!   [`Error::ScriptExhausted`], replies never requested make [`ReplayClient::finish`] fail, and
+//!   a request that differs from its recording is caught by its SHA-256 fingerprint
+//!   ([`RequestCheck`]);
+//! - [`ScriptedClient`] is a test double answering from a list or a closure, remembering every
+//!   request it [`seen`](ScriptedClient::seen);
+//! - [`capture`] runs an agent future and returns its run as an ATIF trajectory, even when the
+//!   agent fails or panics.
+//!
+//! The key design decision: the agent loop, its tools and its context assembly run for real in
+//! a replay; only the model is a tape. So a replay exercises everything but the model, and any
+//! change in what the agent asks the model shows up as a failure naming the call.
+//!
+//! [`openai_response`] and [`anthropic_response`] read the two common reply shapes into an
+//! [`LlmResponse`] for adapters of real providers; the HTTP call stays in the adapter.
+//!
+//! Script reading, writing and redaction ([`read_script`], [`write_script`], [`redact_file`])
+//! are plain functions that need no async runtime.
+//!
+//! # Example
+//!
+//! Record a scripted model, save the script, replay it, and check nothing was left unused:
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use atif_replay::{LlmClient, LlmRequest, LlmResponse, Message, RecordingClient, ReplayClient, ScriptedClient};
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("hello.script.json");
+//!
+//! let model = ScriptedClient::from_responses(Some("gpt-test"), vec![LlmResponse::from_text("hello")]);
+//! let recorder = RecordingClient::new(model);
+//! let request = LlmRequest::new(vec![Message::user("say hello")]);
+//! runtime.block_on(recorder.complete(request.clone()))?;
+//! recorder.save(&path)?;
+//!
+//! let replay = Arc::new(ReplayClient::from_file(&path)?);
+//! let reply = runtime.block_on(replay.complete(request))?;
+//! assert_eq!(reply.text(), "hello");
+//! assert_eq!(replay.model(), Some("gpt-test"));
+//! replay.finish()?;
+//! # Ok(())
+//! # }
+//! ```
 #![forbid(unsafe_code)]
+
+mod capture;
+mod client;
+mod error;
+mod providers;
+mod record;
+mod replay;
+mod script;
+mod scripted;
+mod secrets;
+
+pub use capture::{CaptureHandle, CaptureOptions, Captured, capture};
+pub use client::{
+    Chunk, ChunkStream, Content, FinishReason, LlmClient, LlmRequest, LlmResponse, Message, Role,
+    ToolCall, ToolDefinition, Usage,
+};
+pub use error::{Error, LlmError, Result};
+pub use providers::{anthropic_response, openai_response};
+pub use record::{RecordOptions, RecordingClient};
+pub use replay::{Drift, ReplayClient, ReplayOptions, RequestCheck};
+pub use script::{
+    RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script, read_script, redact_file,
+    redact_script, request_fingerprint, write_script,
+};
+pub use scripted::ScriptedClient;
+pub use secrets::{DEFAULT_SECRET_PATTERNS, REDACTED};

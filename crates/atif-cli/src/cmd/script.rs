@@ -1,12 +1,139 @@
-//! `atif script`.
+//! `atif script`: inspect or redact a recorded model script (see `docs/replay.md`).
 
+use std::fmt::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
+
+use atif_replay::{Content, RecordedCall, Script};
+
+use crate::cmd::common::read_input;
 
 /// Arguments of `atif script`.
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
 
-/// Runs `atif script`.
-pub(crate) fn run(_args: &Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`atif script` is not built yet")
+/// The `atif script` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Command {
+    /// Print the model, the number of calls and, per call, the tool calls and token usage.
+    Show {
+        /// The script file (`-` for standard input).
+        #[arg(value_name = "FILE")]
+        file: String,
+    },
+    /// Replace secrets (API keys, tokens, credentials) in the script, in place and atomically.
+    Redact {
+        /// The script file.
+        #[arg(value_name = "FILE")]
+        file: String,
+        /// Also redact every match of this regex; repeatable. Redaction refuses to write a file
+        /// in which a pattern still matches.
+        #[arg(long = "pattern", value_name = "REGEX")]
+        patterns: Vec<String>,
+    },
+}
+
+/// Runs `atif script`: exit 0 on success, 1 when the script is invalid or still holds a secret,
+/// 2 when it cannot be read or written.
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    match &args.command {
+        Command::Show { file } => show(file),
+        Command::Redact { file, patterns } => redact(file, patterns),
+    }
+}
+
+fn show(file: &str) -> anyhow::Result<ExitCode> {
+    let bytes = read_input(file)?;
+    let label = if file == "-" { "<stdin>" } else { file };
+    let script = match atif_replay::parse_script(&bytes, Path::new(label)) {
+        Ok(script) => script,
+        Err(err) => return invalid_input(err),
+    };
+    print!("{}", render(&script));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn redact(file: &str, patterns: &[String]) -> anyhow::Result<ExitCode> {
+    if file == "-" {
+        anyhow::bail!(
+            "`atif script redact` rewrites a file in place; standard input cannot be used"
+        );
+    }
+    match atif_replay::redact_file(Path::new(file), patterns) {
+        Ok(true) => println!("{file}: secrets redacted"),
+        Ok(false) => println!("{file}: nothing to redact"),
+        Err(atif_replay::Error::Io { action, path, source }) => {
+            anyhow::bail!("cannot {action} {}: {source}", path.display())
+        }
+        Err(err @ atif_replay::Error::Pattern { .. }) => anyhow::bail!(err),
+        Err(err) => return invalid_input(err),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A script that is not valid (or that still holds a secret): exit code 1, like an invalid
+/// trajectory.
+fn invalid_input(err: atif_replay::Error) -> anyhow::Result<ExitCode> {
+    if let atif_replay::Error::Io { .. } = err {
+        return Err(err.into());
+    }
+    eprintln!("error: {err}");
+    Ok(ExitCode::from(1))
+}
+
+fn render(script: &Script) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "model: {}", script.model.as_deref().unwrap_or("(none)"));
+    let _ = writeln!(out, "calls: {}", script.calls.len());
+    for (idx, call) in script.calls.iter().enumerate() {
+        let _ = writeln!(out, "call {}: {}", idx + 1, describe(call));
+    }
+    out
+}
+
+fn describe(call: &RecordedCall) -> String {
+    if let Some(error) = &call.error {
+        return format!("failed when recorded: {error}");
+    }
+    let response = match (&call.response, &call.chunks) {
+        (Some(response), _) => response.clone(),
+        (None, Some(chunks)) => atif_replay::LlmResponse::from_chunks(chunks),
+        (None, None) => return "no reply".to_owned(),
+    };
+    let mut text = if response.tool_calls.is_empty() {
+        let reply = match &response.content {
+            Some(Content::Text(text)) => format!("text {}", quote(text)),
+            Some(Content::Json(value)) => format!("json {}", quote(&value.to_string())),
+            None => "empty reply".to_owned(),
+        };
+        format!("no tool calls ({reply})")
+    } else {
+        let calls: Vec<String> = response
+            .tool_calls
+            .iter()
+            .map(|call| format!("{} {}", call.name, call.arguments))
+            .collect();
+        format!("tool calls: {}", calls.join(", "))
+    };
+    let usage = response.usage;
+    let _ = write!(
+        text,
+        "; tokens: prompt {}, completion {}, cached {}",
+        usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens
+    );
+    if let Some(chunks) = &call.chunks {
+        let _ = write!(text, "; streamed in {} chunks", chunks.len());
+    }
+    text
+}
+
+fn quote(text: &str) -> String {
+    const MAX: usize = 60;
+    match text.char_indices().nth(MAX) {
+        Some((cut, _)) => format!("{:?}…", &text[..cut]),
+        None => format!("{text:?}"),
+    }
 }

@@ -1,0 +1,656 @@
+//! `capture`: run an agent with a recording handle and turn what it did into an ATIF trajectory,
+//! even when it fails or panics.
+
+use std::collections::hash_map::RandomState;
+use std::fmt;
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use async_trait::async_trait;
+use serde_json::{Map, Value, json};
+
+use crate::record::lock;
+use crate::{
+    Chunk, ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, ToolCall,
+    ToolDefinition, Usage,
+};
+
+/// Who the captured agent is. A plain value: `CaptureOptions::new(name, version)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaptureOptions {
+    agent_name: String,
+    agent_version: String,
+    model_name: Option<String>,
+}
+
+impl CaptureOptions {
+    /// An agent called `name` at `version`, as written in the trajectory's `agent` object.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        CaptureOptions { agent_name: name.into(), agent_version: version.into(), model_name: None }
+    }
+
+    /// The agent name. Subagents get the name given to [`CaptureHandle::subagent`].
+    pub fn agent_name(&self) -> &str {
+        &self.agent_name
+    }
+
+    /// The agent version.
+    pub fn agent_version(&self) -> &str {
+        &self.agent_version
+    }
+
+    /// The model name written into the trajectory. Default: `None`, meaning the client's
+    /// [`model`](LlmClient::model).
+    pub fn model_name(&self) -> Option<&str> {
+        self.model_name.as_deref()
+    }
+
+    /// Sets [`model_name`](CaptureOptions::model_name).
+    pub fn set_model_name(&mut self, model_name: Option<String>) {
+        self.model_name = model_name;
+    }
+}
+
+/// What [`capture`] returns: the trajectory, always, and the agent's result.
+#[derive(Debug)]
+pub struct Captured<T> {
+    /// The run as an ATIF-v1.8 trajectory (a JSON value that passes `atif_schema::validate`).
+    pub trajectory: Value,
+    /// What the agent returned; [`Error::AgentFailed`] or [`Error::AgentPanicked`] when it
+    /// failed, in which case the trajectory's `extra` says `crashed: true` and holds the error.
+    pub result: Result<T>,
+}
+
+impl<T> Captured<T> {
+    /// The trajectory as atif-schema's typed model.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Schema`] if the typed model cannot hold the captured document (it always
+    /// can, as the tests check; the error is there for a schema crate that moved on).
+    pub fn typed_trajectory(&self) -> Result<atif_schema::Trajectory> {
+        atif_schema::Trajectory::from_value(&self.trajectory)
+            .map_err(|source| Error::Schema { source })
+    }
+
+    /// The trajectory and the result, as a pair.
+    pub fn into_parts(self) -> (Value, Result<T>) {
+        (self.trajectory, self.result)
+    }
+}
+
+/// Runs `agent` with a [`CaptureHandle`] and returns the trajectory of what it did, together
+/// with its result.
+///
+/// The agent makes its model calls through [`CaptureHandle::client`]; each call becomes an agent
+/// step (model name, message, reasoning, tool calls, token usage as metrics,
+/// `llm_call_count: 1`). It reports tool results with [`CaptureHandle::tool_result`] (they
+/// become that step's observation, joined by `source_call_id`) and starts subagents with
+/// [`CaptureHandle::subagent`] (they become embedded `subagent_trajectories` with refs).
+///
+/// The agent runs as a tokio task, so a panic is caught: the trajectory is still returned, with
+/// `extra.crashed = true` and the panic text in `extra.error`, and the panic comes back as
+/// [`Error::AgentPanicked`]. An agent error is handled the same way as [`Error::AgentFailed`].
+/// Nothing is written to disk.
+///
+/// Must be awaited inside a tokio runtime.
+///
+/// # Example
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use atif_replay::{CaptureOptions, Error, LlmClient, LlmRequest, LlmResponse, Message, ScriptedClient, capture};
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+/// let model: Arc<dyn LlmClient> =
+///     Arc::new(ScriptedClient::from_responses(Some("m-1"), vec![LlmResponse::from_text("4")]));
+/// let options = CaptureOptions::new("adder", "1.0.0");
+/// let captured = runtime.block_on(capture(model, &options, |handle| async move {
+///     handle.user_message("2 + 2?");
+///     let reply = handle.client().complete(LlmRequest::new(vec![Message::user("2 + 2?")])).await?;
+///     Ok::<_, Error>(reply.text())
+/// }));
+/// assert_eq!(captured.trajectory["steps"][1]["source"], "agent");
+/// assert_eq!(captured.trajectory["steps"][1]["model_name"], "m-1");
+/// assert_eq!(captured.result?, "4");
+/// # Ok(())
+/// # }
+/// ```
+pub async fn capture<F, Fut, T, E>(
+    client: Arc<dyn LlmClient>,
+    options: &CaptureOptions,
+    agent: F,
+) -> Captured<T>
+where
+    F: FnOnce(CaptureHandle) -> Fut,
+    Fut: Future<Output = std::result::Result<T, E>> + Send + 'static,
+    T: Send + 'static,
+    E: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+{
+    let model = options.model_name.clone().or_else(|| client.model().map(str::to_owned));
+    let recorder = Arc::new(Recorder {
+        session_id: new_id("session"),
+        nodes: Mutex::new(vec![Node::new(&options.agent_name, &options.agent_version, &model)]),
+    });
+    let handle = CaptureHandle { recorder: Arc::clone(&recorder), node: 0, inner: client, model };
+    let joined = tokio::spawn(agent(handle)).await;
+    let result = match joined {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(err)) => {
+            let source: Box<dyn std::error::Error + Send + Sync> = err.into();
+            Err(Error::AgentFailed { message: source.to_string(), source })
+        }
+        Err(join_error) => {
+            let message = if join_error.is_panic() {
+                let payload = join_error.into_panic();
+                match payload.downcast::<String>() {
+                    Ok(text) => *text,
+                    Err(payload) => match payload.downcast::<&'static str>() {
+                        Ok(text) => (*text).to_owned(),
+                        Err(_) => "the panic payload is not a string".to_owned(),
+                    },
+                }
+            } else {
+                "the agent task was cancelled".to_owned()
+            };
+            Err(Error::AgentPanicked { message })
+        }
+    };
+    let crash = result.as_ref().err().map(ToString::to_string);
+    let trajectory = recorder.build(crash.as_deref());
+    Captured { trajectory, result }
+}
+
+/// The agent's side of a capture: a model client that records, and ways to report tool results
+/// and start subagents. Cheap to clone; clones record into the same trajectory.
+#[derive(Clone)]
+pub struct CaptureHandle {
+    recorder: Arc<Recorder>,
+    node: usize,
+    inner: Arc<dyn LlmClient>,
+    model: Option<String>,
+}
+
+impl fmt::Debug for CaptureHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CaptureHandle")
+            .field("node", &self.node)
+            .field("model", &self.model)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CaptureHandle {
+    /// A model client whose every call becomes an agent step of this handle's trajectory.
+    pub fn client(&self) -> Arc<dyn LlmClient> {
+        Arc::new(CapturingClient { handle: self.clone() })
+    }
+
+    /// Adds a user step (the task, a follow-up instruction).
+    pub fn user_message(&self, text: impl Into<String>) {
+        self.push_step(StepRecord::new("user", text.into()));
+    }
+
+    /// Adds a system step (the system prompt, an injected notice).
+    pub fn system_message(&self, text: impl Into<String>) {
+        self.push_step(StepRecord::new("system", text.into()));
+    }
+
+    /// Reports the result of tool call `call_id`: it becomes an observation result of the step
+    /// that made the call, with `source_call_id` set.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownToolCall`] when no step of this trajectory made that call.
+    pub fn tool_result(&self, call_id: &str, content: impl Into<String>) -> Result<()> {
+        let content = content.into();
+        self.with_result(call_id, |result| result.content = Some(content))
+    }
+
+    /// Starts a subagent called `name`: returns its handle, embeds its trajectory in this one's
+    /// `subagent_trajectories`, and adds a `subagent_trajectory_ref` to the observation of the
+    /// step that made tool call `call_id` (or, without a call id, of a system step saying that
+    /// subagents were started).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownToolCall`] when `call_id` names no call of this trajectory.
+    pub fn subagent(&self, name: &str, call_id: Option<&str>) -> Result<CaptureHandle> {
+        let trajectory_id = new_id(name);
+        // The ref is attached first, so an unknown call id leaves no orphan subagent behind.
+        match call_id {
+            Some(call_id) => {
+                self.with_result(call_id, |result| result.refs.push(trajectory_id.clone()))?
+            }
+            None => {
+                let mut nodes = lock(&self.recorder.nodes);
+                let steps = &mut nodes[self.node].steps;
+                if !steps.last().is_some_and(|step| step.delegation) {
+                    let mut step = StepRecord::new("system", "started subagents".to_owned());
+                    step.delegation = true;
+                    steps.push(step);
+                }
+                if let Some(step) = steps.last_mut() {
+                    step.results.push(ResultRecord {
+                        source_call_id: None,
+                        content: None,
+                        refs: vec![trajectory_id.clone()],
+                    });
+                }
+            }
+        }
+        let child = {
+            let mut nodes = lock(&self.recorder.nodes);
+            let version = nodes[self.node].agent_version.clone();
+            let mut node = Node::new(name, &version, &self.model);
+            node.trajectory_id = trajectory_id;
+            node.parent = Some(self.node);
+            nodes.push(node);
+            nodes.len() - 1
+        };
+        Ok(CaptureHandle {
+            recorder: Arc::clone(&self.recorder),
+            node: child,
+            inner: Arc::clone(&self.inner),
+            model: self.model.clone(),
+        })
+    }
+
+    fn push_step(&self, step: StepRecord) {
+        lock(&self.recorder.nodes)[self.node].steps.push(step);
+    }
+
+    fn with_result(&self, call_id: &str, update: impl FnOnce(&mut ResultRecord)) -> Result<()> {
+        let mut nodes = lock(&self.recorder.nodes);
+        let node = &mut nodes[self.node];
+        let found = node.steps.iter_mut().rev().find_map(|step| {
+            let call_idx = step.tool_calls.iter().position(|call| call.id == call_id)?;
+            Some((step, call_idx))
+        });
+        let Some((step, call_idx)) = found else {
+            return Err(Error::UnknownToolCall {
+                call_id: call_id.to_owned(),
+                trajectory: node.agent_name.clone(),
+            });
+        };
+        let existing = step
+            .results
+            .iter()
+            .position(|result| result.source_call_id.as_deref() == Some(call_id));
+        let idx = match existing {
+            Some(idx) => idx,
+            None => {
+                // Results are kept in the order of the calls they answer, whatever the order
+                // they were reported in, so concurrency does not reorder the observation.
+                let call_order = |result: &ResultRecord| {
+                    result
+                        .source_call_id
+                        .as_deref()
+                        .and_then(|id| step.tool_calls.iter().position(|call| call.id == id))
+                };
+                let at = step
+                    .results
+                    .iter()
+                    .position(|result| call_order(result).is_none_or(|order| order > call_idx))
+                    .unwrap_or(step.results.len());
+                step.results.insert(
+                    at,
+                    ResultRecord {
+                        source_call_id: Some(call_id.to_owned()),
+                        content: None,
+                        refs: Vec::new(),
+                    },
+                );
+                at
+            }
+        };
+        update(&mut step.results[idx]);
+        Ok(())
+    }
+
+    fn record_call(&self, request: &LlmRequest, response: &LlmResponse) {
+        let mut nodes = lock(&self.recorder.nodes);
+        let node = &mut nodes[self.node];
+        for tool in &request.tools {
+            if !node.tool_definitions.iter().any(|known| known.name == tool.name) {
+                node.tool_definitions.push(tool.clone());
+            }
+        }
+        let mut step = StepRecord::new("agent", response.text());
+        step.model_name = self.model.clone();
+        step.reasoning = response.reasoning.clone();
+        step.tool_calls = response.tool_calls.clone();
+        step.usage = Some(response.usage);
+        node.steps.push(step);
+    }
+}
+
+/// The client handed to the agent by [`CaptureHandle::client`].
+struct CapturingClient {
+    handle: CaptureHandle,
+}
+
+#[async_trait]
+impl LlmClient for CapturingClient {
+    async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
+        let response = self.handle.inner.complete(request.clone()).await?;
+        self.handle.record_call(&request, &response);
+        Ok(response)
+    }
+
+    fn model(&self) -> Option<&str> {
+        self.handle.model.as_deref()
+    }
+
+    async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
+        let mut inner = self.handle.inner.complete_stream(request.clone()).await?;
+        let (sender, stream) = ChunkStream::channel(16);
+        let handle = self.handle.clone();
+        // The step is recorded when the stream ends, before the agent sees the end.
+        tokio::spawn(async move {
+            let mut chunks: Vec<Chunk> = Vec::new();
+            while let Some(item) = inner.next().await {
+                let failed = item.is_err();
+                if let Ok(chunk) = &item {
+                    chunks.push(chunk.clone());
+                }
+                if sender.send(item).await.is_err() || failed {
+                    return;
+                }
+            }
+            handle.record_call(&request, &LlmResponse::from_chunks(&chunks));
+        });
+        Ok(stream)
+    }
+}
+
+#[derive(Debug)]
+struct Recorder {
+    session_id: String,
+    nodes: Mutex<Vec<Node>>,
+}
+
+#[derive(Debug)]
+struct Node {
+    agent_name: String,
+    agent_version: String,
+    model: Option<String>,
+    trajectory_id: String,
+    parent: Option<usize>,
+    steps: Vec<StepRecord>,
+    tool_definitions: Vec<ToolDefinition>,
+}
+
+impl Node {
+    fn new(name: &str, version: &str, model: &Option<String>) -> Self {
+        Node {
+            agent_name: name.to_owned(),
+            agent_version: version.to_owned(),
+            model: model.clone(),
+            trajectory_id: new_id(name),
+            parent: None,
+            steps: Vec::new(),
+            tool_definitions: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct StepRecord {
+    source: &'static str,
+    timestamp: String,
+    message: String,
+    model_name: Option<String>,
+    reasoning: Option<String>,
+    tool_calls: Vec<ToolCall>,
+    usage: Option<Usage>,
+    results: Vec<ResultRecord>,
+    delegation: bool,
+}
+
+impl StepRecord {
+    fn new(source: &'static str, message: String) -> Self {
+        StepRecord {
+            source,
+            timestamp: now_rfc3339(),
+            message,
+            model_name: None,
+            reasoning: None,
+            tool_calls: Vec::new(),
+            usage: None,
+            results: Vec::new(),
+            delegation: false,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct ResultRecord {
+    source_call_id: Option<String>,
+    content: Option<String>,
+    refs: Vec<String>,
+}
+
+impl Recorder {
+    fn build(&self, crash: Option<&str>) -> Value {
+        let mut nodes = lock(&self.nodes);
+        // Most validators (Harbor, and ours by default) require at least one step. A
+        // trajectory that recorded none gets one system step saying why, rather than an
+        // empty array that fails validation.
+        for (idx, node) in nodes.iter_mut().enumerate() {
+            if node.steps.is_empty() {
+                let message = match crash {
+                    Some(error) if idx == 0 => {
+                        format!("the agent crashed before its first step: {error}")
+                    }
+                    _ => "no steps were recorded".to_owned(),
+                };
+                node.steps.push(StepRecord::new("system", message));
+            }
+        }
+        let mut trajectory = self.build_node(&nodes, 0);
+        if let (Some(error), Value::Object(root)) = (crash, &mut trajectory) {
+            root.insert("extra".to_owned(), json!({"crashed": true, "error": error}));
+        }
+        trajectory
+    }
+
+    fn build_node(&self, nodes: &[Node], idx: usize) -> Value {
+        let node = &nodes[idx];
+        let mut agent = Map::new();
+        agent.insert("name".to_owned(), json!(node.agent_name));
+        agent.insert("version".to_owned(), json!(node.agent_version));
+        if let Some(model) = &node.model {
+            agent.insert("model_name".to_owned(), json!(model));
+        }
+        if !node.tool_definitions.is_empty() {
+            let tools: Vec<Value> =
+                node.tool_definitions.iter().map(ToolDefinition::to_openai).collect();
+            agent.insert("tool_definitions".to_owned(), Value::Array(tools));
+        }
+
+        let steps: Vec<Value> = node
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(step_idx, step)| build_step(step_idx, step))
+            .collect();
+        let total =
+            node.steps.iter().filter_map(|step| step.usage).fold(Usage::default(), |sum, usage| {
+                Usage {
+                    prompt_tokens: sum.prompt_tokens + usage.prompt_tokens,
+                    completion_tokens: sum.completion_tokens + usage.completion_tokens,
+                    cached_tokens: sum.cached_tokens + usage.cached_tokens,
+                }
+            });
+
+        let mut trajectory = Map::new();
+        trajectory
+            .insert("schema_version".to_owned(), json!(atif_schema::SchemaVersion::LATEST.label()));
+        trajectory.insert("session_id".to_owned(), json!(self.session_id));
+        trajectory.insert("trajectory_id".to_owned(), json!(node.trajectory_id));
+        trajectory.insert("agent".to_owned(), Value::Object(agent));
+        trajectory.insert("steps".to_owned(), Value::Array(steps));
+        trajectory.insert(
+            "final_metrics".to_owned(),
+            json!({
+                "total_prompt_tokens": total.prompt_tokens,
+                "total_completion_tokens": total.completion_tokens,
+                "total_cached_tokens": total.cached_tokens,
+                "total_steps": node.steps.len(),
+            }),
+        );
+        let children: Vec<Value> = (0..nodes.len())
+            .filter(|child| nodes[*child].parent == Some(idx))
+            .map(|child| self.build_node(nodes, child))
+            .collect();
+        if !children.is_empty() {
+            trajectory.insert("subagent_trajectories".to_owned(), Value::Array(children));
+        }
+        Value::Object(trajectory)
+    }
+}
+
+fn build_step(step_idx: usize, step: &StepRecord) -> Value {
+    let mut out = Map::new();
+    out.insert("step_id".to_owned(), json!(step_idx + 1));
+    out.insert("timestamp".to_owned(), json!(step.timestamp));
+    out.insert("source".to_owned(), json!(step.source));
+    if let Some(model) = &step.model_name {
+        out.insert("model_name".to_owned(), json!(model));
+    }
+    out.insert("message".to_owned(), json!(step.message));
+    if let Some(reasoning) = &step.reasoning {
+        out.insert("reasoning_content".to_owned(), json!(reasoning));
+    }
+    if !step.tool_calls.is_empty() {
+        let calls: Vec<Value> = step
+            .tool_calls
+            .iter()
+            .map(|call| {
+                json!({
+                    "tool_call_id": call.id,
+                    "function_name": call.name,
+                    "arguments": arguments_object(&call.arguments),
+                })
+            })
+            .collect();
+        out.insert("tool_calls".to_owned(), Value::Array(calls));
+    }
+    if !step.results.is_empty() {
+        let results: Vec<Value> = step
+            .results
+            .iter()
+            .map(|result| {
+                let mut out = Map::new();
+                if let Some(id) = &result.source_call_id {
+                    out.insert("source_call_id".to_owned(), json!(id));
+                }
+                if let Some(content) = &result.content {
+                    out.insert("content".to_owned(), json!(content));
+                }
+                if !result.refs.is_empty() {
+                    let refs: Vec<Value> =
+                        result.refs.iter().map(|id| json!({"trajectory_id": id})).collect();
+                    out.insert("subagent_trajectory_ref".to_owned(), Value::Array(refs));
+                }
+                Value::Object(out)
+            })
+            .collect();
+        out.insert("observation".to_owned(), json!({"results": results}));
+    }
+    if let Some(usage) = step.usage {
+        out.insert(
+            "metrics".to_owned(),
+            json!({
+                "prompt_tokens": usage.prompt_tokens,
+                "completion_tokens": usage.completion_tokens,
+                "cached_tokens": usage.cached_tokens,
+            }),
+        );
+        out.insert("llm_call_count".to_owned(), json!(1));
+    }
+    Value::Object(out)
+}
+
+/// ATIF wants tool arguments as an object: a JSON-encoded object string is parsed, anything
+/// else that is not an object is wrapped as `{"value": …}`.
+fn arguments_object(arguments: &Value) -> Value {
+    match arguments {
+        Value::Object(_) => arguments.clone(),
+        Value::String(text) => match serde_json::from_str::<Value>(text) {
+            Ok(parsed @ Value::Object(_)) => parsed,
+            _ => json!({"value": arguments}),
+        },
+        Value::Null => json!({}),
+        _ => json!({"value": arguments}),
+    }
+}
+
+/// A fresh id: `<prefix>-<16 hex digits>`, random per process and unique within it.
+fn new_id(prefix: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    format!("{prefix}-{:016x}", hasher.finish())
+}
+
+/// The current time as `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+fn now_rfc3339() -> String {
+    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    format_utc(since_epoch.as_secs(), since_epoch.subsec_millis())
+}
+
+fn format_utc(secs: u64, millis: u32) -> String {
+    let days = secs / 86_400;
+    let rem = secs % 86_400;
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Proleptic Gregorian date of the day `days` after 1970-01-01 (Howard Hinnant's algorithm,
+/// restricted to dates after the epoch).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let day_of_era = z % 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let mp = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = year_of_era + era * 400 + u64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(format_utc(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(format_utc(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(format_utc(1_798_761_599, 999), "2026-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn tool_arguments_always_become_an_object() {
+        assert_eq!(arguments_object(&json!({"a": 1})), json!({"a": 1}));
+        assert_eq!(arguments_object(&json!("{\"a\":1}")), json!({"a": 1}));
+        assert_eq!(arguments_object(&json!("plain")), json!({"value": "plain"}));
+        assert_eq!(arguments_object(&json!(null)), json!({}));
+    }
+}

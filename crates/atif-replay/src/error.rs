@@ -1,0 +1,211 @@
+//! The error type of this crate, shared by clients, scripts, replay and capture.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in this crate: a model call, reading or writing a script, a
+/// replay that no longer matches its recording, or a captured agent that failed.
+///
+/// [`LlmError`] is the same type under the name the [`LlmClient`](crate::LlmClient) trait uses.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The agent asked a replay for more replies than the script holds.
+    #[error(
+        "agent requested reply #{requested} but the recorded script has only {recorded}. \
+         The agent is making more model calls than when this script was recorded — that is the \
+         regression. If it is intended, re-record the script.\n{request_summary}"
+    )]
+    ScriptExhausted {
+        /// 1-based number of the reply that was requested.
+        requested: usize,
+        /// How many replies the script holds.
+        recorded: usize,
+        /// What the extra request carried (its last message and its tool results).
+        request_summary: String,
+    },
+    /// A replay finished with recorded replies that were never requested.
+    #[error(
+        "{unused} of the {recorded} recorded replies in {path} were never requested (#{first_unused} \
+         is the first). The agent is making fewer model calls than when this script was recorded \
+         — that is the regression. If it is intended, re-record the script"
+    )]
+    UnusedReplies {
+        /// The script file (or `<memory>`).
+        path: PathBuf,
+        /// How many replies were never served.
+        unused: usize,
+        /// How many replies the script holds.
+        recorded: usize,
+        /// 1-based number of the first reply never served.
+        first_unused: usize,
+    },
+    /// With strict request checking, a request differs from the one recorded for that call.
+    #[error(
+        "request drift at call #{call}: the request fingerprint is {actual} but the script recorded \
+         {expected} for reply #{reply}.\n{changes}"
+    )]
+    RequestDrift {
+        /// 1-based number of the call that drifted.
+        call: usize,
+        /// 1-based number of the recorded reply it was compared with.
+        reply: usize,
+        /// Recorded fingerprint (hex SHA-256).
+        expected: String,
+        /// Fingerprint of the request the agent sent.
+        actual: String,
+        /// What changed, when the script holds full requests; otherwise a sentence saying so.
+        changes: String,
+    },
+    /// A [`ScriptedClient`](crate::ScriptedClient) built from a list ran out of responses.
+    #[error("scripted client was asked for response #{requested} but was given only {available}")]
+    ScriptedExhausted {
+        /// 1-based number of the response requested.
+        requested: usize,
+        /// How many responses the client was given.
+        available: usize,
+    },
+    /// The recorded call failed when it was recorded; a replay fails the same way.
+    #[error("recorded call #{call} failed when it was recorded: {message}")]
+    RecordedFailure {
+        /// 1-based number of the call.
+        call: usize,
+        /// The error text recorded.
+        message: String,
+    },
+    /// A model provider (a real client) failed.
+    #[error("model provider error: {message}")]
+    Provider {
+        /// What the provider said.
+        message: String,
+    },
+    /// A provider's reply lacks a field an [`LlmResponse`](crate::LlmResponse) needs.
+    #[error("malformed provider reply at {pointer}: {message}")]
+    ProviderReply {
+        /// JSON Pointer of the field in the raw reply.
+        pointer: String,
+        /// What was expected.
+        message: String,
+    },
+    /// A script file could not be read or written.
+    #[error("cannot {action} {path}: {source}")]
+    Io {
+        /// `read`, `write` or `rename`.
+        action: &'static str,
+        /// The file concerned.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A script file is not valid JSON or not a valid script.
+    #[error("{path}:{line}:{column}: {message}")]
+    Parse {
+        /// The script file.
+        path: PathBuf,
+        /// 1-based line of the problem (0 when the input ended early).
+        line: usize,
+        /// 1-based column of the problem.
+        column: usize,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// A script file is valid JSON but something at `pointer` is not what a script holds.
+    #[error("{path}: at {pointer}: {message}")]
+    Invalid {
+        /// The script file.
+        path: PathBuf,
+        /// JSON Pointer of the problem (`""` is the root).
+        pointer: String,
+        /// What was expected and what was found.
+        message: String,
+    },
+    /// A script file of a format version this crate does not read.
+    #[error(
+        "{path}: unsupported script format version {found} at /version: this build reads version \
+         {supported}; re-record the script with this version of atif-replay"
+    )]
+    UnsupportedVersion {
+        /// The script file.
+        path: PathBuf,
+        /// The version found in the file.
+        found: String,
+        /// The version this crate reads and writes.
+        supported: u32,
+    },
+    /// A secret pattern still matched after redaction, so the script was not saved.
+    #[error(
+        "refusing to save {path}: secret pattern `{pattern}` still matches after redaction at byte \
+         {offset}; nothing was written"
+    )]
+    SecretSurvived {
+        /// The file that was not written.
+        path: PathBuf,
+        /// The pattern that matched.
+        pattern: String,
+        /// Byte offset of the match in the text that would have been written.
+        offset: usize,
+    },
+    /// A secret pattern given by the user is not a valid regular expression.
+    #[error("invalid secret pattern `{pattern}`: {source}")]
+    Pattern {
+        /// The pattern as given.
+        pattern: String,
+        /// Why the regex engine rejected it.
+        #[source]
+        source: regex::Error,
+    },
+    /// A recording could not be saved because a streamed reply was not read to its end.
+    #[error(
+        "call #{call} is still in progress (a streamed reply not read to its end); cannot save"
+    )]
+    CallInProgress {
+        /// 1-based number of the call.
+        call: usize,
+    },
+    /// The agent reported a tool result, or started a subagent, for a call id that no step of
+    /// its trajectory made.
+    #[error("no step of trajectory {trajectory} made tool call `{call_id}`")]
+    UnknownToolCall {
+        /// The call id reported.
+        call_id: String,
+        /// The agent name of the trajectory.
+        trajectory: String,
+    },
+    /// A captured agent returned an error.
+    #[error("agent failed: {message}")]
+    AgentFailed {
+        /// The error's text.
+        message: String,
+        /// The agent's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A captured agent panicked.
+    #[error("agent panicked: {message}")]
+    AgentPanicked {
+        /// The panic payload when it was a string.
+        message: String,
+    },
+    /// A captured trajectory could not be read into atif-schema's typed model.
+    #[error("captured trajectory does not fit the typed ATIF model: {source}")]
+    Schema {
+        /// What atif-schema said.
+        #[source]
+        source: atif_schema::Error,
+    },
+    /// A value could not be serialised to JSON.
+    #[error("cannot serialise {what}: {source}")]
+    Serialize {
+        /// What was being serialised.
+        what: &'static str,
+        /// serde_json's error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+/// The error of a model call: the same type as [`Error`], named for the [`LlmClient`](crate::LlmClient) trait.
+pub type LlmError = Error;
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

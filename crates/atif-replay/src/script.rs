@@ -1,0 +1,373 @@
+//! The script file: a versioned JSON record of a model's replies, read and written without a
+//! runtime (the CLI uses these functions directly).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::secrets::Redactor;
+use crate::{Chunk, Error, LlmRequest, LlmResponse, Result};
+
+/// The value of a script's `format` field.
+pub const SCRIPT_FORMAT: &str = "atif-replay-script";
+
+/// The script format version this crate reads and writes.
+pub const SCRIPT_VERSION: u32 = 1;
+
+/// A recorded conversation with a model: what it replied to each call, in call order.
+///
+/// This is the on-disk format, documented in `docs/replay.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// Always [`SCRIPT_FORMAT`].
+    pub format: String,
+    /// Always [`SCRIPT_VERSION`] for scripts this crate writes.
+    pub version: u32,
+    /// The model the replies came from (the recorded client's [`model`](crate::LlmClient::model)).
+    #[serde(default)]
+    pub model: Option<String>,
+    /// One entry per model call, in the order the calls were made.
+    pub calls: Vec<RecordedCall>,
+}
+
+impl Script {
+    /// An empty script for `model`.
+    pub fn new(model: Option<String>) -> Self {
+        Script {
+            format: SCRIPT_FORMAT.to_owned(),
+            version: SCRIPT_VERSION,
+            model,
+            calls: Vec::new(),
+        }
+    }
+}
+
+/// One recorded model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecordedCall {
+    /// Hex SHA-256 of the request's canonical form (see [`request_fingerprint`]).
+    pub request_sha256: String,
+    /// The full request, when the recording kept it (so drift can be explained).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<LlmRequest>,
+    /// The reply (assembled from its chunks when it was streamed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<LlmResponse>,
+    /// The chunks, in order, when the reply was streamed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chunks: Option<Vec<Chunk>>,
+    /// The error text, when the call failed while recording.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Hex SHA-256 of `request`'s canonical form: compact JSON with object keys sorted, after the
+/// default secret patterns (and `secret_patterns`) are redacted, so a replay with a different
+/// key in a prompt still matches.
+///
+/// # Errors
+///
+/// [`Error::Pattern`] when a pattern is not a valid regex.
+pub fn request_fingerprint(request: &LlmRequest, secret_patterns: &[String]) -> Result<String> {
+    let redactor = Redactor::new(secret_patterns)?;
+    Ok(fingerprint_with(request, &redactor))
+}
+
+pub(crate) fn fingerprint_with(request: &LlmRequest, redactor: &Redactor) -> String {
+    let mut value = canonical_request(request);
+    redactor.redact_value(&mut value);
+    let mut text = String::new();
+    write_sorted(&value, &mut text);
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// Compact JSON with object keys sorted, whatever order the map keeps (serde_json's
+/// `preserve_order` feature may be switched on by any crate in a build).
+fn write_sorted(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (idx, (key, item)) in entries.into_iter().enumerate() {
+                if idx > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_sorted(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (idx, item) in items.iter().enumerate() {
+                if idx > 0 {
+                    out.push(',');
+                }
+                write_sorted(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+/// The request as a JSON value.
+pub(crate) fn canonical_request(request: &LlmRequest) -> Value {
+    // Serialising plain data with string keys cannot fail.
+    serde_json::to_value(request).unwrap_or(Value::Null)
+}
+
+/// Reads and checks a script file.
+///
+/// # Errors
+///
+/// [`Error::Io`] when the file cannot be read, [`Error::Parse`] (with line and column) when it
+/// is not JSON or not a script, [`Error::Invalid`] (with a JSON Pointer) when `format` is wrong,
+/// [`Error::UnsupportedVersion`] for another format version.
+pub fn read_script(path: &Path) -> Result<Script> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        action: "read",
+        path: path.to_owned(),
+        source,
+    })?;
+    parse_script(&bytes, path)
+}
+
+/// Parses script text; `path` is only used in error messages.
+///
+/// # Errors
+///
+/// As for [`read_script`], without [`Error::Io`].
+pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
+    let text = std::str::from_utf8(bytes).map_err(|err| {
+        let (line, column) = line_column(bytes, err.valid_up_to());
+        Error::Parse {
+            path: path.to_owned(),
+            line,
+            column,
+            message: "the file is not UTF-8 text".to_owned(),
+        }
+    })?;
+    let value: Value = serde_json::from_str(text).map_err(|err| parse_error(path, &err))?;
+    // Check what kind of file this is before the field-by-field reading, so a wrong version
+    // says so instead of reporting the first field that changed.
+    let Value::Object(root) = &value else {
+        return Err(invalid(path, "", "expected a script object, found another JSON value"));
+    };
+    match root.get("format") {
+        Some(Value::String(format)) if format == SCRIPT_FORMAT => {}
+        Some(other) => {
+            return Err(invalid(
+                path,
+                "/format",
+                &format!("expected \"{SCRIPT_FORMAT}\", found {other}"),
+            ));
+        }
+        None => {
+            return Err(invalid(
+                path,
+                "",
+                &format!(
+                    "missing field `format`: expected \"{SCRIPT_FORMAT}\"; is this a replay script?"
+                ),
+            ));
+        }
+    }
+    match root.get("version") {
+        Some(Value::Number(n)) if n.as_u64() == Some(u64::from(SCRIPT_VERSION)) => {}
+        Some(other) => {
+            return Err(Error::UnsupportedVersion {
+                path: path.to_owned(),
+                found: other.to_string(),
+                supported: SCRIPT_VERSION,
+            });
+        }
+        None => return Err(invalid(path, "", "missing field `version`")),
+    }
+    let script: Script = serde_json::from_str(text).map_err(|err| parse_error(path, &err))?;
+    for (idx, call) in script.calls.iter().enumerate() {
+        check_call(call, idx, path)?;
+    }
+    Ok(script)
+}
+
+fn check_call(call: &RecordedCall, idx: usize, path: &Path) -> Result<()> {
+    let is_hex = call.request_sha256.len() == 64
+        && call.request_sha256.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    if !is_hex {
+        return Err(invalid(
+            path,
+            &format!("/calls/{idx}/request_sha256"),
+            &format!("expected 64 lower-case hex digits, found \"{}\"", call.request_sha256),
+        ));
+    }
+    if call.response.is_none() && call.chunks.is_none() && call.error.is_none() {
+        return Err(invalid(
+            path,
+            &format!("/calls/{idx}"),
+            "expected one of `response`, `chunks` or `error`",
+        ));
+    }
+    Ok(())
+}
+
+/// Redacts every secret in `script` (the default credential shapes and `secret_patterns`).
+///
+/// # Errors
+///
+/// [`Error::Pattern`] when a pattern is not a valid regex.
+pub fn redact_script(script: &Script, secret_patterns: &[String]) -> Result<Script> {
+    let redactor = Redactor::new(secret_patterns)?;
+    redact_with(script, &redactor, Path::new("<memory>"))
+}
+
+fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Script> {
+    let mut value = serde_json::to_value(script)
+        .map_err(|source| Error::Serialize { what: "script", source })?;
+    redactor.redact_value(&mut value);
+    serde_json::from_value(value).map_err(|err| {
+        invalid(path, "", &format!("redaction produced a value that is not a script: {err}"))
+    })
+}
+
+/// Writes `script` to `path` atomically, after redacting secrets (the default credential shapes
+/// and `secret_patterns`).
+///
+/// The text is written to a temporary file in the same folder and renamed over `path`, so a
+/// reader sees the old file or the new one, never half of one.
+///
+/// # Errors
+///
+/// [`Error::SecretSurvived`] (and nothing written) when a pattern still matches the text after
+/// redaction, [`Error::Pattern`] for an invalid pattern, [`Error::Io`] when writing fails.
+pub fn write_script(path: &Path, script: &Script, secret_patterns: &[String]) -> Result<()> {
+    let redactor = Redactor::new(secret_patterns)?;
+    let redacted = redact_with(script, &redactor, path)?;
+    let mut text = serde_json::to_string_pretty(&redacted)
+        .map_err(|source| Error::Serialize { what: "script", source })?;
+    text.push('\n');
+    if let Some((pattern, offset)) = redactor.first_match(&text) {
+        return Err(Error::SecretSurvived { path: path.to_owned(), pattern, offset });
+    }
+    write_atomically(path, text.as_bytes())
+}
+
+/// Reads the script at `path`, redacts it with the default patterns and `secret_patterns`, and
+/// writes it back atomically. Returns whether anything changed (an unchanged file is not
+/// rewritten).
+///
+/// # Errors
+///
+/// As for [`read_script`] and [`write_script`].
+pub fn redact_file(path: &Path, secret_patterns: &[String]) -> Result<bool> {
+    let script = read_script(path)?;
+    let redactor = Redactor::new(secret_patterns)?;
+    let redacted = redact_with(&script, &redactor, path)?;
+    if redacted == script {
+        return Ok(false);
+    }
+    write_script(path, &redacted, secret_patterns)?;
+    Ok(true)
+}
+
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned());
+    let temp_name = format!(
+        ".{}.{}.{}.tmp",
+        file_name.as_deref().unwrap_or("script"),
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    );
+    let temp_path = dir.join(temp_name);
+    let io_err = |action, source| Error::Io { action, path: path.to_owned(), source };
+    let written = (|| {
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp_path)?;
+        file.write_all(bytes)?;
+        file.sync_all()
+    })();
+    if let Err(source) = written {
+        let _ = std::fs::remove_file(&temp_path);
+        return Err(io_err("write", source));
+    }
+    if let Err(source) = std::fs::rename(&temp_path, path) {
+        let _ = std::fs::remove_file(&temp_path);
+        return Err(io_err("rename", source));
+    }
+    Ok(())
+}
+
+fn parse_error(path: &Path, err: &serde_json::Error) -> Error {
+    let message = err.to_string();
+    // serde_json appends " at line L column C"; the position is reported in its own fields.
+    let message = match message.rfind(" at line ") {
+        Some(cut) => message[..cut].to_owned(),
+        None => message,
+    };
+    let message = if err.is_eof() { format!("{message} (the file is truncated)") } else { message };
+    Error::Parse { path: path.to_owned(), line: err.line(), column: err.column(), message }
+}
+
+fn invalid(path: &Path, pointer: &str, message: &str) -> Error {
+    Error::Invalid {
+        path: path.to_owned(),
+        pointer: pointer.to_owned(),
+        message: message.to_owned(),
+    }
+}
+
+fn line_column(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let column = before.iter().rev().take_while(|b| **b != b'\n').count() + 1;
+    (line, column)
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(out, "{byte:02x}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn canonical_text_sorts_keys_at_every_depth() {
+        let mut out = String::new();
+        write_sorted(&json!({"b": [{"z": 1, "a": "x"}], "a": null}), &mut out);
+        assert_eq!(out, r#"{"a":null,"b":[{"a":"x","z":1}]}"#);
+    }
+
+    #[test]
+    fn the_fingerprint_of_a_request_is_stable() {
+        // A change to this value changes every recorded script's fingerprints: it needs a new
+        // script format version.
+        let request = LlmRequest::new(vec![crate::Message::user("hi")]);
+        let mut text = String::new();
+        write_sorted(&canonical_request(&request), &mut text);
+        assert_eq!(text, r#"{"messages":[{"content":"hi","role":"user"}]}"#);
+        assert_eq!(
+            request_fingerprint(&request, &[]).unwrap(),
+            hex(&Sha256::digest(text.as_bytes()))
+        );
+    }
+}

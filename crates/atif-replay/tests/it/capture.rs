@@ -1,0 +1,274 @@
+//! `capture`: a run becomes an ATIF trajectory, crashes included.
+
+use std::sync::Arc;
+
+use atif_replay::{
+    CaptureOptions, Error, LlmClient, LlmRequest, LlmResponse, Message, ScriptedClient, ToolCall,
+    ToolDefinition, Usage, capture,
+};
+use serde_json::{Value, json};
+
+use crate::ask;
+
+fn options() -> CaptureOptions {
+    CaptureOptions::new("test-agent", "0.1.0")
+}
+
+/// Fails with every finding when `trajectory` is not valid ATIF.
+fn assert_valid(trajectory: &Value) {
+    let report = atif_schema::validate(trajectory, &atif_schema::ValidateOptions::default());
+    let errors: Vec<String> = report.errors().map(|finding| format!("{finding:?}")).collect();
+    assert!(errors.is_empty(), "not valid ATIF: {errors:#?}\n{trajectory:#}");
+}
+
+fn tool_then_answer() -> Arc<dyn LlmClient> {
+    Arc::new(ScriptedClient::from_responses(
+        Some("model-x"),
+        vec![
+            LlmResponse::from_tool_calls(vec![
+                ToolCall::new("call_a", "add", json!({"a": 1, "b": 2})),
+                ToolCall::new("call_b", "mul", json!({"a": 3, "b": 4})),
+            ])
+            .with_reasoning("compute both")
+            .with_usage(Usage::new(100, 10, 40)),
+            LlmResponse::from_text("3 and 12").with_usage(Usage::new(150, 5, 0)),
+        ],
+    ))
+}
+
+#[tokio::test]
+async fn each_model_call_becomes_an_agent_step_with_its_observation() {
+    let captured = capture(tool_then_answer(), &options(), |handle| async move {
+        handle.user_message("add 1+2 and multiply 3*4");
+        let client = handle.client();
+        let tools = vec![ToolDefinition::new("add", "adds", json!({"type": "object"}))];
+        let first = client.complete(ask("go").with_tools(tools)).await?;
+        // Report out of call order: the observation still lists results in call order.
+        handle.tool_result("call_b", "12")?;
+        handle.tool_result("call_a", "3")?;
+        let second = client.complete(LlmRequest::new(vec![Message::assistant(&first)])).await?;
+        Ok::<_, Error>(second.text())
+    })
+    .await;
+    let typed = captured.typed_trajectory().unwrap();
+    assert_eq!(typed.to_value(), captured.trajectory, "the typed model holds every field");
+    assert_eq!(captured.result.unwrap(), "3 and 12");
+    let trajectory = captured.trajectory;
+    assert_valid(&trajectory);
+    assert_eq!(trajectory["schema_version"], "ATIF-v1.8");
+    assert_eq!(trajectory["agent"]["name"], "test-agent");
+    assert_eq!(trajectory["agent"]["model_name"], "model-x");
+    assert_eq!(trajectory["agent"]["tool_definitions"][0]["function"]["name"], "add");
+    let steps = trajectory["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    assert_eq!(steps[0]["source"], "user");
+    let agent = &steps[1];
+    assert_eq!(agent["source"], "agent");
+    assert_eq!(agent["step_id"], 2);
+    assert_eq!(agent["model_name"], "model-x");
+    assert_eq!(agent["reasoning_content"], "compute both");
+    assert_eq!(agent["llm_call_count"], 1);
+    assert_eq!(
+        agent["metrics"],
+        json!({"prompt_tokens": 100, "completion_tokens": 10, "cached_tokens": 40})
+    );
+    assert_eq!(
+        agent["tool_calls"][1],
+        json!({"tool_call_id": "call_b", "function_name": "mul", "arguments": {"a": 3, "b": 4}})
+    );
+    assert_eq!(
+        agent["observation"],
+        json!({"results": [{"source_call_id": "call_a", "content": "3"}, {"source_call_id": "call_b", "content": "12"}]})
+    );
+    assert_eq!(steps[2]["message"], "3 and 12");
+    assert_eq!(
+        trajectory["final_metrics"],
+        json!({"total_prompt_tokens": 250, "total_completion_tokens": 15, "total_cached_tokens": 40, "total_steps": 3})
+    );
+    assert!(trajectory.get("extra").is_none(), "a run that succeeded is not marked");
+}
+
+#[tokio::test]
+async fn a_panicking_agent_still_yields_its_trajectory_marked_crashed() {
+    let captured = capture(tool_then_answer(), &options(), |handle| async move {
+        handle.client().complete(ask("go")).await?;
+        if handle.tool_result("call_a", "3").is_ok() {
+            panic!("tool exploded");
+        }
+        Ok::<(), Error>(())
+    })
+    .await;
+    let err = captured.result.unwrap_err();
+    assert!(
+        matches!(&err, Error::AgentPanicked { message } if message == "tool exploded"),
+        "{err:?}"
+    );
+    assert_eq!(
+        captured.trajectory["extra"],
+        json!({"crashed": true, "error": "agent panicked: tool exploded"})
+    );
+    assert_eq!(
+        captured.trajectory["steps"].as_array().unwrap().len(),
+        1,
+        "steps before the panic are kept"
+    );
+}
+
+#[tokio::test]
+async fn a_failing_agent_is_rethrown_alongside_its_trajectory() {
+    let model: Arc<dyn LlmClient> = Arc::new(ScriptedClient::from_responses(Some("m"), vec![]));
+    let captured = capture(model, &options(), |handle| async move {
+        handle.client().complete(ask("go")).await?;
+        Ok::<(), Error>(())
+    })
+    .await;
+    let (trajectory, result) = captured.into_parts();
+    let err = result.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "agent failed: scripted client was asked for response #1 but was given only 0"
+    );
+    let Error::AgentFailed { source, .. } = err else { panic!("expected AgentFailed") };
+    assert!(matches!(source.downcast_ref::<Error>(), Some(Error::ScriptedExhausted { .. })));
+    assert_eq!(trajectory["extra"]["crashed"], true);
+    let steps = trajectory["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "a run with no steps gets one explaining why");
+    assert_eq!(steps[0]["source"], "system");
+    assert_eq!(
+        steps[0]["message"],
+        "the agent crashed before its first step: agent failed: scripted client was asked for \
+         response #1 but was given only 0"
+    );
+    assert_valid(&trajectory);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn subagents_become_embedded_trajectories_with_resolving_refs() {
+    let model: Arc<dyn LlmClient> = Arc::new(ScriptedClient::from_fn(Some("m"), |_, request| {
+        let last = request.last_message().map(|m| m.content.clone()).unwrap_or_default();
+        if last == "plan" {
+            return Ok(LlmResponse::from_tool_calls(vec![
+                ToolCall::new("c1", "delegate", json!({"item": "x"})),
+                ToolCall::new("c2", "delegate", json!({"item": "y"})),
+            ]));
+        }
+        Ok(LlmResponse::from_text(format!("done {last}")))
+    }));
+    let captured = capture(model, &options(), |handle| async move {
+        handle.client().complete(ask("plan")).await?;
+        let mut tasks = Vec::new();
+        for (call_id, item) in [("c1", "x"), ("c2", "y")] {
+            let child = handle.subagent("worker", Some(call_id))?;
+            tasks.push(tokio::spawn(async move {
+                child.user_message(item);
+                child.client().complete(ask(item)).await.map(|reply| reply.text())
+            }));
+        }
+        for (task, call_id) in tasks.into_iter().zip(["c1", "c2"]) {
+            let text = task.await.map_err(|err| Error::Provider { message: err.to_string() })??;
+            handle.tool_result(call_id, text)?;
+        }
+        let unlinked = handle.subagent("helper", None)?;
+        unlinked.user_message("side job");
+        Ok::<(), Error>(())
+    })
+    .await;
+    assert_eq!(captured.typed_trajectory().unwrap().to_value(), captured.trajectory);
+    captured.result.unwrap();
+    let trajectory = captured.trajectory;
+    assert_valid(&trajectory);
+    let subagents = trajectory["subagent_trajectories"].as_array().unwrap();
+    assert_eq!(subagents.len(), 3);
+    let ids: Vec<&str> = subagents.iter().map(|s| s["trajectory_id"].as_str().unwrap()).collect();
+    let results = trajectory["steps"][0]["observation"]["results"].as_array().unwrap();
+    assert_eq!(results[0]["source_call_id"], "c1");
+    assert_eq!(results[0]["content"], "done x");
+    assert_eq!(results[0]["subagent_trajectory_ref"][0]["trajectory_id"], ids[0]);
+    assert_eq!(results[1]["subagent_trajectory_ref"][0]["trajectory_id"], ids[1]);
+    assert_eq!(subagents[0]["agent"]["name"], "worker");
+    assert_eq!(subagents[0]["steps"][1]["message"], "done x");
+    assert_eq!(subagents[0]["session_id"], trajectory["session_id"], "one run, one session");
+    let delegation = &trajectory["steps"][1];
+    assert_eq!(delegation["source"], "system");
+    assert_eq!(
+        delegation["observation"]["results"][0]["subagent_trajectory_ref"][0]["trajectory_id"],
+        ids[2]
+    );
+}
+
+#[tokio::test]
+async fn a_tool_result_for_an_unknown_call_is_an_error() {
+    let captured =
+        capture(
+            tool_then_answer(),
+            &options(),
+            |handle| async move { handle.tool_result("nope", "x") },
+        )
+        .await;
+    let err = captured.result.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "agent failed: no step of trajectory test-agent made tool call `nope`"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_call_is_captured_like_any_other() {
+    let captured = capture(tool_then_answer(), &options(), |handle| async move {
+        let stream = handle.client().complete_stream(ask("go")).await?;
+        let chunks = stream.collect_chunks().await?;
+        Ok::<usize, Error>(chunks.len())
+    })
+    .await;
+    assert_eq!(captured.result.unwrap(), 4, "reasoning, two tool calls and the finish chunk");
+    let step = &captured.trajectory["steps"][0];
+    assert_eq!(step["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(step["metrics"]["prompt_tokens"], 100);
+}
+
+#[tokio::test]
+async fn capturing_writes_nothing_into_the_working_directory() {
+    let cwd = std::env::current_dir().unwrap();
+    let list = || -> Vec<std::path::PathBuf> {
+        let mut names: Vec<_> =
+            std::fs::read_dir(&cwd).unwrap().map(|e| e.unwrap().path()).collect();
+        names.sort();
+        names
+    };
+    let before = list();
+    let captured = capture(tool_then_answer(), &options(), |handle| async move {
+        handle.client().complete(ask("go")).await?;
+        Ok::<(), Error>(())
+    })
+    .await;
+    captured.result.unwrap();
+    assert_eq!(list(), before);
+}
+
+#[tokio::test]
+async fn the_capture_model_name_can_be_overridden() {
+    let mut options = options();
+    options.set_model_name(Some("pinned".to_owned()));
+    let captured = capture(tool_then_answer(), &options, |handle| async move {
+        handle.client().complete(ask("go")).await?;
+        Ok::<(), Error>(())
+    })
+    .await;
+    let trajectory: Value = captured.trajectory;
+    assert_eq!(trajectory["agent"]["model_name"], "pinned");
+    assert_eq!(trajectory["steps"][0]["model_name"], "pinned");
+}
+
+#[tokio::test]
+async fn a_subagent_for_an_unknown_call_is_an_error_and_leaves_no_orphan() {
+    let captured = capture(tool_then_answer(), &options(), |handle| async move {
+        handle.subagent("worker", Some("missing")).map(|_| ())
+    })
+    .await;
+    let err = captured.result.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "agent failed: no step of trajectory test-agent made tool call `missing`"
+    );
+    assert!(captured.trajectory.get("subagent_trajectories").is_none());
+}

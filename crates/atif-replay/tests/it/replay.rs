@@ -1,0 +1,173 @@
+//! `ReplayClient`: in-order replay, strict in both directions, drift detection.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use atif_replay::{
+    Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions, RecordingClient,
+    ReplayClient, ReplayOptions, RequestCheck, ScriptedClient,
+};
+
+use crate::{ask, calls, echo_model, record_to};
+
+fn replay_with(path: &std::path::Path, check: RequestCheck) -> ReplayClient {
+    let mut options = ReplayOptions::default();
+    options.set_request_check(check);
+    ReplayClient::from_file_with(path, options).unwrap()
+}
+
+#[tokio::test]
+async fn replay_serves_recorded_replies_in_order_under_the_recorded_model_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a"), ask("b")]).await;
+    let replay = ReplayClient::from_file(&path).unwrap();
+    assert_eq!(replay.model(), Some("echo-1"), "a replay never calls itself a fake model");
+    assert_eq!(replay.complete(ask("a")).await.unwrap().text(), "reply to a");
+    assert_eq!(replay.complete(ask("b")).await.unwrap().text(), "reply to b");
+    assert_eq!(replay.requests(), 2);
+    replay.finish().unwrap();
+}
+
+#[tokio::test]
+async fn one_call_too_many_names_the_regression_and_what_the_request_carried() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let model = ScriptedClient::from_responses(
+        Some("m"),
+        vec![calls("call_1", "add"), LlmResponse::from_text("a"), LlmResponse::from_text("b")],
+    );
+    let requests = [ask("1"), ask("2"), ask("3")];
+    record_to(&path, model, &requests).await;
+    let replay = ReplayClient::from_file(&path).unwrap();
+    for request in requests {
+        replay.complete(request).await.unwrap();
+    }
+    let extra = LlmRequest::new(vec![
+        Message::user("add 2 and 2"),
+        Message::assistant(&calls("call_1", "add")),
+        Message::tool_result("call_1", "4"),
+    ]);
+    let err = replay.complete(extra).await.unwrap_err();
+    assert!(matches!(err, Error::ScriptExhausted { requested: 4, recorded: 3, .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "agent requested reply #4 but the recorded script has only 3. The agent is making more \
+         model calls than when this script was recorded — that is the regression. If it is \
+         intended, re-record the script.\nThe extra request carried as its last message (tool): \
+         \"4\"; tool results: call_1 = \"4\""
+    );
+}
+
+#[tokio::test]
+async fn replies_never_requested_make_finish_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a"), ask("b"), ask("c")]).await;
+    let replay = ReplayClient::from_file(&path).unwrap();
+    replay.complete(ask("a")).await.unwrap();
+    let err = replay.finish().unwrap_err();
+    assert!(matches!(err, Error::UnusedReplies { unused: 2, recorded: 3, first_unused: 2, .. }));
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!(
+            "2 of the 3 recorded replies in {} were never requested (#2 is the first).",
+            path.display()
+        )),
+        "{message}"
+    );
+    assert!(message.contains("fewer model calls"), "{message}");
+}
+
+#[tokio::test]
+async fn strict_replay_names_the_drifted_call_and_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a"), ask("b")]).await;
+    let replay = ReplayClient::from_file(&path).unwrap();
+    replay.complete(ask("a")).await.unwrap();
+    let changed = ask("B, rephrased").with_param("temperature", serde_json::json!(0.5));
+    let err = replay.complete(changed).await.unwrap_err();
+    assert!(matches!(err, Error::RequestDrift { call: 2, reply: 2, .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.starts_with("request drift at call #2: the request fingerprint is "),
+        "{message}"
+    );
+    assert!(message.contains("/messages/0/content: \"b\" -> \"B, rephrased\""), "{message}");
+    assert!(message.contains("/params: added {\"temperature\":0.5}"), "{message}");
+}
+
+#[tokio::test]
+async fn drift_without_stored_requests_still_fails_and_says_why_it_cannot_show_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let mut options = RecordOptions::default();
+    options.set_store_requests(false);
+    let recorder = RecordingClient::with_options(echo_model(), options).unwrap();
+    recorder.complete(ask("a")).await.unwrap();
+    recorder.save(&path).unwrap();
+    let replay = ReplayClient::from_file(&path).unwrap();
+    let err = replay.complete(ask("z")).await.unwrap_err();
+    assert!(err.to_string().contains("the script holds only request fingerprints"), "{err}");
+}
+
+#[tokio::test]
+async fn warn_mode_serves_the_reply_and_keeps_the_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a")]).await;
+    let replay = replay_with(&path, RequestCheck::Warn);
+    assert_eq!(replay.complete(ask("changed")).await.unwrap().text(), "reply to a");
+    let drifts = replay.drifts();
+    assert_eq!(drifts.len(), 1);
+    assert_eq!((drifts[0].call, drifts[0].reply), (1, 1));
+    assert!(drifts[0].changes.contains("\"a\" -> \"changed\""), "{}", drifts[0].changes);
+    replay.finish().unwrap();
+}
+
+#[tokio::test]
+async fn off_mode_serves_in_order_without_comparing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a")]).await;
+    let replay = replay_with(&path, RequestCheck::Off);
+    assert_eq!(replay.complete(ask("anything")).await.unwrap().text(), "reply to a");
+    assert!(replay.drifts().is_empty());
+}
+
+#[tokio::test]
+async fn a_different_api_key_in_a_prompt_is_not_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("use key sk-proj-AAAAAAAAAAAAAAAAAAAAAAAA")]).await;
+    let replay = ReplayClient::from_file(&path).unwrap();
+    let reply = replay.complete(ask("use key sk-proj-BBBBBBBBBBBBBBBBBBBBBBBB")).await.unwrap();
+    assert_eq!(reply.text(), "reply to use key [REDACTED]", "the recorded reply is redacted too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_in_any_order_get_the_reply_recorded_for_their_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let items: Vec<String> = (0..8).map(|n| format!("item {n}")).collect();
+    let requests: Vec<LlmRequest> = items.iter().map(|item| ask(item)).collect();
+    record_to(&path, echo_model(), &requests).await;
+
+    for _ in 0..5 {
+        let replay = Arc::new(ReplayClient::from_file(&path).unwrap());
+        let mut tasks = Vec::new();
+        for (n, request) in requests.iter().cloned().enumerate().rev() {
+            let replay = Arc::clone(&replay);
+            tasks.push(tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis((n as u64 * 7) % 5)).await;
+                let expected = format!("reply to {}", request.messages[0].content);
+                assert_eq!(replay.complete(request).await.unwrap().text(), expected);
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        replay.finish().unwrap();
+    }
+}

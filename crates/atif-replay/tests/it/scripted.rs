@@ -1,0 +1,39 @@
+//! `ScriptedClient`: answers from a list or a closure and remembers what it was asked.
+
+use atif_replay::{Error, LlmClient, LlmResponse, ScriptedClient};
+
+use crate::{ask, echo_model};
+
+#[tokio::test]
+async fn scripted_list_answers_in_order_then_reports_exhaustion() {
+    let model = ScriptedClient::from_responses(
+        Some("m"),
+        vec![LlmResponse::from_text("one"), LlmResponse::from_text("two")],
+    );
+    assert_eq!(model.complete(ask("a")).await.unwrap().text(), "one");
+    assert_eq!(model.complete(ask("b")).await.unwrap().text(), "two");
+    let err = model.complete(ask("c")).await.unwrap_err();
+    assert!(matches!(err, Error::ScriptedExhausted { requested: 3, available: 2 }), "{err:?}");
+    assert_eq!(err.to_string(), "scripted client was asked for response #3 but was given only 2");
+}
+
+#[tokio::test]
+async fn scripted_closure_sees_the_call_number_and_the_request() {
+    let model = echo_model();
+    let reply = model.complete(ask("hello")).await.unwrap();
+    assert_eq!(reply.text(), "reply to hello");
+    assert_eq!(reply.usage.prompt_tokens, 10);
+    let reply = model.complete(ask("again")).await.unwrap();
+    assert_eq!(reply.usage.prompt_tokens, 20, "second call is call number 2");
+    assert_eq!(model.model(), Some("echo-1"));
+}
+
+#[tokio::test]
+async fn scripted_client_keeps_every_request_it_saw() {
+    let model = echo_model();
+    model.complete(ask("first")).await.unwrap();
+    model.complete(ask("second")).await.unwrap();
+    let seen: Vec<String> = model.seen().iter().map(|r| r.messages[0].content.clone()).collect();
+    assert_eq!(seen, ["first", "second"]);
+    assert_eq!(model.calls(), 2);
+}
