@@ -1,0 +1,94 @@
+//! Import cost against its floor: reading and parsing the log's lines as JSON.
+//!
+//! Input: the largest Claude Code / Codex sample of the shared corpus (`$ATIF_CORPUS` or
+//! `<workspace>/../shared/corpus`), else a synthetic Codex rollout of similar size generated
+//! here. The claim in `docs/performance.md`: `import` costs at most twice `parse_lines`.
+#![allow(clippy::unwrap_used, clippy::print_stderr, missing_docs, reason = "a benchmark")]
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use atif_import::{ImportOptions, import};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use serde_json::{Value, json};
+
+fn corpus_root() -> PathBuf {
+    match std::env::var_os("ATIF_CORPUS") {
+        Some(root) => PathBuf::from(root),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+    }
+}
+
+/// The largest `claude-code-*` / `codex-*` sample, or a synthetic rollout of 350 kB.
+fn input() -> (String, Vec<u8>) {
+    let logs = corpus_root().join("logs");
+    let mut best: Option<(u64, PathBuf)> = None;
+    for dir in std::fs::read_dir(&logs).into_iter().flatten().flatten() {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("claude-code-") || name.starts_with("codex-")) {
+            continue;
+        }
+        for file in std::fs::read_dir(dir.path()).into_iter().flatten().flatten() {
+            let path = file.path();
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            if path.extension().is_some_and(|e| e == "jsonl")
+                && best.as_ref().is_none_or(|(l, _)| len > *l)
+            {
+                best = Some((len, path));
+            }
+        }
+    }
+    if let Some((_, path)) = best {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        return (name, std::fs::read(path).unwrap());
+    }
+    eprintln!("corpus not found at {}: benchmarking a synthetic rollout", logs.display());
+    (String::from("synthetic rollout"), synthetic_rollout(350_000))
+}
+
+fn synthetic_rollout(size: usize) -> Vec<u8> {
+    let mut log = String::new();
+    log.push_str(&json!({"timestamp": "2025-09-25T02:12:23.966Z", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.40.0"}}).to_string());
+    log.push('\n');
+    let mut i = 0u64;
+    while log.len() < size {
+        let usage =
+            json!({"input_tokens": 4000, "cached_input_tokens": 3000, "output_tokens": 200});
+        for line in [
+            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": usage, "total_token_usage": {"input_tokens": 4000 * (i + 1)}}}}),
+            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Thinking about the next step**"}], "encrypted_content": "g".repeat(2000)}}),
+            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"bash\",\"-lc\",\"ls\"]}", "call_id": format!("call_{i}")}}),
+            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "function_call_output", "call_id": format!("call_{i}"), "output": "{\"output\":\"a\\nb\\n\",\"metadata\":{\"exit_code\":0}}".repeat(20)}}),
+        ] {
+            log.push_str(&line.to_string());
+            log.push('\n');
+        }
+        i += 1;
+    }
+    log.into_bytes()
+}
+
+/// The floor: split into lines and parse each as JSON.
+fn parse_lines(bytes: &[u8]) -> usize {
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice::<Value>(line).unwrap())
+        .filter(Value::is_object)
+        .count()
+}
+
+fn bench(c: &mut Criterion) {
+    let (name, bytes) = input();
+    eprintln!("input: {name}, {} bytes", bytes.len());
+    let mut group = c.benchmark_group("import-largest-sample");
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.bench_function("parse_lines", |b| b.iter(|| parse_lines(black_box(&bytes))));
+    group.bench_function("import", |b| {
+        b.iter(|| import(black_box(&bytes), &ImportOptions::default()).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,97 @@
+//! The error type of this crate.
+
+use std::path::PathBuf;
+
+/// Everything that can stop an import.
+///
+/// Problems that do not stop it (an unknown record type outside strict mode, a tool result
+/// whose call is missing) are reported as warnings in [`Stats`](crate::Stats) instead.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The input holds no record at all (empty, or only blank lines).
+    #[error("the log is empty: expected one JSON object per line")]
+    Empty,
+    /// A line that is not JSON, and not a final line cut short by a killed writer.
+    #[error("line {line} is not JSON: {source}")]
+    NotJson {
+        /// 1-based line number.
+        line: usize,
+        /// What serde_json found.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A line that is JSON but not an object.
+    #[error("line {line} is not a log record: expected a JSON object, found {found}")]
+    NotAnObject {
+        /// 1-based line number.
+        line: usize,
+        /// The kind of JSON value found (`array`, `string`, ...).
+        found: &'static str,
+    },
+    /// `--format auto` found no record that any known format recognises.
+    #[error(
+        "unrecognised log: none of the first {scanned} records looks like a known format (known: {known})"
+    )]
+    Unrecognized {
+        /// How many records were looked at.
+        scanned: usize,
+        /// The known format names, comma-separated.
+        known: String,
+    },
+    /// A format was forced but none of the first 60 records belongs to it.
+    #[error("no {format} records in the log{}", detected.map(|d| format!(" (it looks like {d})")).unwrap_or_default())]
+    WrongFormat {
+        /// The format asked for.
+        format: &'static str,
+        /// The format detection would have chosen, when any.
+        detected: Option<&'static str>,
+    },
+    /// Strict mode met a record type the importer does not know.
+    #[error("line {line}: unknown {format} record type `{record_type}` (strict mode)")]
+    UnknownRecord {
+        /// 1-based line number.
+        line: usize,
+        /// The format being imported.
+        format: &'static str,
+        /// The record's type, as `type` or `type/subtype`.
+        record_type: String,
+    },
+    /// A format name that is not one of the known ones.
+    #[error("unknown log format `{name}` (known: {known})")]
+    UnknownFormat {
+        /// The name asked for.
+        name: String,
+        /// The known format names, comma-separated.
+        known: String,
+    },
+    /// A file or folder could not be read.
+    #[error("cannot read {}", path.display())]
+    Io {
+        /// The path that failed.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A subagent file of a Claude Code session could not be imported.
+    #[error("subagent file {}: {source}", path.display())]
+    Subagent {
+        /// The subagent file.
+        path: PathBuf,
+        /// What went wrong in it.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A folder given to [`import_path`](crate::import_path) holds no session file.
+    #[error("{}: expected a log file, or a Claude Code project folder holding one session `.jsonl`, found {found}", path.display())]
+    NoSession {
+        /// The folder.
+        path: PathBuf,
+        /// What was found instead.
+        found: String,
+    },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

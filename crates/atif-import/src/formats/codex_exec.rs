@@ -1,0 +1,206 @@
+//! `codex exec --json` events.
+//!
+//! The stream names neither the model nor the provider's call ids, and reports usage per turn
+//! only, so steps carry no metrics and `final_metrics` sums the `turn.completed` usage. A tool
+//! item holds both the call and its result; the output item after it starts a new model call.
+
+use serde_json::{Map, Value};
+
+use crate::Result;
+use crate::build::{FinalMetrics, ObsResult, Part, Step, ToolCall, Trajectory};
+use crate::import::Context;
+use crate::lines::Records;
+
+/// The agent name written to `agent.name`.
+const AGENT_NAME: &str = "codex";
+
+pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
+    let mut trajectory = Trajectory::new(AGENT_NAME);
+    let mut open_call: Option<usize> = None;
+    let mut turn_open = false;
+    let mut totals = FinalMetrics::default();
+    let mut n_turns = 0u64;
+    for record in records {
+        let record = record?;
+        let value = &record.value;
+        let record_type = value.get("type").and_then(Value::as_str).unwrap_or("");
+        match record_type {
+            "thread.started" => {
+                trajectory.session_id =
+                    value.get("thread_id").and_then(Value::as_str).map(str::to_owned);
+            }
+            "turn.started" => {
+                turn_open = true;
+                open_call = None;
+            }
+            "turn.completed" => {
+                turn_open = false;
+                open_call = None;
+                n_turns += 1;
+                let usage = value.get("usage").unwrap_or(&Value::Null);
+                let field = |key: &str| usage.get(key).and_then(Value::as_u64);
+                add(&mut totals.prompt, field("input_tokens"));
+                add(&mut totals.cached, field("cached_input_tokens"));
+                add(&mut totals.completion, field("output_tokens"));
+            }
+            "turn.failed" => {
+                turn_open = false;
+                open_call = None;
+                let message = value
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("turn failed");
+                trajectory.push_error("turn_failed", message, None);
+            }
+            "error" => {
+                open_call = None;
+                let message = value.get("message").and_then(Value::as_str).unwrap_or("error");
+                trajectory.push_error("error", message, None);
+            }
+            "item.started" | "item.updated" => ctx.ignore(record_type),
+            "item.completed" => {
+                let item = value.get("item").unwrap_or(&Value::Null);
+                item_completed(&mut trajectory, &mut open_call, record.line, item, ctx)?;
+            }
+            other => {
+                ctx.unknown(record.line, if other.is_empty() { "(no type)" } else { other })?
+            }
+        }
+    }
+    if turn_open {
+        trajectory.notes.push("The stream ends inside a turn: the run did not finish.".to_owned());
+        trajectory.crashed = true;
+    }
+    totals.extra.insert("turns".into(), n_turns.into());
+    trajectory.final_metrics = Some(totals);
+    trajectory.crashed |= trajectory.ends_in_error();
+    return Ok(trajectory);
+
+    fn add(total: &mut Option<u64>, value: Option<u64>) {
+        if let Some(value) = value {
+            *total = Some(total.unwrap_or(0).saturating_add(value));
+        }
+    }
+}
+
+fn item_completed(
+    trajectory: &mut Trajectory,
+    open_call: &mut Option<usize>,
+    line: usize,
+    item: &Value,
+    ctx: &mut Context,
+) -> Result<()> {
+    let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
+    let field = |key: &str| item.get(key).and_then(Value::as_str);
+    let mut step_idx = |trajectory: &mut Trajectory| match *open_call {
+        Some(idx) => idx,
+        None => {
+            let idx = trajectory.push(Step::model_call());
+            *open_call = Some(idx);
+            idx
+        }
+    };
+    match item_type {
+        "reasoning" => {
+            let idx = step_idx(trajectory);
+            trajectory.steps[idx].reasoning.push(field("text").unwrap_or("").to_owned());
+        }
+        "agent_message" => {
+            let idx = step_idx(trajectory);
+            trajectory.steps[idx].parts.push(Part::Text(field("text").unwrap_or("").to_owned()));
+        }
+        "command_execution" | "file_change" | "mcp_tool_call" | "web_search" | "todo_list" => {
+            let idx = step_idx(trajectory);
+            let id = field("id").map_or_else(|| format!("item_line_{line}"), str::to_owned);
+            let (name, arguments, result) = tool_item(item_type, item);
+            trajectory
+                .add_call(idx, ToolCall { id: id.clone(), name, arguments, extra: Map::new() });
+            if let Some(mut result) = result {
+                result.source_call_id = Some(id);
+                trajectory.add_result(result);
+            }
+            // The result goes back to the model: what follows is another model call.
+            *open_call = None;
+        }
+        "error" => {
+            *open_call = None;
+            trajectory.push_error("error", field("message").unwrap_or("error"), None);
+        }
+        other => ctx.unknown(line, &format!("item.completed/{other}"))?,
+    }
+    Ok(())
+}
+
+/// The call name, arguments and result of a tool item.
+fn tool_item(item_type: &str, item: &Value) -> (String, Map<String, Value>, Option<ObsResult>) {
+    let pick = |keys: &[&str]| -> Map<String, Value> {
+        keys.iter().filter_map(|k| item.get(*k).map(|v| ((*k).to_owned(), v.clone()))).collect()
+    };
+    let status = item.get("status").and_then(Value::as_str).unwrap_or("");
+    let mut extra = Map::new();
+    if !status.is_empty() {
+        extra.insert("status".into(), status.into());
+    }
+    if matches!(status, "failed" | "declined") {
+        extra.insert("is_error".into(), Value::Bool(true));
+    }
+    match item_type {
+        "command_execution" => {
+            if let Some(code) = item.get("exit_code").filter(|c| !c.is_null()) {
+                extra.insert("exit_code".into(), code.clone());
+            }
+            let output = item.get("aggregated_output").and_then(Value::as_str).unwrap_or("");
+            let result = ObsResult {
+                content: Some(vec![Part::Text(output.to_owned())]),
+                extra,
+                ..ObsResult::default()
+            };
+            ("command_execution".to_owned(), pick(&["command"]), Some(result))
+        }
+        "file_change" => (
+            "file_change".to_owned(),
+            pick(&["changes"]),
+            Some(ObsResult { extra, ..ObsResult::default() }),
+        ),
+        "mcp_tool_call" => {
+            let name =
+                item.get("tool").and_then(Value::as_str).unwrap_or("mcp_tool_call").to_owned();
+            let arguments = match item.get("arguments") {
+                Some(Value::Object(map)) => map.clone(),
+                _ => Map::new(),
+            };
+            if let Some(server) = item.get("server") {
+                extra.insert("server".into(), server.clone());
+            }
+            let mut parts = Vec::new();
+            if let Some(items) = item.pointer("/result/content").and_then(Value::as_array) {
+                for part in items {
+                    match part.get("text").and_then(Value::as_str) {
+                        Some(text) => parts.push(Part::Text(text.to_owned())),
+                        None => parts.push(Part::Text(part.to_string())),
+                    }
+                }
+            }
+            if let Some(error) = item.get("error").filter(|e| !e.is_null()) {
+                extra.insert("is_error".into(), Value::Bool(true));
+                let text = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| error.to_string(), str::to_owned);
+                parts.push(Part::Text(text));
+            }
+            if let Some(structured) =
+                item.pointer("/result/structured_content").filter(|s| !s.is_null())
+            {
+                extra.insert("structured_content".into(), structured.clone());
+            }
+            (
+                name,
+                arguments,
+                Some(ObsResult { content: Some(parts), extra, ..ObsResult::default() }),
+            )
+        }
+        "web_search" => ("web_search".to_owned(), pick(&["query", "action"]), None),
+        _ => ("todo_list".to_owned(), pick(&["items"]), None),
+    }
+}

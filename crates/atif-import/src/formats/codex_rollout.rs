@@ -1,0 +1,513 @@
+//! Codex rollout files (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+//!
+//! A model call is a run of output items (reasoning, assistant messages, tool calls) not
+//! interrupted by an input item (a tool output, a user message). Each non-duplicate
+//! `token_count` is bound to its call by ordinal; Codex wrote it before the call's items in
+//! 0.40 and after them later, so the order is detected from the first call of the file.
+
+use serde_json::{Map, Value, json};
+
+use crate::Result;
+use crate::build::{
+    FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_url_part,
+};
+use crate::import::Context;
+use crate::lines::{Record, Records};
+
+/// The agent name written to `agent.name`.
+const AGENT_NAME: &str = "codex";
+
+/// Where a model call's `token_count` sits relative to the call's items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UsageOrder {
+    /// Usage first, then the items (Codex 0.40).
+    Precedes,
+    /// The items, then the usage (later versions).
+    Follows,
+}
+
+#[derive(Debug)]
+struct State {
+    trajectory: Trajectory,
+    order: UsageOrder,
+    /// The step of the model call whose items are still arriving.
+    open_call: Option<usize>,
+    /// Usage written before its call (Precedes order).
+    pending_usage: Option<(usize, Metrics)>,
+    /// The last model call that has not been given its usage (Follows order).
+    unbound_call: Option<usize>,
+    last_total: Option<Value>,
+    model: Option<String>,
+    effort: Option<Value>,
+    seen_session: bool,
+}
+
+pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
+    // Read ahead until the first usage or output item says in which order this file writes.
+    let mut ahead = Vec::new();
+    let mut order = None;
+    for record in records.by_ref() {
+        let record = record?;
+        order = usage_order(&record);
+        ahead.push(record);
+        if order.is_some() {
+            break;
+        }
+    }
+    let mut state = State {
+        trajectory: Trajectory::new(AGENT_NAME),
+        order: order.unwrap_or(UsageOrder::Follows),
+        open_call: None,
+        pending_usage: None,
+        unbound_call: None,
+        last_total: None,
+        model: None,
+        effort: None,
+        seen_session: false,
+    };
+    state.trajectory.extra.insert(
+        "usage_order".into(),
+        match state.order {
+            UsageOrder::Precedes => "precedes",
+            UsageOrder::Follows => "follows",
+        }
+        .into(),
+    );
+    for record in ahead.into_iter().map(Ok).chain(records) {
+        let record = record?;
+        let line = record.line;
+        let Record { mut value, .. } = record;
+        let mut payload = value.get_mut("payload").map(Value::take).unwrap_or(Value::Null);
+        let payload = &mut payload;
+        let record_type = value.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+        let timestamp = value.get("timestamp");
+        match record_type.as_str() {
+            "session_meta" => state.session_meta(line, payload, ctx),
+            "turn_context" => {
+                if let Some(model) = payload.get("model").and_then(Value::as_str) {
+                    state.model = Some(model.to_owned());
+                    state.trajectory.model_name.get_or_insert_with(|| model.to_owned());
+                }
+                state.effort =
+                    payload.get("effort").filter(|e| e.is_string() || e.is_number()).cloned();
+            }
+            "response_item" => state.response_item(line, payload, timestamp, ctx)?,
+            "event_msg" => state.event(line, payload, timestamp, ctx)?,
+            "compacted" => {
+                state.open_call = None;
+                let mut step = Step::new(Source::System);
+                let text = payload.get("message").and_then(Value::as_str).unwrap_or("");
+                step.parts.push(Part::Text(text.to_owned()));
+                step.set_timestamp(timestamp);
+                step.extra.insert(
+                    "context_management".into(),
+                    json!({"type": "compaction", "boundary": "replace"}),
+                );
+                state.trajectory.push(step);
+            }
+            "world_state" | "inter_agent_communication_metadata" => ctx.ignore(&record_type),
+            other => ctx.unknown(line, if other.is_empty() { "(no type)" } else { other })?,
+        }
+    }
+    if let Some((line, _)) = state.pending_usage.take() {
+        ctx.warn(
+            line,
+            "token_count of a model call that wrote no items; its usage is only in the totals",
+        );
+    }
+    let mut trajectory = state.trajectory;
+    let sums = trajectory.summed_metrics();
+    trajectory.final_metrics = Some(match state.last_total {
+        Some(total) => {
+            let metrics = usage_metrics(&total);
+            if (metrics.prompt, metrics.completion, metrics.cached)
+                != (sums.prompt, sums.completion, sums.cached)
+            {
+                trajectory.notes.push(
+                    "final_metrics are the log's total_token_usage; some usage is not bound to a step.".to_owned(),
+                );
+            }
+            FinalMetrics {
+                prompt: metrics.prompt,
+                completion: metrics.completion,
+                cached: metrics.cached,
+                cost_usd: None,
+                extra: Map::from_iter([("total_token_usage".to_owned(), total)]),
+            }
+        }
+        None => sums,
+    });
+    trajectory.crashed |= trajectory.ends_in_error();
+    Ok(trajectory)
+}
+
+/// The usage order this record reveals, if it is the first `token_count` with usage (usage
+/// precedes its call) or the first output item (usage follows it) of the file.
+fn usage_order(record: &Record) -> Option<UsageOrder> {
+    let payload = record.value.get("payload").unwrap_or(&Value::Null);
+    let payload_type = payload.get("type").and_then(Value::as_str).unwrap_or("");
+    match record.value.get("type").and_then(Value::as_str) {
+        Some("event_msg") if payload_type == "token_count" && last_usage(payload).is_some() => {
+            Some(UsageOrder::Precedes)
+        }
+        Some("response_item") if is_output_item(payload) => Some(UsageOrder::Follows),
+        _ => None,
+    }
+}
+
+fn last_usage(payload: &Value) -> Option<&Value> {
+    payload.get("info")?.get("last_token_usage").filter(|u| u.is_object())
+}
+
+fn is_output_item(payload: &Value) -> bool {
+    match payload.get("type").and_then(Value::as_str).unwrap_or("") {
+        "reasoning"
+        | "function_call"
+        | "custom_tool_call"
+        | "local_shell_call"
+        | "web_search_call"
+        | "tool_search_call"
+        | "image_generation_call" => true,
+        "message" => payload.get("role").and_then(Value::as_str) == Some("assistant"),
+        _ => false,
+    }
+}
+
+/// OpenAI usage as ATIF metrics: `input_tokens` already holds cached tokens, `output_tokens`
+/// already holds reasoning tokens.
+fn usage_metrics(usage: &Value) -> Metrics {
+    let field = |key: &str| usage.get(key).and_then(Value::as_u64);
+    let extra = match usage {
+        Value::Object(map) => map.clone(),
+        _ => Map::new(),
+    };
+    Metrics {
+        prompt: field("input_tokens"),
+        completion: field("output_tokens"),
+        cached: field("cached_input_tokens"),
+        extra,
+    }
+}
+
+impl State {
+    fn session_meta(&mut self, line: usize, payload: &Value, ctx: &mut Context) {
+        if self.seen_session {
+            ctx.warn(
+                line,
+                "another session_meta: the file holds several sessions, imported as one",
+            );
+            ctx.ignore("session_meta (repeated)");
+            return;
+        }
+        self.seen_session = true;
+        let field = |key: &str| payload.get(key).and_then(Value::as_str).map(str::to_owned);
+        self.trajectory.session_id = field("id");
+        self.trajectory.agent_version = field("cli_version");
+        for key in ["cwd", "originator"] {
+            if let Some(v) = field(key) {
+                self.trajectory.extra.insert(key.into(), v.into());
+            }
+        }
+        if let Some(source) = payload.get("source") {
+            self.trajectory.extra.insert("source".into(), source.clone());
+        }
+    }
+
+    /// The step of the model call that `timestamp`'s output item belongs to, opening one.
+    fn call_step(&mut self, timestamp: Option<&Value>) -> usize {
+        if let Some(idx) = self.open_call {
+            return idx;
+        }
+        let mut step = Step::model_call();
+        step.set_timestamp(timestamp);
+        step.model_name = self.model.clone();
+        step.reasoning_effort = self.effort.clone();
+        if self.order == UsageOrder::Precedes {
+            step.metrics = self.pending_usage.take().map(|(_, m)| m);
+        }
+        let idx = self.trajectory.push(step);
+        self.open_call = Some(idx);
+        if self.order == UsageOrder::Follows {
+            self.unbound_call = Some(idx);
+        }
+        idx
+    }
+
+    fn response_item(
+        &mut self,
+        line: usize,
+        payload: &mut Value,
+        timestamp: Option<&Value>,
+        ctx: &mut Context,
+    ) -> Result<()> {
+        let item_type = payload.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+        let item_type = item_type.as_str();
+        let field = |key: &str| payload.get(key).and_then(Value::as_str);
+        match item_type {
+            "message" => {
+                let parts = content_parts(payload.get("content"));
+                match field("role") {
+                    Some("assistant") => {
+                        let idx = self.call_step(timestamp);
+                        self.trajectory.steps[idx].parts.extend(parts);
+                    }
+                    role => {
+                        self.open_call = None;
+                        let source =
+                            if role == Some("user") { Source::User } else { Source::System };
+                        let mut step = Step::new(source);
+                        step.parts = parts;
+                        step.set_timestamp(timestamp);
+                        if let Some(role) = role.filter(|r| !matches!(*r, "user" | "system")) {
+                            step.extra.insert("role".into(), role.into());
+                        }
+                        self.trajectory.push(step);
+                    }
+                }
+            }
+            "reasoning" => {
+                let idx = self.call_step(timestamp);
+                let summary: Vec<&str> = payload
+                    .get("summary")
+                    .and_then(Value::as_array)
+                    .map(|items| {
+                        items.iter().filter_map(|s| s.get("text").and_then(Value::as_str)).collect()
+                    })
+                    .unwrap_or_default();
+                if !summary.is_empty() {
+                    self.trajectory.steps[idx].reasoning.push(summary.join("\n\n"));
+                }
+            }
+            "function_call"
+            | "custom_tool_call"
+            | "local_shell_call"
+            | "web_search_call"
+            | "tool_search_call"
+            | "image_generation_call" => {
+                let idx = self.call_step(timestamp);
+                let call = tool_call(line, item_type, payload);
+                self.trajectory.add_call(idx, call);
+            }
+            "function_call_output"
+            | "custom_tool_call_output"
+            | "tool_search_output"
+            | "local_shell_call_output" => {
+                self.open_call = None;
+                let call_id = field("call_id").unwrap_or("").to_owned();
+                let result = tool_output(item_type, call_id, payload);
+                if let Some(orphan) = self.trajectory.add_result(result) {
+                    let call_id = orphan.source_call_id.clone().unwrap_or_default();
+                    ctx.warn(line, &format!("output for call `{call_id}`, which no item made"));
+                    let mut step = Step::new(Source::User);
+                    step.set_timestamp(timestamp);
+                    let mut orphan = orphan;
+                    orphan.source_call_id = None;
+                    orphan.extra.insert("call_id".into(), call_id.into());
+                    step.results.push(orphan);
+                    self.trajectory.push(step);
+                }
+            }
+            "ghost_snapshot" => ctx.ignore("response_item/ghost_snapshot"),
+            other => ctx.unknown(line, &format!("response_item/{other}"))?,
+        }
+        Ok(())
+    }
+
+    fn event(
+        &mut self,
+        line: usize,
+        payload: &Value,
+        timestamp: Option<&Value>,
+        ctx: &mut Context,
+    ) -> Result<()> {
+        let event_type = payload.get("type").and_then(Value::as_str).unwrap_or("");
+        let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
+        match event_type {
+            "token_count" => self.token_count(line, payload, ctx),
+            "turn_aborted" => {
+                self.open_call = None;
+                let reason = text("reason");
+                let reason = if reason.is_empty() { "unknown".to_owned() } else { reason };
+                self.trajectory.push_error(
+                    "aborted",
+                    &format!("turn aborted: {reason}"),
+                    timestamp,
+                );
+            }
+            "error" | "stream_error" => {
+                self.open_call = None;
+                self.trajectory.push_error(event_type, &text("message"), timestamp);
+            }
+            "task_complete" if payload.get("error").is_some_and(|e| !e.is_null()) => {
+                self.open_call = None;
+                let error = payload.get("error").unwrap_or(&Value::Null);
+                let message = error
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .map_or_else(|| error.to_string(), str::to_owned);
+                self.trajectory.push_error("task_failed", &message, timestamp);
+            }
+            "collab_agent_spawn_end" => {
+                let field = |key: &str| payload.get(key).and_then(Value::as_str);
+                if let (Some(thread), Some(call)) = (field("new_thread_id"), field("call_id")) {
+                    self.trajectory.spawned_threads.push((thread.to_owned(), call.to_owned()));
+                }
+            }
+            other => ctx.ignore(&format!("event_msg/{other}")),
+        }
+        Ok(())
+    }
+
+    fn token_count(&mut self, line: usize, payload: &Value, ctx: &mut Context) {
+        let Some(usage) = last_usage(payload) else {
+            ctx.ignore("event_msg/token_count (no usage)");
+            return;
+        };
+        let total = payload.get("info").and_then(|i| i.get("total_token_usage")).cloned();
+        if total.is_some() && total == self.last_total {
+            ctx.ignore("event_msg/token_count (repeated totals)");
+            return;
+        }
+        if total.is_some() {
+            self.last_total = total;
+        }
+        let metrics = usage_metrics(usage);
+        match self.order {
+            UsageOrder::Precedes => {
+                self.open_call = None;
+                if let Some((earlier, _)) = self.pending_usage.replace((line, metrics)) {
+                    ctx.warn(earlier, "token_count of a model call that wrote no items; its usage is only in the totals");
+                }
+            }
+            UsageOrder::Follows => {
+                self.open_call = None;
+                match self.unbound_call.take() {
+                    Some(idx) => self.trajectory.steps[idx].metrics = Some(metrics),
+                    None => ctx.warn(line, "token_count with no model call to bind it to; its usage is only in the totals"),
+                }
+            }
+        }
+    }
+}
+
+/// The text and image parts of a message's `content` list.
+fn content_parts(content: Option<&Value>) -> Vec<Part> {
+    match content {
+        Some(Value::String(text)) => vec![Part::Text(text.clone())],
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|item| match item.get("type").and_then(Value::as_str) {
+                Some("input_text" | "output_text" | "text") => Some(Part::Text(
+                    item.get("text").and_then(Value::as_str).unwrap_or("").to_owned(),
+                )),
+                Some("input_image") => {
+                    Some(image_url_part(item.get("image_url").and_then(Value::as_str)))
+                }
+                Some("encrypted_content") => None,
+                _ => Some(Part::Text(item.to_string())),
+            })
+            .collect(),
+        Some(Value::Object(_)) => {
+            content_parts(Some(&Value::Array(vec![content.cloned().unwrap_or_default()])))
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn tool_call(line: usize, item_type: &str, payload: &Value) -> ToolCall {
+    let field = |key: &str| payload.get(key).and_then(Value::as_str);
+    let id = field("call_id")
+        .or(field("id"))
+        .map_or_else(|| format!("{item_type}_line_{line}"), str::to_owned);
+    let mut extra = Map::new();
+    let object_of = |value: Option<&Value>| match value {
+        Some(Value::Object(map)) => map.clone(),
+        _ => Map::new(),
+    };
+    let (name, arguments) = match item_type {
+        "function_call" => {
+            let name = field("name").unwrap_or("").to_owned();
+            let arguments = match payload.get("arguments") {
+                Some(Value::String(raw)) => match serde_json::from_str::<Value>(raw) {
+                    Ok(Value::Object(map)) => map,
+                    _ => {
+                        extra.insert("arguments_not_an_object".into(), Value::Bool(true));
+                        Map::from_iter([("raw_arguments".to_owned(), Value::String(raw.clone()))])
+                    }
+                },
+                other => object_of(other),
+            };
+            if let Some(namespace) = field("namespace") {
+                extra.insert("namespace".into(), namespace.into());
+            }
+            (name, arguments)
+        }
+        "custom_tool_call" => {
+            let input = payload.get("input").cloned().unwrap_or(Value::Null);
+            extra.insert("custom".into(), Value::Bool(true));
+            (field("name").unwrap_or("").to_owned(), Map::from_iter([("input".to_owned(), input)]))
+        }
+        "local_shell_call" => ("local_shell".to_owned(), object_of(payload.get("action"))),
+        "web_search_call" => ("web_search".to_owned(), object_of(payload.get("action"))),
+        "tool_search_call" => ("tool_search".to_owned(), object_of(payload.get("arguments"))),
+        _ => {
+            let mut args = Map::new();
+            if let Some(prompt) = payload.get("revised_prompt") {
+                args.insert("revised_prompt".into(), prompt.clone());
+            }
+            ("image_generation".to_owned(), args)
+        }
+    };
+    if let Some(status) = field("status") {
+        extra.insert("status".into(), status.into());
+    }
+    ToolCall { id, name, arguments, extra }
+}
+
+/// A tool output as the model received it; the 0.40 JSON wrapper's `metadata` (exit code,
+/// duration) is also parsed into `extra`.
+fn tool_output(item_type: &str, call_id: String, payload: &mut Value) -> ObsResult {
+    let mut extra = Map::new();
+    let content = match item_type {
+        "tool_search_output" => {
+            vec![Part::Text(payload.get("tools").map(Value::to_string).unwrap_or_default())]
+        }
+        // Taken, not cloned: outputs are most of a rollout's bytes.
+        _ => match payload.get_mut("output").map(Value::take) {
+            Some(Value::String(text)) => {
+                if let Some(metadata) = wrapper_metadata(&text) {
+                    extra.insert("metadata".into(), metadata);
+                }
+                vec![Part::Text(text)]
+            }
+            Some(other @ (Value::Array(_) | Value::Object(_))) => content_parts(Some(&other)),
+            Some(Value::Null) | None => Vec::new(),
+            Some(other) => vec![Part::Text(other.to_string())],
+        },
+    };
+    if let Some(status) = payload.get("status").and_then(Value::as_str) {
+        extra.insert("status".into(), status.into());
+    }
+    if let Some(success) = payload.get("success").and_then(Value::as_bool) {
+        extra.insert("success".into(), success.into());
+    }
+    ObsResult {
+        source_call_id: Some(call_id),
+        content: Some(content),
+        subagent_refs: Vec::new(),
+        extra,
+    }
+}
+
+/// The `metadata` object of a Codex 0.40 output wrapper
+/// (`{"output":"…","metadata":{"exit_code":0,…}}`), read from the tail of the text without
+/// parsing the (possibly large) output again. Inside the output string every quote is escaped,
+/// so the last `"metadata"` with bare quotes is the wrapper's own key.
+fn wrapper_metadata(text: &str) -> Option<Value> {
+    if !text.starts_with('{') || !text.ends_with('}') {
+        return None;
+    }
+    let key = text.rfind("\"metadata\"")? + "\"metadata\"".len();
+    let tail = text.get(key..text.len() - 1)?.trim_start().strip_prefix(':')?;
+    serde_json::from_str::<Value>(tail).ok().filter(Value::is_object)
+}

@@ -1,0 +1,30 @@
+//! One module per log format; each turns records into a [`Trajectory`](crate::build::Trajectory).
+//!
+//! Adding a format (OpenCode, Gemini CLI, pi) is one file here, one [`Format`] variant and one
+//! arm below.
+
+mod anthropic;
+pub(crate) mod claude_code;
+mod claude_stream;
+mod codex_exec;
+mod codex_rollout;
+
+use crate::Result;
+use crate::build::Trajectory;
+use crate::format::Format;
+use crate::import::Context;
+use crate::lines::Records;
+
+/// Imports `records` as `format`.
+pub(crate) fn import(
+    format: Format,
+    records: &mut Records<'_>,
+    ctx: &mut Context,
+) -> Result<Trajectory> {
+    match format {
+        Format::ClaudeCode => claude_code::import(records, ctx),
+        Format::ClaudeStream => claude_stream::import(records, ctx),
+        Format::CodexRollout => codex_rollout::import(records, ctx),
+        Format::CodexExec => codex_exec::import(records, ctx),
+    }
+}

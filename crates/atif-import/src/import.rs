@@ -1,0 +1,255 @@
+//! The import entry point, its options, and the statistics it reports.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::build::Trajectory;
+use crate::format::{Format, detect_records};
+use crate::lines::Records;
+use crate::{Error, Result};
+
+/// How [`import`] reads a log.
+///
+/// The default detects the format from the content and skips unknown record types.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    format: Option<Format>,
+    strict: bool,
+}
+
+impl ImportOptions {
+    /// The default options: detect the format, not strict.
+    pub fn new() -> ImportOptions {
+        ImportOptions::default()
+    }
+
+    /// Forces a format (`None`, the default, detects it from the first records).
+    pub fn set_format(&mut self, format: Option<Format>) -> &mut ImportOptions {
+        self.format = format;
+        self
+    }
+
+    /// The forced format, if any.
+    pub fn format(&self) -> Option<Format> {
+        self.format
+    }
+
+    /// Makes an unknown record type an error instead of a skipped, counted record (default
+    /// `false`).
+    pub fn set_strict(&mut self, strict: bool) -> &mut ImportOptions {
+        self.strict = strict;
+        self
+    }
+
+    /// Whether unknown record types are errors.
+    pub fn strict(&self) -> bool {
+        self.strict
+    }
+}
+
+/// What an import met on its way: record counts, skipped records, warnings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    records: usize,
+    ignored: BTreeMap<String, usize>,
+    skipped: BTreeMap<String, usize>,
+    warnings: Vec<String>,
+    truncated_line: Option<usize>,
+}
+
+impl Stats {
+    /// How many records (non-blank lines that parsed) the log holds.
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
+    /// Records of known types that carry no conversation content (bookkeeping such as
+    /// `file-history-snapshot`, or Codex UI events that duplicate response items), by type.
+    pub fn ignored(&self) -> &BTreeMap<String, usize> {
+        &self.ignored
+    }
+
+    /// Records of unknown types that were skipped, by type (`--strict` makes them errors).
+    pub fn skipped(&self) -> &BTreeMap<String, usize> {
+        &self.skipped
+    }
+
+    /// The total number of skipped unknown records.
+    pub fn skipped_total(&self) -> usize {
+        self.skipped.values().sum()
+    }
+
+    /// Problems that did not stop the import, each naming its line.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The line number of a final line cut short, when the log was truncated.
+    pub fn truncated_line(&self) -> Option<usize> {
+        self.truncated_line
+    }
+
+    /// Adds the counts of a sub-import (a subagent file) to these.
+    pub(crate) fn absorb(&mut self, other: Stats, file: &str) {
+        self.records += other.records;
+        for (k, v) in other.ignored {
+            *self.ignored.entry(k).or_insert(0) += v;
+        }
+        for (k, v) in other.skipped {
+            *self.skipped.entry(k).or_insert(0) += v;
+        }
+        self.warnings.extend(other.warnings.into_iter().map(|w| format!("{file}: {w}")));
+    }
+
+    pub(crate) fn set_records(&mut self, records: usize) {
+        self.records = records;
+    }
+
+    /// Records a problem that concerns a whole file rather than one line.
+    pub(crate) fn warn_file(&mut self, message: String) {
+        self.warnings.push(message);
+    }
+}
+
+/// The result of an import: the trajectory, the format it was read as, and statistics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Import {
+    trajectory: Value,
+    format: Format,
+    detected: bool,
+    stats: Stats,
+}
+
+impl Import {
+    /// The ATIF-v1.8 trajectory.
+    pub fn trajectory(&self) -> &Value {
+        &self.trajectory
+    }
+
+    /// Takes the trajectory out.
+    pub fn into_trajectory(self) -> Value {
+        self.trajectory
+    }
+
+    /// The format the log was read as.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Whether the format was detected (rather than forced by the options).
+    pub fn detected(&self) -> bool {
+        self.detected
+    }
+
+    /// What the import met on its way.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    pub(crate) fn from_parts(
+        trajectory: Value,
+        format: Format,
+        detected: bool,
+        stats: Stats,
+    ) -> Import {
+        Import { trajectory, format, detected, stats }
+    }
+}
+
+/// Converts a Claude Code or Codex log into an ATIF-v1.8 trajectory.
+///
+/// The log is JSON Lines; the format is detected from its first records unless the options
+/// force one. A final line cut short (a run killed mid-write) is not an error: everything
+/// before it is imported and the trajectory is marked `extra.crashed`.
+///
+/// # Errors
+/// [`Error::Empty`], [`Error::NotJson`] (naming the line) or [`Error::NotAnObject`] when the
+/// bytes are not a JSON Lines log; [`Error::Unrecognized`] when detection finds no known
+/// format; [`Error::WrongFormat`] when a forced format matches none of the first records;
+/// [`Error::UnknownRecord`] in strict mode.
+pub fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import> {
+    let (trajectory, format, stats) = import_raw(bytes, options)?;
+    Ok(Import {
+        trajectory: trajectory.into_value(),
+        format,
+        detected: options.format.is_none(),
+        stats,
+    })
+}
+
+/// [`import`] before the trajectory is written as JSON (used to embed subagent files).
+pub(crate) fn import_raw(
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<(Trajectory, Format, Stats)> {
+    let mut records = Records::open(bytes)?;
+    let detected = detect_records(records.ahead());
+    let format = match (options.format, detected) {
+        (Some(format), _) => {
+            if !records.ahead().any(|r| format.recognizes(&r.value)) {
+                return Err(Error::WrongFormat {
+                    format: format.name(),
+                    detected: detected.map(Format::name),
+                });
+            }
+            format
+        }
+        (None, Some(format)) => format,
+        (None, None) => {
+            return Err(Error::Unrecognized {
+                scanned: records.ahead().count(),
+                known: Format::known_names(),
+            });
+        }
+    };
+    let mut ctx = Context::new(format, options.strict);
+    let mut trajectory = crate::formats::import(format, &mut records, &mut ctx)?;
+    ctx.stats.set_records(records.n_records());
+    ctx.stats.truncated_line = records.truncated_line();
+    if let Some(line) = records.truncated_line() {
+        ctx.warn(
+            line,
+            "the last line is cut short (the run was killed mid-write); imported everything before it",
+        );
+        trajectory.crashed = true;
+    }
+    Ok((trajectory, format, ctx.stats))
+}
+
+/// What a format module needs while it reads records: the strict flag and the statistics.
+#[derive(Debug)]
+pub(crate) struct Context {
+    format: Format,
+    strict: bool,
+    pub(crate) stats: Stats,
+}
+
+impl Context {
+    pub(crate) fn new(format: Format, strict: bool) -> Context {
+        Context { format, strict, stats: Stats::default() }
+    }
+
+    /// Counts a record of a known type that carries nothing to import.
+    pub(crate) fn ignore(&mut self, record_type: &str) {
+        *self.stats.ignored.entry(record_type.to_owned()).or_insert(0) += 1;
+    }
+
+    /// Counts a record of an unknown type, or fails in strict mode.
+    pub(crate) fn unknown(&mut self, line: usize, record_type: &str) -> Result<()> {
+        if self.strict {
+            return Err(Error::UnknownRecord {
+                line,
+                format: self.format.name(),
+                record_type: record_type.to_owned(),
+            });
+        }
+        *self.stats.skipped.entry(record_type.to_owned()).or_insert(0) += 1;
+        Ok(())
+    }
+
+    /// Records a problem that does not stop the import.
+    pub(crate) fn warn(&mut self, line: usize, message: &str) {
+        self.stats.warnings.push(format!("line {line}: {message}"));
+    }
+}

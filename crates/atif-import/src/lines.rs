@@ -1,0 +1,194 @@
+//! Reading a JSON Lines log one record at a time, with line numbers and a tolerated truncated
+//! tail.
+//!
+//! Records are parsed as they are consumed and dropped once imported, so a 50 MB log never
+//! holds all its parsed lines at once; only the first records are kept ahead for detection.
+
+use std::collections::VecDeque;
+
+use serde_json::Value;
+
+use crate::format::DETECT_RECORDS;
+use crate::{Error, Result};
+
+/// One parsed line of a log.
+#[derive(Debug)]
+pub(crate) struct Record {
+    /// 1-based line number in the input.
+    pub(crate) line: usize,
+    /// The parsed object.
+    pub(crate) value: Value,
+}
+
+/// The records of a log, parsed on demand, with the first ones read ahead for detection.
+///
+/// A final line without a line end that fails to parse, after at least one good record, is
+/// taken as a write cut short: iteration stops there and [`Records::truncated_line`] names it.
+/// Any other line that is not a JSON object ends iteration with an error.
+#[derive(Debug)]
+pub(crate) struct Records<'a> {
+    ahead: VecDeque<Record>,
+    rest: &'a [u8],
+    line_no: usize,
+    n_records: usize,
+    truncated_line: Option<usize>,
+    failed: bool,
+}
+
+impl<'a> Records<'a> {
+    /// Opens `bytes` and reads the first records ahead.
+    ///
+    /// # Errors
+    /// [`Error::Empty`] when there is no record at all; the error of a bad line among the first.
+    pub(crate) fn open(bytes: &'a [u8]) -> Result<Records<'a>> {
+        let rest = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let mut records = Records {
+            ahead: VecDeque::new(),
+            rest,
+            line_no: 0,
+            n_records: 0,
+            truncated_line: None,
+            failed: false,
+        };
+        while records.ahead.len() < DETECT_RECORDS {
+            match records.parse_next() {
+                Some(record) => records.ahead.push_back(record?),
+                None => break,
+            }
+        }
+        if records.ahead.is_empty() {
+            return Err(Error::Empty);
+        }
+        Ok(records)
+    }
+
+    /// The records read ahead (at most the first [`DETECT_RECORDS`]) not yet consumed.
+    pub(crate) fn ahead(&self) -> impl Iterator<Item = &Record> {
+        self.ahead.iter()
+    }
+
+    /// How many records have been parsed so far (all of them once iteration ended).
+    pub(crate) fn n_records(&self) -> usize {
+        self.n_records
+    }
+
+    /// The 1-based number of a final line cut short, once iteration reached it.
+    pub(crate) fn truncated_line(&self) -> Option<usize> {
+        self.truncated_line
+    }
+
+    fn parse_next(&mut self) -> Option<Result<Record>> {
+        while !self.failed && !self.rest.is_empty() {
+            self.line_no += 1;
+            let (line, has_end) = match self.rest.iter().position(|&b| b == b'\n') {
+                Some(end) => {
+                    let line = &self.rest[..end];
+                    self.rest = &self.rest[end + 1..];
+                    (line, true)
+                }
+                None => (std::mem::take(&mut self.rest), false),
+            };
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line_no = self.line_no;
+            return match serde_json::from_slice::<Value>(line) {
+                Ok(value @ Value::Object(_)) => {
+                    self.n_records += 1;
+                    Some(Ok(Record { line: line_no, value }))
+                }
+                Ok(other) => {
+                    self.failed = true;
+                    Some(Err(Error::NotAnObject { line: line_no, found: kind(&other) }))
+                }
+                Err(_) if !has_end && self.n_records > 0 => {
+                    self.truncated_line = Some(line_no);
+                    None
+                }
+                Err(source) => {
+                    self.failed = true;
+                    Some(Err(Error::NotJson { line: line_no, source }))
+                }
+            };
+        }
+        None
+    }
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<Record>;
+
+    fn next(&mut self) -> Option<Result<Record>> {
+        match self.ahead.pop_front() {
+            Some(record) => Some(Ok(record)),
+            None => self.parse_next(),
+        }
+    }
+}
+
+/// The JSON kind of `value`, for messages.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(bytes: &[u8]) -> Result<(Vec<usize>, Option<usize>)> {
+        let mut records = Records::open(bytes)?;
+        let lines = records.by_ref().map(|r| r.map(|r| r.line)).collect::<Result<Vec<_>>>()?;
+        Ok((lines, records.truncated_line()))
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_numbers_kept() {
+        assert_eq!(read_all(b"{\"a\":1}\n\n  \n{\"b\":2}\n").unwrap(), (vec![1, 4], None));
+    }
+
+    #[test]
+    fn a_cut_final_line_is_tolerated_after_good_records() {
+        assert_eq!(read_all(b"{\"a\":1}\n{\"b\":").unwrap(), (vec![1], Some(2)));
+    }
+
+    #[test]
+    fn a_bad_middle_line_names_its_number_even_past_the_read_ahead() {
+        let err = read_all(b"{\"a\":1}\nnot json\n{\"b\":2}\n").unwrap_err();
+        assert!(err.to_string().starts_with("line 2 is not JSON"), "{err}");
+        let mut log = "{\"a\":1}\n".repeat(DETECT_RECORDS + 5);
+        log.push_str("nope\n");
+        let err = read_all(log.as_bytes()).unwrap_err();
+        assert!(matches!(err, Error::NotJson { line, .. } if line == DETECT_RECORDS + 6), "{err}");
+    }
+
+    #[test]
+    fn a_bad_only_line_is_an_error_not_a_truncation() {
+        let err = read_all(b"\x00\x01\x02binary").unwrap_err();
+        assert!(err.to_string().starts_with("line 1 is not JSON"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_final_line_with_a_line_end_is_an_error() {
+        let err = read_all(b"{\"a\":1}\n{\"b\":\n").unwrap_err();
+        assert!(err.to_string().starts_with("line 2 is not JSON"), "{err}");
+    }
+
+    #[test]
+    fn empty_input_and_non_objects_are_errors() {
+        assert!(matches!(read_all(b""), Err(Error::Empty)));
+        assert!(matches!(read_all(b"\n \n"), Err(Error::Empty)));
+        assert!(matches!(read_all(b"\xEF\xBB\xBF"), Err(Error::Empty)));
+        let err = read_all(b"[1,2]\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1 is not a log record: expected a JSON object, found an array"
+        );
+    }
+}

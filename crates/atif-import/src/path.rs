@@ -1,0 +1,219 @@
+//! Importing from the file system: a log file with the subagents kept in other files (Claude
+//! Code `<session>/subagents/agent-<id>.jsonl`, the rollouts of spawned Codex threads).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::build::Trajectory;
+use crate::format::Format;
+use crate::formats::claude_code;
+use crate::import::{Context, Import, ImportOptions, Stats, import_raw};
+use crate::lines::Records;
+use crate::{Error, Result};
+
+/// Imports a log file, or a Claude Code session folder, with the subagents kept in other files.
+///
+/// `path` may be a log file of any format; for a Claude Code transcript `<session>.jsonl`,
+/// subagent transcripts in `<session>/subagents/agent-<id>.jsonl` are embedded as
+/// `subagent_trajectories` (id `agent-<id>`) and linked from the spawning call's result by the
+/// `toolUseId` of `agent-<id>.meta.json`, or else by the `agentId` in the call's
+/// `toolUseResult`. `path` may also be the project folder holding exactly one session file, or
+/// the `<session>` folder itself.
+///
+/// For a Codex rollout, the rollouts of the threads it spawned (files in the same folder whose
+/// `session_meta` names this session as `parent_thread_id`) are embedded too, with the child's
+/// session id as `trajectory_id`, linked from the spawning call through the
+/// `collab_agent_spawn_end` event that names the new thread.
+///
+/// # Errors
+/// [`Error::Io`] when a file cannot be read, [`Error::NoSession`] when a folder holds no single
+/// session file, and every error of [`import`](crate::import) (a subagent file that fails to
+/// parse names its path).
+pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
+    let main = session_file(path)?;
+    let bytes = read(&main)?;
+    let (mut trajectory, format, mut stats) = import_raw(&bytes, options)?;
+    match format {
+        Format::ClaudeCode => {
+            let folder = main.with_extension("").join("subagents");
+            if folder.is_dir() {
+                embed_subagents(&mut trajectory, &folder, options, &mut stats)?;
+            }
+        }
+        Format::CodexRollout => embed_threads(&mut trajectory, &main, options, &mut stats, 0)?,
+        Format::ClaudeStream | Format::CodexExec => {}
+    }
+    Ok(Import::from_parts(trajectory.into_value(), format, options.format().is_none(), stats))
+}
+
+/// The session file a path names.
+fn session_file(path: &Path) -> Result<PathBuf> {
+    if !path.is_dir() {
+        return Ok(path.to_path_buf());
+    }
+    // The `<session>` folder itself: its transcript sits beside it.
+    let beside = path.with_extension("jsonl");
+    if path.join("subagents").is_dir() && beside.is_file() {
+        return Ok(beside);
+    }
+    let entries =
+        std::fs::read_dir(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+    let mut sessions: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| {
+            !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("agent-"))
+        })
+        .collect();
+    sessions.sort();
+    match sessions.len() {
+        1 => Ok(sessions.remove(0)),
+        0 => Err(Error::NoSession { path: path.to_path_buf(), found: "no .jsonl file".to_owned() }),
+        n => Err(Error::NoSession { path: path.to_path_buf(), found: format!("{n} .jsonl files") }),
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+}
+
+/// Imports every `agent-<id>.jsonl` of `folder` and links it to the call that spawned it.
+fn embed_subagents(
+    trajectory: &mut Trajectory,
+    folder: &Path,
+    options: &ImportOptions,
+    stats: &mut Stats,
+) -> Result<()> {
+    let entries = std::fs::read_dir(folder)
+        .map_err(|source| Error::Io { path: folder.to_path_buf(), source })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    for file in files {
+        let Some(stem) = file.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
+            continue;
+        };
+        let agent_id = stem.strip_prefix("agent-").unwrap_or(&stem).to_owned();
+        let display = file.display().to_string();
+        let bytes = read(&file)?;
+        let wrap = |err: Error| Error::Subagent { path: file.clone(), source: Box::new(err) };
+        let mut records = Records::open(&bytes).map_err(wrap)?;
+        let mut ctx = Context::new(Format::ClaudeCode, options.strict());
+        let mut sub = claude_code::import_chain(&mut records, &mut ctx).map_err(wrap)?;
+        ctx.stats.set_records(records.n_records());
+        if let Some(line) = records.truncated_line() {
+            ctx.warn(line, "the last line is cut short; imported everything before it");
+            sub.crashed = true;
+        }
+        stats.absorb(ctx.stats, &display);
+        let trajectory_id = format!("agent-{agent_id}");
+        sub.trajectory_id = Some(trajectory_id.clone());
+        let call_id = meta_tool_use_id(&file.with_extension("meta.json"))
+            .or_else(|| call_of_agent(trajectory, &agent_id));
+        let linked =
+            call_id.is_some_and(|call_id| trajectory.add_subagent_ref(&call_id, &trajectory_id));
+        if !linked {
+            stats.warn_file(format!("{display}: no call of the session spawned agent {agent_id}; embedded without a link"));
+        }
+        trajectory.subagents.push(sub.into_value());
+    }
+    Ok(())
+}
+
+/// The `toolUseId` recorded in a subagent's `.meta.json`, if the file exists and has one.
+fn meta_tool_use_id(path: &Path) -> Option<String> {
+    let bytes = std::fs::read(path).ok()?;
+    let meta: Value = serde_json::from_slice(&bytes).ok()?;
+    meta.get("toolUseId").and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The call whose structured result (`toolUseResult.agentId`) names `agent_id`.
+fn call_of_agent(trajectory: &Trajectory, agent_id: &str) -> Option<String> {
+    trajectory.steps.iter().flat_map(|s| &s.results).find_map(|result| {
+        let named = result.extra.get("tool_use_result")?.get("agentId")?.as_str()? == agent_id;
+        if named { result.source_call_id.clone() } else { None }
+    })
+}
+
+/// How deep spawned Codex threads are followed (a guard against files that name each other).
+const MAX_THREAD_DEPTH: usize = 8;
+
+/// Embeds the rollouts beside `main` whose first line names `trajectory`'s session as parent.
+fn embed_threads(
+    trajectory: &mut Trajectory,
+    main: &Path,
+    options: &ImportOptions,
+    stats: &mut Stats,
+    depth: usize,
+) -> Result<()> {
+    let Some(session) = trajectory.session_id.clone() else { return Ok(()) };
+    let folder = match main.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let entries =
+        std::fs::read_dir(&folder).map_err(|source| Error::Io { path: folder.clone(), source })?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file() && p.extension().is_some_and(|e| e == "jsonl") && p.as_path() != main
+        })
+        .collect();
+    files.sort();
+    for file in files {
+        let Some((thread, Some(parent))) = rollout_ids(&file) else { continue };
+        if parent != session || thread == session {
+            continue;
+        }
+        let display = file.display().to_string();
+        if depth >= MAX_THREAD_DEPTH {
+            stats.warn_file(format!(
+                "{display}: spawned more than {MAX_THREAD_DEPTH} levels deep; not embedded"
+            ));
+            continue;
+        }
+        let bytes = read(&file)?;
+        let mut child_options = options.clone();
+        child_options.set_format(Some(Format::CodexRollout));
+        let wrap = |err: Error| Error::Subagent { path: file.clone(), source: Box::new(err) };
+        let (mut child, _, child_stats) = import_raw(&bytes, &child_options).map_err(wrap)?;
+        stats.absorb(child_stats, &display);
+        embed_threads(&mut child, &file, options, stats, depth + 1)?;
+        child.trajectory_id = Some(thread.clone());
+        let call =
+            trajectory.spawned_threads.iter().find(|(t, _)| *t == thread).map(|(_, c)| c.clone());
+        let linked = call.is_some_and(|call| trajectory.add_subagent_ref(&call, &thread));
+        if !linked {
+            stats.warn_file(format!(
+                "{display}: no call of the session spawned thread {thread}; embedded without a link"
+            ));
+        }
+        trajectory.subagents.push(child.into_value());
+    }
+    Ok(())
+}
+
+/// The thread id and parent thread id recorded on the first line (`session_meta`) of a
+/// rollout, reading nothing else of the file.
+fn rollout_ids(path: &Path) -> Option<(String, Option<String>)> {
+    use std::io::BufRead;
+
+    let mut first = Vec::new();
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(file).read_until(b'\n', &mut first).ok()?;
+    let record: Value = serde_json::from_slice(&first).ok()?;
+    if record.get("type")?.as_str()? != "session_meta" {
+        return None;
+    }
+    let payload = record.get("payload")?;
+    let thread = payload.get("id")?.as_str()?.to_owned();
+    let parent = payload
+        .pointer("/source/subagent/thread_spawn/parent_thread_id")
+        .or_else(|| payload.get("parent_thread_id"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Some((thread, parent))
+}

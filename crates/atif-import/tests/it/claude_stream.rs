@@ -1,0 +1,63 @@
+//! `claude -p --output-format stream-json`, on our own fixtures.
+
+use crate::support::{crashed, errors, functions, import_fixture, joins, sources, steps, totals};
+
+#[test]
+fn steps_merge_split_messages_and_subagent_lines_nest_under_their_call() {
+    let imported = import_fixture("claude-stream/basic.jsonl");
+    let t = imported.trajectory();
+    assert_eq!(sources(t), "aa");
+    assert_eq!(functions(t), ["Task"]);
+    assert_eq!(steps(t)[0]["message"], "I'll delegate the search.");
+    assert_eq!(joins(t), [(1, "toolu_01TTTTTTTTTTTTTTTTTTTTT1".to_owned())]);
+    let result = &steps(t)[0]["observation"]["results"][0];
+    assert_eq!(result["content"], "config/app.toml");
+    assert_eq!(
+        result["subagent_trajectory_ref"][0]["trajectory_id"],
+        "toolu_01TTTTTTTTTTTTTTTTTTTTT1"
+    );
+    let sub = &t["subagent_trajectories"][0];
+    assert_eq!(sub["trajectory_id"], "toolu_01TTTTTTTTTTTTTTTTTTTTT1");
+    assert_eq!(sources(sub), "aa");
+    assert_eq!(functions(sub), ["Bash"]);
+    assert_eq!(sub["agent"]["model_name"], "claude-haiku-4-5");
+    assert_eq!(sub["agent"]["version"], "2.0.27");
+    assert_eq!(joins(sub), [(1, "toolu_01SUBSUBSUBSUBSUBSUBSUB1".to_owned())]);
+}
+
+#[test]
+fn final_metrics_are_the_result_lines_totals_and_the_init_line_names_the_run() {
+    let imported = import_fixture("claude-stream/basic.jsonl");
+    let t = imported.trajectory();
+    // result.usage: input 16 + cache read 7000 + cache write 7090; output 95 (the steps'
+    // output_tokens are streaming snapshots: 9 + 2).
+    assert_eq!(totals(t), (Some(14106), Some(95), Some(7000)));
+    assert_eq!(steps(t)[0]["metrics"]["completion_tokens"], 9);
+    assert_eq!(t["final_metrics"]["total_cost_usd"], 0.0421);
+    assert!(t["notes"].as_str().unwrap().contains("streaming snapshots"));
+    assert_eq!(t["session_id"], "strm-0001");
+    assert_eq!(t["agent"]["version"], "2.0.27");
+    assert_eq!(t["agent"]["model_name"], "claude-sonnet-4-5");
+    assert_eq!(t["extra"]["outcome"], "success");
+    assert!(!crashed(t));
+}
+
+#[test]
+fn an_error_result_is_an_error_step_and_a_crash() {
+    let imported = import_fixture("claude-stream/max-turns.jsonl");
+    let t = imported.trajectory();
+    assert_eq!(sources(t), "as");
+    assert_eq!(errors(t), [(2, "error_max_turns".to_owned())]);
+    assert!(crashed(t));
+}
+
+#[test]
+fn a_stream_without_its_result_line_is_a_crash() {
+    let imported = import_fixture("claude-stream/killed.jsonl");
+    let t = imported.trajectory();
+    assert_eq!(sources(t), "a");
+    assert!(crashed(t));
+    assert!(t["notes"].as_str().unwrap().contains("no closing result line"));
+    // Totals fall back to the sums of the steps.
+    assert_eq!(totals(t), (Some(5004), Some(9), Some(0)));
+}

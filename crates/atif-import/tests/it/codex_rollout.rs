@@ -1,0 +1,128 @@
+//! Codex rollout files, on our own fixtures: usage written before and after its call.
+
+use atif_import::{Error, ImportOptions, import};
+use serde_json::json;
+
+use crate::support::{
+    crashed, errors, fixture, functions, import_fixture, joins, sources, steps, totals, unanswered,
+};
+
+#[test]
+fn usage_written_before_its_call_binds_to_the_call_that_follows() {
+    let imported = import_fixture("codex-rollout/usage-before.jsonl");
+    let t = imported.trajectory();
+    assert_eq!(t["extra"]["usage_order"], "precedes");
+    assert_eq!(sources(t), "uuaa");
+    assert_eq!(functions(t), ["shell"]);
+    let first = &steps(t)[2]["metrics"];
+    assert_eq!(
+        (
+            first["prompt_tokens"].as_u64(),
+            first["cached_tokens"].as_u64(),
+            first["completion_tokens"].as_u64()
+        ),
+        (Some(3000), Some(2000), Some(200))
+    );
+    assert_eq!(first["extra"]["reasoning_output_tokens"], 128);
+    // The token_count repeated with the same totals counts once.
+    assert_eq!(steps(t)[3]["metrics"]["prompt_tokens"], 3400);
+    assert_eq!(imported.stats().ignored().get("event_msg/token_count (repeated totals)"), Some(&1));
+    assert_eq!(totals(t), (Some(6400), Some(260), Some(5000)));
+}
+
+#[test]
+fn outputs_are_kept_verbatim_with_the_040_metadata_parsed_into_extra() {
+    let imported = import_fixture("codex-rollout/usage-before.jsonl");
+    let t = imported.trajectory();
+    let step = &steps(t)[2];
+    assert_eq!(
+        step["tool_calls"][0]["arguments"],
+        json!({"command": ["bash", "-lc", "ls"], "workdir": "/tmp/tmp.cx1/repo"})
+    );
+    let result = &step["observation"]["results"][0];
+    assert_eq!(
+        result["content"],
+        r#"{"output":"Cargo.toml\nsrc\n","metadata":{"exit_code":0,"duration_seconds":0.1}}"#
+    );
+    assert_eq!(result["extra"]["metadata"]["exit_code"], 0);
+    assert_eq!(step["reasoning_content"], "**Listing the folder**");
+    assert_eq!(step["model_name"], "gpt-5-codex");
+    assert_eq!(step["reasoning_effort"], "high");
+    assert_eq!(steps(t)[3]["message"], "Cargo.toml and src/.");
+    assert_eq!(t["session_id"], "01997ea4-0000-7000-8000-00000000c0de");
+    assert_eq!(
+        t["agent"],
+        json!({"name": "codex", "version": "0.40.0", "model_name": "gpt-5-codex"})
+    );
+}
+
+#[test]
+fn usage_written_after_its_call_binds_to_the_call_before_it() {
+    let imported = import_fixture("codex-rollout/usage-after.jsonl");
+    let t = imported.trajectory();
+    assert_eq!(t["extra"]["usage_order"], "follows");
+    assert_eq!(sources(t), "suaaas");
+    assert_eq!(functions(t), ["exec_command", "exec_command", "apply_patch", "exec_command"]);
+    let prompts: Vec<_> = steps(t).iter().map(|s| s["metrics"]["prompt_tokens"].as_u64()).collect();
+    assert_eq!(prompts, [None, None, Some(5000), Some(5600), Some(5800), None]);
+    assert_eq!(totals(t), (Some(16400), Some(460), Some(11500)));
+    assert_eq!(imported.stats().ignored().get("event_msg/token_count (no usage)"), Some(&1));
+}
+
+#[test]
+fn parallel_calls_share_one_step_and_outputs_join_in_any_order() {
+    let imported = import_fixture("codex-rollout/usage-after.jsonl");
+    let t = imported.trajectory();
+    assert_eq!(
+        joins(t),
+        [
+            (3, "call_BBBBBBBBBBBBBBBBBBBBBBB2".to_owned()),
+            (3, "call_BBBBBBBBBBBBBBBBBBBBBBB1".to_owned()),
+            (4, "call_BBBBBBBBBBBBBBBBBBBBBBB3".to_owned()),
+        ]
+    );
+    let results = &steps(t)[2]["observation"]["results"];
+    assert_eq!(results[0]["content"], "Exit code: 0\nOutput:\nsmoke.rs\n");
+    assert_eq!(results[1]["content"], "# Shpo\n");
+    let patch = &steps(t)[3]["tool_calls"][0];
+    assert_eq!(
+        patch["arguments"]["input"],
+        "*** Begin Patch\n*** Update File: README.md\n-# Shpo\n+# Shop\n*** End Patch"
+    );
+    assert_eq!(patch["extra"]["custom"], true);
+    assert_eq!(steps(t)[0]["extra"]["role"], "developer");
+}
+
+#[test]
+fn a_call_cut_off_by_an_abort_keeps_no_observation_and_the_run_is_crashed() {
+    let imported = import_fixture("codex-rollout/usage-after.jsonl");
+    let t = imported.trajectory();
+    assert_eq!(unanswered(t), ["call_BBBBBBBBBBBBBBBBBBBBBBB4"]);
+    assert_eq!(errors(t), [(6, "aborted".to_owned())]);
+    assert_eq!(steps(t)[5]["message"], "turn aborted: interrupted");
+    assert!(crashed(t));
+    assert_eq!(imported.stats().skipped().get("mystery_record"), Some(&1));
+}
+
+#[test]
+fn strict_mode_names_the_unknown_record() {
+    let mut options = ImportOptions::new();
+    options.set_strict(true);
+    let err = import(&fixture("codex-rollout/usage-after.jsonl"), &options).unwrap_err();
+    assert!(matches!(err, Error::UnknownRecord { line: 19, .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "line 19: unknown codex-rollout record type `mystery_record` (strict mode)"
+    );
+}
+
+#[test]
+fn a_function_call_with_arguments_that_are_not_a_json_object_keeps_them_raw() {
+    let log = br#"{"timestamp":"2025-09-25T02:12:23.9Z","type":"session_meta","payload":{"id":"s","cli_version":"0.40.0"}}
+{"timestamp":"2025-09-25T02:12:24.9Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"ls -la","call_id":"call_1"}}
+"#;
+    let imported = import(log, &ImportOptions::default()).unwrap();
+    let call = &imported.trajectory()["steps"][0]["tool_calls"][0];
+    assert_eq!(call["arguments"], json!({"raw_arguments": "ls -la"}));
+    assert_eq!(call["extra"]["arguments_not_an_object"], true);
+}

@@ -1,0 +1,178 @@
+//! Hostile input: a clear error or a correct import, never a panic. Large inputs are generated
+//! here, never committed.
+
+use atif_import::{Error, ImportOptions, import};
+use serde_json::json;
+
+use crate::support::{assert_valid, sources, steps};
+
+fn import_err(bytes: &[u8]) -> Error {
+    import(bytes, &ImportOptions::default()).unwrap_err()
+}
+
+#[test]
+fn an_empty_file_is_a_clear_error() {
+    assert_eq!(import_err(b"").to_string(), "the log is empty: expected one JSON object per line");
+    assert!(matches!(import_err(b"\n\n   \n"), Error::Empty));
+}
+
+#[test]
+fn binary_input_names_the_first_line() {
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+    let err = import_err(&bytes);
+    assert!(matches!(err, Error::NotJson { line: 1, .. }), "{err:?}");
+    assert!(err.to_string().starts_with("line 1 is not JSON"), "{err}");
+}
+
+#[test]
+fn a_json_document_that_is_not_a_log_is_unrecognised_and_the_known_formats_are_listed() {
+    let trajectory =
+        json!({"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": []});
+    let err = import_err(trajectory.to_string().as_bytes());
+    assert_eq!(
+        err.to_string(),
+        "unrecognised log: none of the first 1 records looks like a known format (known: claude-code, claude-stream, codex-rollout, codex-exec)"
+    );
+    // Pretty-printed, its first line is not a JSON value on its own.
+    let pretty = serde_json::to_string_pretty(&trajectory).unwrap();
+    assert!(matches!(import_err(pretty.as_bytes()), Error::NotJson { line: 1, .. }));
+    assert_eq!(
+        import_err(b"[1, 2, 3]\n").to_string(),
+        "line 1 is not a log record: expected a JSON object, found an array"
+    );
+}
+
+#[test]
+fn a_broken_line_in_the_middle_names_its_number() {
+    let log = b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"turn.started\"}\n{\"type\": nope}\n{\"type\":\"turn.completed\"}\n";
+    let err = import_err(log);
+    assert!(matches!(err, Error::NotJson { line: 3, .. }), "{err:?}");
+}
+
+#[test]
+fn invalid_utf8_and_deep_nesting_are_errors_not_panics() {
+    let log = b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"\xff\xfe\"}\n";
+    assert!(matches!(import_err(log), Error::NotJson { line: 2, .. }));
+    let deep =
+        format!("{}\n{}\n", r#"{"type":"thread.started","thread_id":"t"}"#, "[".repeat(100_000));
+    assert!(matches!(import_err(deep.as_bytes()), Error::NotJson { line: 2, .. }));
+}
+
+#[test]
+fn a_ten_megabyte_line_imports_whole() {
+    let big = "x".repeat(10 * 1024 * 1024);
+    let lines = [
+        json!({"type": "user", "uuid": "u1", "sessionId": "S", "message": {"role": "user", "content": "read it"}}),
+        json!({"type": "assistant", "uuid": "a1", "sessionId": "S", "message": {"id": "m1", "model": "m", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "big.txt"}}]}}),
+        json!({"type": "user", "uuid": "u2", "sessionId": "S", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]}}),
+    ];
+    let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    assert!(log.len() > 10 * 1024 * 1024);
+    let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(sources(t), "ua");
+    assert_eq!(
+        steps(t)[1]["observation"]["results"][0]["content"].as_str().unwrap().len(),
+        10 * 1024 * 1024
+    );
+}
+
+#[test]
+fn a_fifty_megabyte_log_imports_every_call() {
+    let n_calls = 60_000;
+    let mut log = String::with_capacity(52 * 1024 * 1024);
+    log.push_str(r#"{"timestamp":"2025-09-25T02:12:23.966Z","type":"session_meta","payload":{"id":"s-big","cli_version":"0.40.0"}}"#);
+    log.push('\n');
+    let padding = "y".repeat(600);
+    for i in 0..n_calls {
+        let usage = json!({"input_tokens": 100, "cached_input_tokens": 50, "output_tokens": 10});
+        let total = json!({"input_tokens": 100 * (i + 1), "cached_input_tokens": 50 * (i + 1), "output_tokens": 10 * (i + 1)});
+        let lines = [
+            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": usage, "total_token_usage": total}}}),
+            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": format!("{{\"command\":[\"echo\",\"{i}\"]}}"), "call_id": format!("call_{i}")}}),
+            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "function_call_output", "call_id": format!("call_{i}"), "output": format!("{i} {padding}")}}),
+        ];
+        for line in lines {
+            log.push_str(&line.to_string());
+            log.push('\n');
+        }
+    }
+    assert!(log.len() > 50 * 1024 * 1024, "{}", log.len());
+    let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(steps(t).len(), n_calls as usize);
+    assert_eq!(t["final_metrics"]["total_prompt_tokens"], 100 * n_calls);
+    assert_eq!(
+        steps(t)[n_calls as usize - 1]["observation"]["results"][0]["source_call_id"],
+        format!("call_{}", n_calls - 1)
+    );
+    assert_valid(t, "the 50 MB log");
+}
+
+/// Every variant of `value` with one member (at depth ≤ 3) replaced by a value of another type.
+fn mutations(value: &serde_json::Value) -> Vec<serde_json::Value> {
+    let replacements =
+        [json!(null), json!(7), json!("x"), json!([]), json!({}), json!([{"type": "text"}])];
+    let mut out = Vec::new();
+    walk(value, &mut Vec::new(), 0, &replacements, value, &mut out);
+    return out;
+
+    fn walk(
+        node: &serde_json::Value,
+        path: &mut Vec<String>,
+        depth: usize,
+        replacements: &[serde_json::Value],
+        root: &serde_json::Value,
+        out: &mut Vec<serde_json::Value>,
+    ) {
+        let Some(map) = node.as_object() else { return };
+        for (key, child) in map {
+            path.push(key.clone());
+            for replacement in replacements {
+                let mut mutated = root.clone();
+                let pointer: String = path.iter().map(|p| format!("/{p}")).collect();
+                *mutated.pointer_mut(&pointer).unwrap() = replacement.clone();
+                out.push(mutated);
+            }
+            if depth < 3 {
+                walk(child, path, depth + 1, replacements, root, out);
+            }
+            path.pop();
+        }
+    }
+}
+
+#[test]
+fn every_fixture_with_any_member_swapped_for_another_type_imports_validly_or_fails_cleanly() {
+    let fixtures = [
+        "claude-code/basic.jsonl",
+        "claude-code/api-error.jsonl",
+        "claude-stream/basic.jsonl",
+        "codex-rollout/usage-before.jsonl",
+        "codex-rollout/usage-after.jsonl",
+        "codex-exec/basic.jsonl",
+    ];
+    let mut n_variants = 0;
+    for rel in fixtures {
+        let text = String::from_utf8(crate::support::fixture(rel)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (idx, line) in lines.iter().enumerate() {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            for mutated in mutations(&record) {
+                let mut log = lines.clone();
+                let mutated_line = mutated.to_string();
+                log[idx] = &mutated_line;
+                let bytes = log.join("\n");
+                n_variants += 1;
+                match import(bytes.as_bytes(), &ImportOptions::default()) {
+                    Ok(imported) => assert_valid(
+                        imported.trajectory(),
+                        &format!("{rel} line {} mutated", idx + 1),
+                    ),
+                    Err(err) => assert!(!err.to_string().is_empty()),
+                }
+            }
+        }
+    }
+    assert!(n_variants > 1000, "{n_variants}");
+}

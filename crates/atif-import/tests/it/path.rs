@@ -1,0 +1,126 @@
+//! Importing from the file system: Claude Code sessions with subagent files.
+
+use atif_import::{Error, ImportOptions, import_path};
+
+use crate::support::{assert_valid, fixtures, functions, joins, sources, steps};
+
+#[test]
+fn a_session_folder_embeds_its_subagents_linked_by_meta_file_or_agent_id() {
+    let imported =
+        import_path(&fixtures().join("claude-code/project"), &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    assert_valid(t, "claude-code/project");
+    assert_eq!(sources(t), "uaa");
+    assert_eq!(functions(t), ["Task", "Task"]);
+    let results = steps(t)[1]["observation"]["results"].as_array().unwrap();
+    // a7f3 is linked through agent-a7f3.meta.json, b9c1 through toolUseResult.agentId.
+    assert_eq!(results[0]["subagent_trajectory_ref"][0]["trajectory_id"], "agent-a7f3");
+    assert_eq!(results[1]["subagent_trajectory_ref"][0]["trajectory_id"], "agent-b9c1");
+    let subs = t["subagent_trajectories"].as_array().unwrap();
+    assert_eq!(subs.len(), 2);
+    for (sub, id, answer) in [
+        (&subs[0], "agent-a7f3", "2 TODOs: a.py:3, b.py:9"),
+        (&subs[1], "agent-b9c1", "No FIXME found."),
+    ] {
+        assert_eq!(sub["trajectory_id"], id);
+        assert_eq!(sources(sub), "uaa");
+        assert_eq!(functions(sub), ["Grep"]);
+        assert_eq!(joins(sub).len(), 1);
+        assert_eq!(sub["agent"]["model_name"], "claude-haiku-4-5");
+        assert_eq!(steps(sub)[2]["message"], answer);
+    }
+    assert!(imported.stats().warnings().is_empty(), "{:?}", imported.stats().warnings());
+    // 6 session lines and 4 lines in each subagent file.
+    assert_eq!(imported.stats().records(), 6 + 4 + 4);
+}
+
+#[test]
+fn the_session_file_and_the_session_folder_give_the_same_import_as_the_project_folder() {
+    let project =
+        import_path(&fixtures().join("claude-code/project"), &ImportOptions::default()).unwrap();
+    let file = import_path(
+        &fixtures().join("claude-code/project/sess-0002.jsonl"),
+        &ImportOptions::default(),
+    )
+    .unwrap();
+    let session =
+        import_path(&fixtures().join("claude-code/project/sess-0002"), &ImportOptions::default())
+            .unwrap();
+    assert_eq!(project.trajectory(), file.trajectory());
+    assert_eq!(project.trajectory(), session.trajectory());
+}
+
+#[test]
+fn an_unlinked_subagent_is_embedded_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixtures().join("claude-code/project");
+    std::fs::copy(src.join("sess-0002.jsonl"), dir.path().join("sess-0002.jsonl")).unwrap();
+    let subagents = dir.path().join("sess-0002/subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    std::fs::copy(
+        src.join("sess-0002/subagents/agent-b9c1.jsonl"),
+        subagents.join("agent-zz00.jsonl"),
+    )
+    .unwrap();
+    let imported = import_path(dir.path(), &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(t["subagent_trajectories"][0]["trajectory_id"], "agent-zz00");
+    assert!(
+        imported.stats().warnings()[0]
+            .ends_with("no call of the session spawned agent zz00; embedded without a link")
+    );
+}
+
+#[test]
+fn folders_without_one_session_and_missing_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = import_path(dir.path(), &ImportOptions::default()).unwrap_err();
+    assert!(matches!(err, Error::NoSession { .. }));
+    assert!(err.to_string().ends_with("found no .jsonl file"), "{err}");
+    std::fs::write(dir.path().join("a.jsonl"), "{}\n").unwrap();
+    std::fs::write(dir.path().join("b.jsonl"), "{}\n").unwrap();
+    assert!(
+        import_path(dir.path(), &ImportOptions::default())
+            .unwrap_err()
+            .to_string()
+            .ends_with("found 2 .jsonl files")
+    );
+    let missing =
+        import_path(&dir.path().join("nope.jsonl"), &ImportOptions::default()).unwrap_err();
+    assert!(matches!(missing, Error::Io { .. }));
+    assert!(missing.to_string().starts_with("cannot read "), "{missing}");
+}
+
+const PARENT: &str =
+    "codex-rollout/threads/rollout-2026-03-02T10-00-00-019c1111-0000-7000-8000-00000000aaaa.jsonl";
+const CHILD_ID: &str = "019c1111-0000-7000-8000-00000000bbbb";
+
+#[test]
+fn a_codex_rollout_embeds_the_threads_it_spawned_from_its_folder() {
+    let imported = import_path(&fixtures().join(PARENT), &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    assert_valid(t, PARENT);
+    assert_eq!(sources(t), "uaaa");
+    assert_eq!(functions(t), ["spawn_agent", "exec_command"]);
+    let spawn = &steps(t)[1]["observation"]["results"][0];
+    assert_eq!(spawn["source_call_id"], "call_SPAWNSPAWNSPAWNSPAWN01");
+    assert_eq!(spawn["subagent_trajectory_ref"][0]["trajectory_id"], CHILD_ID);
+    // Only the child is embedded, not the unrelated session of the same folder.
+    let subs = t["subagent_trajectories"].as_array().unwrap();
+    assert_eq!(subs.len(), 1);
+    assert_eq!(subs[0]["trajectory_id"], CHILD_ID);
+    assert_eq!(sources(&subs[0]), "uaa");
+    assert_eq!(functions(&subs[0]), ["exec_command"]);
+    assert_eq!(subs[0]["final_metrics"]["total_prompt_tokens"], 6100);
+    assert_eq!(imported.stats().records(), 12 + 8);
+    assert!(imported.stats().warnings().is_empty(), "{:?}", imported.stats().warnings());
+}
+
+#[test]
+fn a_spawned_thread_imported_alone_has_no_subagents() {
+    let child = fixtures()
+        .join(format!("codex-rollout/threads/rollout-2026-03-02T10-00-03-{CHILD_ID}.jsonl"));
+    let imported = import_path(&child, &ImportOptions::default()).unwrap();
+    assert!(imported.trajectory().get("subagent_trajectories").is_none());
+    assert_eq!(imported.trajectory()["session_id"], CHILD_ID);
+}
