@@ -1,7 +1,7 @@
 //! Reference agents used by the workspace's end-to-end tests, and the fake models they are
 //! recorded from.
 //!
-//! Two small real agents written on `atif-replay`'s [`LlmClient`] seam stand in for users'
+//! Two small real agents written on `atif-replay`'s [`LlmClient`](atif_replay::LlmClient) seam stand in for users'
 //! agents: [`tool_loop_agent`] (a calculator loop that stops on `return_result` or after a
 //! maximum number of iterations) and [`fan_out_agent`] (classifies items concurrently through
 //! subagents spawned on tokio, completing in a genuinely random order). Both report what they do

@@ -1,6 +1,7 @@
 //! A step-level account of what moved between two runs: steps aligned by source and called
 //! functions, then named as inserted, removed or changed.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -64,9 +65,14 @@ impl fmt::Display for StepChange {
 /// The two step sequences are aligned on each step's source and called function names (a
 /// longest-common-subsequence alignment); steps left over are inserted or removed, steps paired
 /// in a replaced stretch or aligned but not equal are changed.
+///
+/// Steps are compared without what only their position decides: `step_id`, and the
+/// trajectory-wide `call_N` numbering that shifts when an earlier step gains or loses a call.
+/// Within a step, calls are told apart by their place in the step, so the join between a call
+/// and its result still counts.
 pub fn explain(golden: &Value, actual: &Value) -> Vec<StepChange> {
-    let golden_steps = steps(golden);
-    let actual_steps = steps(actual);
+    let golden_steps: Vec<Value> = steps(golden).iter().map(position_free).collect();
+    let actual_steps: Vec<Value> = steps(actual).iter().map(position_free).collect();
     let golden_keys: Vec<StepKey<'_>> = golden_steps.iter().map(StepKey::of).collect();
     let actual_keys: Vec<StepKey<'_>> = actual_steps.iter().map(StepKey::of).collect();
 
@@ -119,6 +125,42 @@ impl StepKey<'_> {
     fn of(step: &Value) -> StepKey<'_> {
         StepKey { source: source(step), functions: step_functions(step).collect() }
     }
+}
+
+/// A copy of `step` without its `step_id`, with each `tool_call_id` replaced by the call's place
+/// in the step (`#1`, `#2`, …) and each `source_call_id` that names one of those calls rewritten
+/// to match.
+fn position_free(step: &Value) -> Value {
+    let mut step = step.clone();
+    let Value::Object(fields) = &mut step else {
+        return step;
+    };
+    fields.remove("step_id");
+    let mut local_ids: HashMap<String, String> = HashMap::new();
+    if let Some(Value::Array(calls)) = fields.get_mut("tool_calls") {
+        for (call_idx, call) in calls.iter_mut().enumerate() {
+            if let Some(id) = call.get_mut("tool_call_id") {
+                let local = format!("#{}", call_idx + 1);
+                if let Value::String(recorded) = id {
+                    local_ids.entry(recorded.clone()).or_insert_with(|| local.clone());
+                }
+                *id = Value::String(local);
+            }
+        }
+    }
+    let results = fields
+        .get_mut("observation")
+        .and_then(|observation| observation.get_mut("results"))
+        .and_then(Value::as_array_mut);
+    for result in results.into_iter().flatten() {
+        if let Some(id) = result.get_mut("source_call_id") {
+            let local = id.as_str().and_then(|recorded| local_ids.get(recorded)).cloned();
+            if let Some(local) = local {
+                *id = Value::String(local);
+            }
+        }
+    }
+    step
 }
 
 fn steps(doc: &Value) -> &[Value] {

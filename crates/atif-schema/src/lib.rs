@@ -76,10 +76,16 @@ mod upgrade;
 mod validate;
 mod version;
 
-pub use builder::*;
+pub use builder::{AgentStepBuilder, StepBuilder, TrajectoryBuilder};
 pub use error::{Error, Result};
-pub use json_schema::*;
-pub use trajectory::*;
-pub use upgrade::*;
-pub use validate::*;
+pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
+pub use trajectory::{
+    Agent, AudioMediaType, AudioSource, ContentPart, FinalMetrics, ImageMediaType, ImageSource,
+    JsonObject, Message, Metrics, Observation, ObservationResult, ReasoningEffort, Step,
+    StepSource, SubagentTrajectoryRef, ToolCall, Trajectory,
+};
+pub use upgrade::{Upgrade, upgrade};
+pub use validate::{
+    Finding, Profile, Report, Rule, Severity, ValidateOptions, parse_json, validate, validate_bytes,
+};
 pub use version::SchemaVersion;

@@ -83,3 +83,27 @@ fn positions_differ_when_earlier_steps_moved() {
         ],
     );
 }
+
+#[test]
+fn renumbered_call_ids_and_step_ids_after_an_insertion_are_not_changes() {
+    let golden = json!([user(1, "go"), call_step(2, "f", "a"), call_step(3, "g", "b")]);
+    let actual = json!([
+        user(1, "go"),
+        call_step(2, "check", "z"),
+        call_step(3, "f", "a"),
+        call_step(4, "g", "b"),
+    ]);
+    check(golden, actual, &["step 2 (agent) inserted: calls check"]);
+}
+
+#[test]
+fn a_result_joined_to_another_call_of_the_same_step_is_still_a_change() {
+    let mut golden = call_step(1, "f", "a");
+    golden["tool_calls"] = json!([
+        {"tool_call_id": "a", "function_name": "f", "arguments": {}},
+        {"tool_call_id": "b", "function_name": "f", "arguments": {}},
+    ]);
+    let mut actual = golden.clone();
+    actual["observation"]["results"][0]["source_call_id"] = json!("b");
+    check(json!([golden]), json!([actual]), &["step 1 (agent) changed: observation changed"]);
+}
