@@ -12,7 +12,9 @@
 //!   `schema_version` label is data ([`SchemaVersion`]) and is kept, and the open places
 //!   (`extra` objects, tool `arguments`) are kept verbatim.
 //! - [`validate`] checks every ATIF rule on a `serde_json::Value` and reports every finding
-//!   with a rule id, a severity and a JSON Pointer; [`parse_json`] reads bytes strictly.
+//!   with a rule id, a severity and a JSON Pointer; [`parse_json`] reads bytes strictly. It
+//!   never touches the file system unless [`ValidateOptions::set_media_folder`] names the
+//!   trajectory's folder, for Harbor's check that local media files exist.
 //! - [`TrajectoryBuilder`] writes valid trajectories from Rust code: step ids, call joins,
 //!   embedded subagents and `final_metrics` are done for you, and agent-only fields exist only
 //!   on [`AgentStepBuilder`].

@@ -29,8 +29,8 @@ pub struct Upgrade {
 ///
 /// # Errors
 ///
-/// [`Error::Json`] when the root (or an embedded subagent) is not a JSON object or its
-/// `schema_version` is not a string, and [`Error::UnknownVersion`] when the label is not one of
+/// [`Error::Json`], with the JSON Pointer in its message, when the root (or an embedded
+/// subagent) is not a JSON object, or its `schema_version` is not a string or not one of
 /// `ATIF-v1.0` … `ATIF-v1.8`.
 pub fn upgrade(document: &Value) -> Result<Upgrade> {
     let mut document = document.clone();
@@ -76,14 +76,24 @@ fn relabel(object: &mut Map<String, Value>, pointer: &str, notes: &mut Vec<Strin
             object.insert("schema_version".to_owned(), Value::String(latest.to_owned()));
             return Ok(());
         }
-        Some(Value::String(label)) => SchemaVersion::try_from(label.as_str())?,
+        Some(Value::String(label)) => match SchemaVersion::try_from(label.as_str()) {
+            Ok(version) => version,
+            Err(err) => {
+                return Err(Error::Json {
+                    pointer: Some(format!("{pointer}/schema_version")),
+                    line: None,
+                    column: None,
+                    message: format!("{pointer}/schema_version: {err}"),
+                });
+            }
+        },
         Some(other) => {
             return Err(Error::Json {
                 pointer: Some(format!("{pointer}/schema_version")),
                 line: None,
                 column: None,
                 message: format!(
-                    "expected schema_version to be a label such as \"ATIF-v1.5\", found {}",
+                    "{pointer}/schema_version: expected a label such as \"ATIF-v1.5\", found {}",
                     kind_of(other)
                 ),
             });

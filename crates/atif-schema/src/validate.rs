@@ -5,11 +5,13 @@
 //! models, so cross-field rules (step sequence, call joins, subagent ids) still run when some
 //! field elsewhere is broken, and nothing stops at the first error.
 
+mod media;
 mod parse;
 mod rules;
 mod timestamp;
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -60,16 +62,18 @@ impl std::str::FromStr for Profile {
     }
 }
 
-/// How to validate. The default is [`Profile::Strict`].
+/// How to validate. The default is [`Profile::Strict`] with no media folder, so validation
+/// never touches the file system.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ValidateOptions {
     profile: Profile,
+    media_folder: Option<PathBuf>,
 }
 
 impl ValidateOptions {
     /// Options with the given profile.
     pub fn with_profile(profile: Profile) -> ValidateOptions {
-        ValidateOptions { profile }
+        ValidateOptions { profile, media_folder: None }
     }
 
     /// Sets the profile (default [`Profile::Strict`]).
@@ -80,6 +84,22 @@ impl ValidateOptions {
     /// The profile.
     pub fn profile(&self) -> Profile {
         self.profile
+    }
+
+    /// Sets the folder the trajectory file is in (default `None`).
+    ///
+    /// With a folder, the [`Rule::MediaFile`] rule checks that every local image or audio file
+    /// that a top-level step's `message` or result `content` names exists, relative paths
+    /// resolved against the folder, as Harbor's validator does when it is given a file: an
+    /// error in the harbor profile, a warning in the strict one. Without one, validation never
+    /// touches the file system.
+    pub fn set_media_folder(&mut self, folder: Option<PathBuf>) {
+        self.media_folder = folder;
+    }
+
+    /// The folder media paths are resolved against, when media files are checked.
+    pub fn media_folder(&self) -> Option<&Path> {
+        self.media_folder.as_deref()
     }
 }
 
@@ -191,6 +211,9 @@ rules! {
     CachedTokens => "cached-tokens",
     /// A token id or logprob array whose length differs from its token count.
     TokenCount => "token-count",
+    /// A local image or audio file named by a content part does not exist (checked only when
+    /// [`ValidateOptions::set_media_folder`] gives the trajectory's folder).
+    MediaFile => "media-file",
 }
 
 impl fmt::Display for Rule {
@@ -318,7 +341,8 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value> {
 /// Validates a document given as bytes: reads it (leniently enough to report duplicate keys,
 /// `NaN` and a byte-order mark as findings rather than giving up) and checks every rule.
 ///
-/// Bytes that are not JSON at all give a report with one [`Rule::Json`] error.
+/// Bytes that are not JSON at all give a report with one [`Rule::Json`] error. The file system
+/// is read only when the options name a media folder ([`ValidateOptions::set_media_folder`]).
 pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Report {
     let profile = options.profile();
     let parsed = match parse::read(bytes, true) {
@@ -360,6 +384,9 @@ pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Report {
         }
     }
     let (version, n_steps) = rules::check(&parsed.value, profile, parsed.sentinel, &mut findings);
+    if let Some(folder) = options.media_folder() {
+        media::check(&parsed.value, folder, profile, &mut findings);
+    }
     sort_by_pointer(&mut findings);
     Report { version, n_steps, findings }
 }
@@ -367,10 +394,13 @@ pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Report {
 /// Validates an already parsed document and returns every finding.
 ///
 /// A `serde_json::Value` cannot hold duplicate keys or `NaN`, so those rules only fire in
-/// [`validate_bytes`].
+/// [`validate_bytes`]. The file system is read only when the options name a media folder.
 pub fn validate(document: &Value, options: &ValidateOptions) -> Report {
     let mut findings = Vec::new();
     let (version, n_steps) = rules::check(document, options.profile(), None, &mut findings);
+    if let Some(folder) = options.media_folder() {
+        media::check(document, folder, options.profile(), &mut findings);
+    }
     sort_by_pointer(&mut findings);
     Report { version, n_steps, findings }
 }

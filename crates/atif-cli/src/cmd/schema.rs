@@ -4,6 +4,8 @@ use std::process::ExitCode;
 
 use atif_schema::{SchemaVersion, json_schema_text};
 
+use crate::cmd::common::print;
+
 /// Arguments of `atif schema`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -15,7 +17,8 @@ pub(crate) struct Args {
 /// Runs `atif schema`: prints the Draft 2020-12 JSON Schema of the version to stdout.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let version = args.version.unwrap_or(SchemaVersion::LATEST);
-    print!("{}", json_schema_text(version));
+    let text = json_schema_text(version);
+    print(|stdout| stdout.write_all(text.as_bytes()))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use crate::cmd::common::read_input;
+use crate::cmd::common::{print, read_input};
 
 /// Arguments of `atif upgrade`.
 #[derive(Debug, clap::Args)]
@@ -36,7 +36,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for note in &upgrade.notes {
         eprintln!("{name}: {note}");
     }
-    let text = serde_json::to_string_pretty(&upgrade.document)?;
-    println!("{text}");
+    let mut text = serde_json::to_string_pretty(&upgrade.document)?;
+    text.push('\n');
+    print(|stdout| stdout.write_all(text.as_bytes()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,13 +1,13 @@
 //! `atif validate`: check trajectories against the ATIF rules and report every finding.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::path::Path;
 use std::process::ExitCode;
 
 use atif_schema::{Profile, Report, ValidateOptions, validate_bytes};
 use serde::Serialize;
 
-use crate::cmd::common::read_input;
+use crate::cmd::common::{print, read_input};
 
 /// Arguments of `atif validate`.
 #[derive(Debug, clap::Args)]
@@ -19,6 +19,10 @@ pub(crate) struct Args {
     /// Treat warnings as errors: a file with any warning is invalid (exit 1).
     #[arg(long)]
     deny_warnings: bool,
+    /// Do not check that the local image and audio files a trajectory names exist beside it
+    /// (like Harbor's `--no-validate-images`); standard input is never checked.
+    #[arg(long)]
+    no_media_check: bool,
     /// Output format: `text` (one line per file or finding) or `json` (an array of reports).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -55,11 +59,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         ProfileArg::Strict => Profile::Strict,
         ProfileArg::Harbor => Profile::Harbor,
     };
-    let options = ValidateOptions::with_profile(profile);
     let mut reports: Vec<(String, Report, bool)> = Vec::new();
     let mut unreadable = false;
     for file in &args.files {
         let name = if file == "-" { "<stdin>".to_owned() } else { file.clone() };
+        let mut options = ValidateOptions::with_profile(profile);
+        if file != "-" && !args.no_media_check {
+            // Media paths are relative to the trajectory's folder, as Harbor resolves them.
+            options.set_media_folder(Path::new(file).parent().map(Path::to_path_buf));
+        }
         match read_input(file) {
             Ok(bytes) => {
                 let report = validate_bytes(&bytes, &options);
@@ -90,13 +98,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             json
         }
     };
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(output.as_bytes()).and_then(|()| stdout.flush()) {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            return Err(anyhow::Error::new(err).context("cannot write to standard output"));
-        }
-        _ => {}
-    }
+    print(|stdout| stdout.write_all(output.as_bytes()))?;
     let code = if unreadable {
         2
     } else if reports.iter().any(|(_, _, valid)| !valid) {

@@ -129,7 +129,16 @@ fn upgrade_exits_1_on_input_that_is_not_a_json_object_with_a_known_label() {
             "[]",
             "expected a JSON object (an ATIF trajectory) at the root, found an array",
         ),
-        ("label.json", "{\"schema_version\": \"1.4\"}", "unknown schema_version `1.4`"),
+        (
+            "label.json",
+            "{\"schema_version\": \"1.4\"}",
+            "cannot upgrade: /schema_version: unknown schema_version `1.4`",
+        ),
+        ("empty.json", "", "empty document"),
+        ("bom.json", "\u{FEFF}{\"schema_version\": \"ATIF-v1.5\"}", "byte-order mark"),
+        ("nan.json", "{\"schema_version\": NaN}", "line 1, column 20: `NaN` is not JSON"),
+        ("garbage.json", "{} {}", "line 1, column 4: trailing characters"),
+        ("deep.json", &"[".repeat(100_000), "nested deeper than 128"),
     ] {
         let path = dir.path().join(name);
         std::fs::write(&path, content).unwrap();
@@ -138,6 +147,49 @@ fn upgrade_exits_1_on_input_that_is_not_a_json_object_with_a_known_label() {
         assert!(stderr(&output).contains(expected), "{name}: {}", stderr(&output));
         assert!(stderr(&output).contains(name), "{name}: the message names the file");
         assert!(output.stdout.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn upgrade_rejects_invalid_utf8_naming_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.json");
+    std::fs::write(&path, b"{\"schema_version\": \"caf\xE9\"}").unwrap();
+    let output = atif(&["upgrade", path.to_str().unwrap()], b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("line 1, column 24: invalid UTF-8 (byte 0xE9"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn schema_and_upgrade_stop_quietly_when_the_reader_stops_early() {
+    let dir = tempfile::tempdir().unwrap();
+    let steps: Vec<Value> = (1..=2_000)
+        .map(|step_id| json!({"step_id": step_id, "source": "user", "message": "x".repeat(100)}))
+        .collect();
+    let document = json!({
+        "schema_version": "ATIF-v1.5",
+        "agent": {"name": "a", "version": "1"},
+        "steps": steps
+    });
+    let path = dir.path().join("big.json");
+    std::fs::write(&path, serde_json::to_vec(&document).unwrap()).unwrap();
+    for args in [&["upgrade", path.to_str().unwrap()][..], &["schema"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reading end closes before the command writes anything.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
+        assert!(!stderr(&output).contains("panicked"), "{args:?}: {}", stderr(&output));
     }
 }
 

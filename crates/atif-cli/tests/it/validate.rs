@@ -193,8 +193,19 @@ fn the_harbor_profile_accepts_python_habits_that_strict_rejects() {
 fn hostile_inputs_are_invalid_with_a_clear_message_and_exit_1() {
     let dir = tempfile::tempdir().unwrap();
     let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep_objects = format!("{}1{}", "{\"a\": ".repeat(100_000), "}".repeat(100_000));
     let bom = [b"\xEF\xBB\xBF".as_slice(), &doc_bytes(&valid_doc())].concat();
-    let cases: [(&str, &[u8], &str); 8] = [
+    let cases: [(&str, &[u8], &str); 11] = [
+        (
+            "malformed.json",
+            b"{\"schema_version\": \"ATIF-v1.7\",\n  \"agent\" {}}",
+            "error[json]: invalid JSON at line 2, column 11: expected `:`",
+        ),
+        (
+            "deep-objects.json",
+            deep_objects.as_bytes(),
+            "error[json]: invalid JSON at line 1, column 763: nested deeper than 128",
+        ),
         ("empty.json", b"", "error[json]: empty document"),
         ("bom.json", &bom, "error[json]: the file starts with a UTF-8 byte-order mark"),
         (
@@ -216,6 +227,11 @@ fn hostile_inputs_are_invalid_with_a_clear_message_and_exit_1() {
             "array.json",
             b"[{}, {}]",
             "error[root-object]: expected a JSON object (one trajectory), found an array of 2 elements",
+        ),
+        (
+            "one.json",
+            b"[{}]",
+            "error[root-object]: expected a JSON object (one trajectory), found an array of 1 element;",
         ),
         (
             "deep.json",
@@ -264,4 +280,146 @@ fn bad_arguments_exit_2() {
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(!stderr(&output).is_empty(), "{args:?}");
     }
+}
+
+#[test]
+fn missing_media_files_beside_a_file_fail_the_harbor_profile_and_warn_in_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("images")).unwrap();
+    std::fs::write(dir.path().join("images/here.png"), b"png").unwrap();
+    let mut document = valid_doc();
+    document["schema_version"] = json!("ATIF-v1.8");
+    document["steps"][0]["message"] = json!([
+        {"type": "image", "source": {"media_type": "image/png", "path": "images/here.png"}},
+        {"type": "image", "source": {"media_type": "image/png", "path": "images/gone.png"}}
+    ]);
+    let bytes = doc_bytes(&document);
+    let path = write(dir.path(), "run.json", &bytes);
+    let pointer = "/steps/0/message/1/source/path";
+
+    // Relative paths are resolved against the trajectory's folder, not the working directory.
+    let output = validate(&["--profile", "harbor", &path], b"");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let gone = dir.path().join("images/gone.png");
+    assert_eq!(
+        stdout(&output),
+        format!(
+            "{path}: error[media-file] {pointer}: the image file \"images/gone.png\" does not \
+             exist (looked for {:?}); Harbor's validator rejects the trajectory file for this\n",
+            gone.to_str().unwrap()
+        )
+    );
+
+    let output = validate(&[&path], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out = stdout(&output);
+    assert!(out.starts_with(&format!("{path}: valid (ATIF-v1.8, 2 steps, 1 warning)\n")), "{out}");
+    assert!(out.contains(&format!("{path}: warning[media-file] {pointer}")), "{out}");
+
+    // Like Harbor's --no-validate-images; standard input has no folder, so it is never checked.
+    let output = validate(&["--profile", "harbor", "--no-media-check", &path], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let output = validate(&["--profile", "harbor", "-"], &bytes);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+
+    // Once the file is there, the harbor profile accepts the document.
+    std::fs::write(&gone, b"png").unwrap();
+    let output = validate(&["--profile", "harbor", &path], b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "ok.json", &doc_bytes(&valid_doc()));
+    // Enough output to fill a pipe, with its reading end closed at once.
+    let files = vec![path.as_str(); 5_000];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .arg("validate")
+        .args(&files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).is_empty(), "{}", stderr(&output));
+}
+
+#[test]
+fn the_example_in_docs_validation_md_is_real_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let document = json!({
+        "schema_version": "ATIF-v1.7",
+        "agent": {"name": "demo", "version": "1.0"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "add 2 and 3"},
+            {"step_id": 2, "source": "agent", "message": "thinking"},
+            {"step_id": 3, "source": "agent", "message": "thinking more"},
+            {
+                "step_id": 4,
+                "source": "agent",
+                "message": "calling add",
+                "tool_calls": [{"tool_call_id": "call_1", "function_name": "add", "arguments": {"a": 2, "b": 3}}],
+                "observation": {"results": [{"source_call_id": "call_9", "content": "5"}]}
+            }
+        ]
+    });
+    std::fs::write(dir.path().join("run.json"), doc_bytes(&document)).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .args(["validate", "run.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let out = stdout(&output);
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/validation.md"),
+    )
+    .unwrap();
+    let line = out.lines().find(|line| line.contains("call-join")).unwrap();
+    assert!(docs.contains(line), "docs/validation.md should show this real line:\n{line}");
+}
+
+#[test]
+fn the_command_examples_in_docs_validation_md_are_real_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = json!({
+        "schema_version": "ATIF-v1.6",
+        "session_id": "main",
+        "agent": {"name": "delegator", "version": "0.6"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "summarise the repo"},
+            {
+                "step_id": 2,
+                "source": "agent",
+                "message": "delegating",
+                "tool_calls": [{"tool_call_id": "d1", "function_name": "delegate", "arguments": {}}],
+                "observation": {"results": [{"source_call_id": "d1", "subagent_trajectory_ref": [{"session_id": "child"}]}]}
+            }
+        ]
+    });
+    std::fs::write(dir.path().join("old.json"), doc_bytes(&old)).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_atif"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/validation.md"),
+    )
+    .unwrap();
+
+    let json_output = run(&["validate", "--format", "json", "old.json"]);
+    assert_eq!(json_output.status.code(), Some(1));
+    let block = format!("$ atif validate --format json old.json\n{}```", stdout(&json_output));
+    assert!(docs.contains(&block), "docs/validation.md should show:\n{block}");
+
+    let upgrade = run(&["upgrade", "old.json"]);
+    assert_eq!(upgrade.status.code(), Some(0));
+    let block = format!("$ atif upgrade old.json > new.json\n{}```", stderr(&upgrade));
+    assert!(docs.contains(&block), "docs/validation.md should show:\n{block}");
 }

@@ -185,6 +185,11 @@ fn from_serde(err: &serde_json::Error) -> ReadError {
         "recursion limit exceeded" => {
             "nested deeper than 128 arrays/objects (the reader's limit, which protects the stack)"
         }
+        "lone leading surrogate in hex escape" | "unexpected end of hex escape" => {
+            "a \\u escape in the range D800-DFFF without its surrogate pair: a lone UTF-16 \
+             surrogate is not a Unicode character (Python's json.dumps writes one for a string \
+             holding an unpaired surrogate, e.g. bytes decoded with surrogateescape)"
+        }
         "trailing characters" => {
             "trailing characters after the JSON value (one document per file; JSON Lines is not ATIF)"
         }
@@ -550,7 +555,9 @@ mod tests {
 
     #[test]
     fn hostile_inputs_are_clear_errors() {
-        let cases: [(&[u8], &str); 8] = [
+        let cases: [(&[u8], &str); 10] = [
+            (b"{\"a\": \"\\ud800\"}", "line 1, column 14: a \\u escape in the range D800-DFFF"),
+            (b"{\"a\": \"\\udc00\"}", "lone UTF-16 surrogate"),
             (b"", "empty document"),
             (b" \n\t", "empty document"),
             (b"{\"a\": \"\xff\"}", "invalid UTF-8 (byte 0xFF at offset 7)"),

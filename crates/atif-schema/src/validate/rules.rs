@@ -31,9 +31,10 @@ pub(crate) fn check(
     let Value::Object(object) = document else {
         let message = match document {
             Value::Array(elements) => format!(
-                "expected a JSON object (one trajectory), found an array of {} elements; a file \
-                 holds one trajectory, so split the array into one file per element",
-                elements.len()
+                "expected a JSON object (one trajectory), found an array of {} {}; a file holds \
+                 one trajectory, so split the array into one file per element",
+                elements.len(),
+                if elements.len() == 1 { "element" } else { "elements" }
             ),
             other => format!("expected a JSON object (one trajectory), found {}", describe(other)),
         };
@@ -1623,10 +1624,7 @@ impl<'v> Walker<'_, 'v> {
                     }
                     return None;
                 }
-                (
-                    python_int(text),
-                    format!("the string {}; numbers in quotes are text in JSON", quote(text)),
-                )
+                (python_int(text), quoted_number_habit(text))
             }
             Value::Bool(flag) => (
                 Some(i128::from(*flag)),
@@ -1667,10 +1665,7 @@ impl<'v> Walker<'_, 'v> {
                     };
                     return if self.harbor() { Some(float) } else { None };
                 }
-                (
-                    python_float(text),
-                    format!("the string {}; numbers in quotes are text in JSON", quote(text)),
-                )
+                (python_float(text), quoted_number_habit(text))
             }
             Value::Bool(flag) => (
                 Some(if *flag { 1.0 } else { 0.0 }),
@@ -1864,6 +1859,15 @@ fn normalize_audio_media_type(media: &str) -> Option<&'static str> {
         _ => return None,
     };
     Some(canonical)
+}
+
+/// Names the habit behind a number written as a string.
+fn quoted_number_habit(text: &str) -> String {
+    format!(
+        "the string {}; numbers in quotes are text in JSON (Python writes them when code passes \
+         str(n) or an f-string instead of the number)",
+        quote(text)
+    )
 }
 
 /// What Pydantic's lax mode reads from a string as an integer: surrounding whitespace, a sign,

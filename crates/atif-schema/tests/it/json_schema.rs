@@ -58,6 +58,25 @@ fn every_schema_is_a_valid_draft_2020_12_schema_with_named_defs() {
 }
 
 #[test]
+fn every_type_and_property_has_a_description_for_code_generators() {
+    for version in SchemaVersion::ALL {
+        let schema = json_schema(version);
+        let defs = schema["$defs"].as_object().unwrap();
+        for (name, def) in defs {
+            let described =
+                |node: &Value| node["description"].as_str().is_some_and(|d| !d.is_empty());
+            assert!(described(def), "{version}: $defs/{name} has no description");
+            for (property, property_schema) in def["properties"].as_object().into_iter().flatten() {
+                assert!(
+                    described(property_schema),
+                    "{version}: $defs/{name}/properties/{property} has no description"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn every_valid_corpus_file_validates_against_the_schema_of_its_label() {
     for (path, document) in valid_corpus() {
         check_valid(&path.display().to_string(), &document);

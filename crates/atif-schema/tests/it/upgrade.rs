@@ -89,10 +89,29 @@ fn what_is_not_a_v1_document_is_an_error_naming_the_problem() {
     assert!(err.to_string().contains("at the root, found an array"), "{err}");
 
     let err = upgrade(&json!({"schema_version": "ATIF-v2.0"})).unwrap_err();
-    assert!(err.to_string().contains("unknown schema_version `ATIF-v2.0`"), "{err}");
+    assert!(
+        err.to_string().starts_with("/schema_version: unknown schema_version `ATIF-v2.0`"),
+        "{err}"
+    );
 
     let err = upgrade(&json!({"schema_version": 1.4})).unwrap_err();
+    assert!(err.to_string().starts_with("/schema_version: expected a label"), "{err}");
     assert!(err.to_string().contains("found a number"), "{err}");
+
+    // The pointer says which trajectory's label is wrong.
+    let err = upgrade(&json!({
+        "schema_version": "ATIF-v1.7",
+        "subagent_trajectories": [{"schema_version": "ATIF-v1.7"}, {"schema_version": "v9"}]
+    }))
+    .unwrap_err();
+    assert!(
+        matches!(&err, Error::Json { pointer: Some(p), .. } if p == "/subagent_trajectories/1/schema_version"),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string().starts_with("/subagent_trajectories/1/schema_version: unknown"),
+        "{err}"
+    );
 
     let err = upgrade(&json!({"schema_version": "ATIF-v1.7", "subagent_trajectories": ["x"]}))
         .unwrap_err();

@@ -234,9 +234,31 @@ fn strict_typing_rejects_python_habits_and_names_them() {
     assert!(messages[1].contains("bool is an int subclass"), "{messages:?}");
     assert!(messages[2].contains("the float 2.0"), "{messages:?}");
     assert!(
-        messages[3].contains("numbers in quotes") && messages[3].contains("coerce it to 7"),
+        messages[3].contains("numbers in quotes")
+            && messages[3].contains("str(n)")
+            && messages[3].contains("coerce it to 7"),
         "{messages:?}"
     );
+    // Every other Python habit is named too.
+    let report = check(
+        &doc(|d| {
+            remove(d, "/schema_version");
+            set(d, "/steps/1/metrics/cost_usd", json!("0.5"));
+            set(d, "/steps/1/reasoning_effort", json!(true));
+        }),
+        &[
+            "error[schema-version]",
+            "error[type] /steps/1/metrics/cost_usd",
+            "error[type] /steps/1/reasoning_effort",
+        ],
+    );
+    let messages: Vec<&str> = report.findings.iter().map(|f| f.message.as_str()).collect();
+    assert!(messages[0].contains("Harbor assumes ATIF-v1.8"), "{messages:?}");
+    assert!(
+        messages[1].contains("str(n)") && messages[1].contains("coerce it to 0.5"),
+        "{messages:?}"
+    );
+    assert!(messages[2].contains("Python's bool is an int"), "{messages:?}");
 }
 
 #[test]
@@ -435,6 +457,94 @@ fn content_parts_have_the_fields_of_their_type() {
             "error[unknown-field] /steps/0/message/7/style",
         ],
     );
+}
+
+#[test]
+fn media_files_must_exist_beside_the_trajectory_only_when_a_folder_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("images")).unwrap();
+    std::fs::write(dir.path().join("images/here.png"), b"png").unwrap();
+    let absolute_here = dir.path().join("images/here.png");
+    let absolute_gone = dir.path().join("images/gone.png");
+    let image =
+        |path: &str| json!({"type": "image", "source": {"media_type": "image/png", "path": path}});
+    let audio =
+        |path: &str| json!({"type": "audio", "source": {"media_type": "audio/wav", "path": path}});
+    let text = doc(|d| {
+        set(d, "/schema_version", json!("ATIF-v1.8"));
+        set(
+            d,
+            "/steps/0/message",
+            json!([
+                image("images/here.png"),
+                image("images/gone.png"),
+                image("images/here.png/"),
+                image(absolute_here.to_str().unwrap()),
+                image(absolute_gone.to_str().unwrap()),
+                image("https://example.com/a.png"),
+                image("s3://bucket/a.png"),
+                image(""),
+                audio("data:audio/wav;base64,UklGRg=="),
+                {"type": "text", "text": "images/gone.png"}
+            ]),
+        );
+        set(d, "/steps/1/observation/results/0/content", json!([audio("audio/gone.wav")]));
+        // Harbor looks only at the top-level steps, not inside embedded subagents.
+        let mut sub = subagent("sub-1");
+        set(&mut sub, "/steps/0/message", json!([image("images/gone.png")]));
+        set(d, "/subagent_trajectories", json!([sub]));
+    });
+    let expected = |severity: &str| {
+        [
+            "/steps/0/message/1/source/path",
+            "/steps/0/message/4/source/path",
+            "/steps/0/message/8/source/path",
+            "/steps/1/observation/results/0/content/0/source/path",
+        ]
+        .map(|pointer| format!("{severity}[media-file] {pointer}"))
+    };
+    let mut harbor_in_dir = harbor();
+    harbor_in_dir.set_media_folder(Some(dir.path().to_path_buf()));
+    let report =
+        check_with(&text, &harbor_in_dir, &expected("error").each_ref().map(String::as_str));
+    assert!(!report.is_valid());
+    let gone = &report.findings[0].message;
+    assert!(
+        gone.contains("the image file \"images/gone.png\" does not exist")
+            && gone.contains(&format!("{:?}", absolute_gone.to_str().unwrap()))
+            && gone.contains("Harbor's validator rejects"),
+        "{gone}"
+    );
+    let data_uri = &report.findings[2].message;
+    assert!(data_uri.contains("data: URI") && data_uri.contains("`://`"), "{data_uri}");
+    // The same check on a parsed value.
+    let value: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(validate(&value, &harbor_in_dir), report);
+
+    // The strict profile warns: the document itself is well-formed.
+    let mut strict_in_dir = strict();
+    strict_in_dir.set_media_folder(Some(dir.path().to_path_buf()));
+    let report =
+        check_with(&text, &strict_in_dir, &expected("warning").each_ref().map(String::as_str));
+    assert!(report.is_valid());
+
+    // Without a folder, the file system is not read: both profiles accept.
+    check_with(&text, &harbor(), &[]);
+    check(&text, &[]);
+    assert_eq!(harbor().media_folder(), None);
+}
+
+#[test]
+fn a_data_uri_of_megabytes_is_cut_short_in_the_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let uri = format!("data:image/png;base64,{}", "A".repeat(1_000_000));
+    let text =
+        with_parts(json!([{"type": "image", "source": {"media_type": "image/png", "path": uri}}]));
+    let mut options = harbor();
+    options.set_media_folder(Some(dir.path().to_path_buf()));
+    let report = check_with(&text, &options, &["error[media-file] /steps/0/message/0/source/path"]);
+    assert!(report.findings[0].message.len() < 400, "{}", report.findings[0].message);
+    assert!(report.findings[0].message.contains("\"data:image/png;base64,AAAA"));
 }
 
 #[test]
