@@ -4,6 +4,15 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// A masker's regular expression matches the empty string, so it would insert its
+    /// replacement between every two characters.
+    #[error(
+        "masking pattern `{pattern}` matches the empty string; expected a pattern that matches at least one character"
+    )]
+    EmptyMatch {
+        /// The pattern as given.
+        pattern: String,
+    },
     /// A masker's regular expression does not compile.
     #[error("invalid masking pattern `{pattern}`")]
     InvalidPattern {
@@ -22,7 +31,7 @@ pub enum Error {
         reason: String,
     },
     /// The document is not a trajectory at all (for example a JSON array root).
-    #[error("not an ATIF trajectory at {pointer}: expected {expected}, found {found}")]
+    #[error("not an ATIF trajectory at {}: expected {expected}, found {found}", at(.pointer))]
     NotATrajectory {
         /// JSON Pointer of the offending value (`""` is the root).
         pointer: String,
@@ -56,6 +65,11 @@ pub enum Error {
         /// The known preset names, comma-separated.
         known: String,
     },
+}
+
+/// Where a JSON Pointer is, in words: `the root` for `""`, else the pointer in backticks.
+fn at(pointer: &str) -> String {
+    if pointer.is_empty() { "the root".to_owned() } else { format!("`{pointer}`") }
 }
 
 /// The result type of this crate.

@@ -1,7 +1,8 @@
 //! A step-level account of what moved between two runs: steps aligned by source and called
-//! functions, then named as inserted, removed or changed.
+//! functions, then named as inserted, removed or changed; subagents paired by name and
+//! explained the same way.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -22,66 +23,144 @@ pub enum StepChangeKind {
     Changed,
 }
 
-/// One step that differs between two runs, as [`explain`] reports it.
+/// One step (or one whole trajectory) that differs between two runs, as [`explain`] reports it.
 ///
-/// Displays as `step 5 (agent) inserted: calls grep` or
-/// `step 7 (agent) changed: calls rg instead of grep; 2 fewer LLM calls`.
+/// Displays as `step 5 (agent) inserted: calls grep`,
+/// `step 7 (agent) changed: calls rg instead of grep; 2 fewer LLM calls`, for a step of a
+/// subagent `subagent "web": step 2 (agent) removed: calls fetch`, for a whole subagent
+/// `subagent "web" inserted: 3 steps; calls search, fetch`, and for the root changed only
+/// outside its steps `trajectory changed: agent changed`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StepChange {
     /// Inserted, removed or changed.
     pub kind: StepChangeKind,
-    /// The 1-based position of the step in the golden run (`None` when inserted).
+    /// The agent names of the subagents the change is in, outermost first; empty for the
+    /// root's own steps.
+    pub subagent: Vec<String>,
+    /// The 1-based position of the step in the golden run (`None` when inserted, and for a
+    /// whole trajectory).
     pub golden_step: Option<usize>,
-    /// The 1-based position of the step in the actual run (`None` when removed).
+    /// The 1-based position of the step in the actual run (`None` when removed, and for a
+    /// whole trajectory).
     pub actual_step: Option<usize>,
-    /// The step's `source` (the actual one when both exist).
+    /// The step's `source` (the actual one when both exist); empty for a whole trajectory.
     pub source: String,
     /// What differs, one short phrase each (`calls grep`, `message changed`).
     pub details: Vec<String>,
 }
 
+impl StepChange {
+    /// Whether the change is a whole trajectory rather than one step: the subagent named last
+    /// in [`StepChange::subagent`] inserted, removed or changed outside its steps, or, when
+    /// that is empty, the root changed outside its steps.
+    pub fn is_whole_trajectory(&self) -> bool {
+        self.golden_step.is_none() && self.actual_step.is_none()
+    }
+}
+
 impl fmt::Display for StepChange {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (step, kind) = match self.kind {
-            StepChangeKind::Inserted => (self.actual_step, "inserted"),
-            StepChangeKind::Removed => (self.golden_step, "removed"),
-            StepChangeKind::Changed => (self.actual_step, "changed"),
+        let kind = match self.kind {
+            StepChangeKind::Inserted => "inserted",
+            StepChangeKind::Removed => "removed",
+            StepChangeKind::Changed => "changed",
+        };
+        if self.subagent.is_empty() && self.is_whole_trajectory() {
+            f.write_str("trajectory")?;
+            return write_details(f, kind, &self.details);
+        }
+        if !self.subagent.is_empty() {
+            let names: Vec<String> = self.subagent.iter().map(|name| format!("{name:?}")).collect();
+            write!(f, "subagent {}", names.join(" > "))?;
+            if self.is_whole_trajectory() {
+                return write_details(f, kind, &self.details);
+            }
+            f.write_str(": ")?;
+        }
+        let step = match self.kind {
+            StepChangeKind::Removed => self.golden_step,
+            _ => self.actual_step,
         };
         write!(f, "step {} ({}", step.unwrap_or(0), self.source)?;
         if self.kind == StepChangeKind::Changed && self.golden_step != self.actual_step {
             write!(f, ", step {} in golden", self.golden_step.unwrap_or(0))?;
         }
-        write!(f, ") {kind}")?;
-        if !self.details.is_empty() {
-            write!(f, ": {}", self.details.join("; "))?;
-        }
-        Ok(())
+        f.write_str(")")?;
+        write_details(f, kind, &self.details)
     }
 }
 
-/// Explains, step by step, how the root steps of `actual` differ from those of `golden` (both
-/// normalised).
+fn write_details(f: &mut fmt::Formatter<'_>, kind: &str, details: &[String]) -> fmt::Result {
+    write!(f, " {kind}")?;
+    if !details.is_empty() {
+        write!(f, ": {}", details.join("; "))?;
+    }
+    Ok(())
+}
+
+/// Explains, step by step, how `actual` differs from `golden` (both normalised): first the
+/// root steps, then the embedded subagents.
 ///
 /// The two step sequences are aligned on each step's source and called function names (a
 /// longest-common-subsequence alignment); steps left over are inserted or removed, steps paired
 /// in a replaced stretch or aligned but not equal are changed.
 ///
-/// Steps are compared without what only their position decides: `step_id`, and the
-/// trajectory-wide `call_N` numbering that shifts when an earlier step gains or loses a call.
-/// Within a step, calls are told apart by their place in the step, so the join between a call
-/// and its result still counts.
+/// Steps are compared without what only their position decides: `step_id`, the
+/// trajectory-wide `call_N` numbering that shifts when an earlier step gains or loses a call,
+/// and the `subagent_N` ids of subagent refs (a ref counts by the name of the agent it points
+/// to). Within a step, calls are told apart by their place in the step, so the join between a
+/// call and its result still counts.
+///
+/// Subagents are paired by agent name; identical ones pair first, the rest in order. A
+/// subagent found in one run only is inserted or removed as a whole; a paired one that differs
+/// is explained step by step the same way, recursively, or as changed as a whole when its
+/// steps and subagents are the same and something else (its `final_metrics`, say) is not.
+/// Likewise, two runs that differ only outside their steps and subagents (the `agent`, say)
+/// get one change for the whole trajectory, so a difference never goes unexplained.
 pub fn explain(golden: &Value, actual: &Value) -> Vec<StepChange> {
-    let golden_steps: Vec<Value> = steps(golden).iter().map(position_free).collect();
-    let actual_steps: Vec<Value> = steps(actual).iter().map(position_free).collect();
+    // The alignment costs O((N + M) D) for D differences; the deadline, shared by every
+    // trajectory, bounds pathological inputs (tens of thousands of steps, all different),
+    // where it settles for a coarser alignment.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut changes = Vec::new();
+    explain_trajectory(golden, actual, &[], deadline, &mut changes);
+    if changes.is_empty() && golden != actual {
+        changes.push(whole(StepChangeKind::Changed, &[], differing_keys(golden, actual)));
+    }
+    changes
+}
+
+fn explain_trajectory(
+    golden: &Value,
+    actual: &Value,
+    path: &[String],
+    deadline: Instant,
+    changes: &mut Vec<StepChange>,
+) {
+    explain_steps(golden, actual, path, deadline, changes);
+    explain_subagents(golden, actual, path, deadline, changes);
+}
+
+fn explain_steps(
+    golden: &Value,
+    actual: &Value,
+    path: &[String],
+    deadline: Instant,
+    changes: &mut Vec<StepChange>,
+) {
+    let golden_names = subagent_names_by_id(golden);
+    let actual_names = subagent_names_by_id(actual);
+    let golden_steps: Vec<Value> =
+        steps(golden).iter().map(|step| position_free(step, &golden_names)).collect();
+    let actual_steps: Vec<Value> =
+        steps(actual).iter().map(|step| position_free(step, &actual_names)).collect();
     let golden_keys: Vec<StepKey<'_>> = golden_steps.iter().map(StepKey::of).collect();
     let actual_keys: Vec<StepKey<'_>> = actual_steps.iter().map(StepKey::of).collect();
 
-    let removed = |g: usize| lone(StepChangeKind::Removed, g, &golden_steps[g]);
-    let inserted = |a: usize| lone(StepChangeKind::Inserted, a, &actual_steps[a]);
-    let mut changes = Vec::new();
-    // The alignment costs O((N + M) D) for D differences; the deadline bounds pathological
-    // inputs (tens of thousands of steps, all different), where it settles for a coarser one.
-    let deadline = Instant::now() + Duration::from_secs(5);
+    let removed = |g: usize| lone(StepChangeKind::Removed, g, &golden_steps[g], path);
+    let inserted = |a: usize| lone(StepChangeKind::Inserted, a, &actual_steps[a], path);
+    let paired = |g: usize, a: usize| changed(g, &golden_steps[g], a, &actual_steps[a], path);
     let ops =
         capture_diff_slices_deadline(Algorithm::Myers, &golden_keys, &actual_keys, Some(deadline));
     for op in ops {
@@ -90,7 +169,7 @@ pub fn explain(golden: &Value, actual: &Value) -> Vec<StepChange> {
                 for offset in 0..len {
                     let (g, a) = (old_index + offset, new_index + offset);
                     if golden_steps[g] != actual_steps[a] {
-                        changes.push(changed(g, &golden_steps[g], a, &actual_steps[a]));
+                        changes.push(paired(g, a));
                     }
                 }
             }
@@ -101,17 +180,129 @@ pub fn explain(golden: &Value, actual: &Value) -> Vec<StepChange> {
                 changes.extend((new_index..new_index + new_len).map(inserted));
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
-                let paired = old_len.min(new_len);
-                for offset in 0..paired {
-                    let (g, a) = (old_index + offset, new_index + offset);
-                    changes.push(changed(g, &golden_steps[g], a, &actual_steps[a]));
+                let n_paired = old_len.min(new_len);
+                for offset in 0..n_paired {
+                    changes.push(paired(old_index + offset, new_index + offset));
                 }
-                changes.extend((old_index + paired..old_index + old_len).map(removed));
-                changes.extend((new_index + paired..new_index + new_len).map(inserted));
+                changes.extend((old_index + n_paired..old_index + old_len).map(removed));
+                changes.extend((new_index + n_paired..new_index + new_len).map(inserted));
             }
         }
     }
-    changes
+}
+
+/// Pairs the subagents of the two runs by agent name and explains each pair that differs, and
+/// each subagent without a partner as a whole.
+fn explain_subagents(
+    golden: &Value,
+    actual: &Value,
+    path: &[String],
+    deadline: Instant,
+    changes: &mut Vec<StepChange>,
+) {
+    let golden_subs: Vec<Value> = subagents(golden).iter().map(without_id).collect();
+    let actual_subs: Vec<Value> = subagents(actual).iter().map(without_id).collect();
+    let names: BTreeSet<&str> = golden_subs.iter().chain(&actual_subs).map(agent_name).collect();
+    for name in names {
+        let of_name = |subs: &'_ [Value]| -> Vec<usize> {
+            (0..subs.len()).filter(|&idx| agent_name(&subs[idx]) == name).collect()
+        };
+        let mut golden_left = of_name(&golden_subs);
+        let mut actual_left = of_name(&actual_subs);
+        // Identical subagents pair first and explain nothing.
+        golden_left.retain(|&g| {
+            match actual_left.iter().position(|&a| actual_subs[a] == golden_subs[g]) {
+                Some(pos) => {
+                    actual_left.remove(pos);
+                    false
+                }
+                None => true,
+            }
+        });
+        let sub_path: Vec<String> = path.iter().cloned().chain([name.to_owned()]).collect();
+        let paired = golden_left.len().min(actual_left.len());
+        for (&g, &a) in golden_left.iter().zip(&actual_left) {
+            let before = changes.len();
+            explain_trajectory(&golden_subs[g], &actual_subs[a], &sub_path, deadline, changes);
+            if changes.len() == before {
+                let keys = differing_keys(&golden_subs[g], &actual_subs[a]);
+                changes.push(whole(StepChangeKind::Changed, &sub_path, keys));
+            }
+        }
+        for &g in &golden_left[paired..] {
+            changes.push(whole(StepChangeKind::Removed, &sub_path, summary(&golden_subs[g])));
+        }
+        for &a in &actual_left[paired..] {
+            changes.push(whole(StepChangeKind::Inserted, &sub_path, summary(&actual_subs[a])));
+        }
+    }
+}
+
+fn whole(kind: StepChangeKind, path: &[String], details: Vec<String>) -> StepChange {
+    StepChange {
+        kind,
+        subagent: path.to_vec(),
+        golden_step: None,
+        actual_step: None,
+        source: String::new(),
+        details,
+    }
+}
+
+/// `3 steps; calls search, fetch`: a subagent's size and the tools it used, each named once.
+fn summary(subagent: &Value) -> Vec<String> {
+    let steps = steps(subagent);
+    let plural = if steps.len() == 1 { "" } else { "s" };
+    let mut details = vec![format!("{} step{plural}", steps.len())];
+    let mut functions: Vec<&str> = Vec::new();
+    for function in steps.iter().flat_map(step_functions) {
+        if !functions.contains(&function) {
+            functions.push(function);
+        }
+    }
+    if !functions.is_empty() {
+        details.push(format!("calls {}", functions.join(", ")));
+    }
+    details
+}
+
+/// `final_metrics changed`: the top-level members that differ between two objects.
+fn differing_keys(golden: &Value, actual: &Value) -> Vec<String> {
+    let mut fields: Vec<&str> = Vec::new();
+    if let (Value::Object(g), Value::Object(a)) = (golden, actual) {
+        for key in g.keys().chain(a.keys()) {
+            if g.get(key) != a.get(key) && !fields.contains(&key.as_str()) {
+                fields.push(key);
+            }
+        }
+    }
+    if fields.is_empty() { Vec::new() } else { vec![format!("{} changed", fields.join(", "))] }
+}
+
+fn subagents(doc: &Value) -> &[Value] {
+    doc.get("subagent_trajectories").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+fn agent_name(subagent: &Value) -> &str {
+    subagent.pointer("/agent/name").and_then(Value::as_str).unwrap_or("(unnamed)")
+}
+
+/// A copy of `subagent` without its `trajectory_id`, which only its place in the sorted list
+/// decides.
+fn without_id(subagent: &Value) -> Value {
+    let mut subagent = subagent.clone();
+    if let Value::Object(fields) = &mut subagent {
+        fields.remove("trajectory_id");
+    }
+    subagent
+}
+
+/// The agent name of each subagent, by its `trajectory_id`.
+fn subagent_names_by_id(doc: &Value) -> HashMap<&str, &str> {
+    subagents(doc)
+        .iter()
+        .filter_map(|sub| Some((sub.get("trajectory_id")?.as_str()?, agent_name(sub))))
+        .collect()
 }
 
 /// What a step is aligned on: who spoke and which tools it called.
@@ -128,9 +319,9 @@ impl StepKey<'_> {
 }
 
 /// A copy of `step` without its `step_id`, with each `tool_call_id` replaced by the call's place
-/// in the step (`#1`, `#2`, …) and each `source_call_id` that names one of those calls rewritten
-/// to match.
-fn position_free(step: &Value) -> Value {
+/// in the step (`#1`, `#2`, …), each `source_call_id` that names one of those calls rewritten
+/// to match, and each subagent ref naming the agent it points to (`subagent_names`, by id).
+fn position_free(step: &Value, subagent_names: &HashMap<&str, &str>) -> Value {
     let mut step = step.clone();
     let Value::Object(fields) = &mut step else {
         return step;
@@ -159,6 +350,15 @@ fn position_free(step: &Value) -> Value {
                 *id = Value::String(local);
             }
         }
+        let refs = result.get_mut("subagent_trajectory_ref").and_then(Value::as_array_mut);
+        for reference in refs.into_iter().flatten() {
+            if let Some(id) = reference.get_mut("trajectory_id") {
+                let name = id.as_str().and_then(|recorded| subagent_names.get(recorded));
+                if let Some(name) = name {
+                    *id = Value::String(format!("subagent {name:?}"));
+                }
+            }
+        }
     }
     step
 }
@@ -171,7 +371,7 @@ fn source(step: &Value) -> &str {
     step.get("source").and_then(Value::as_str).unwrap_or("?")
 }
 
-fn lone(kind: StepChangeKind, idx: usize, step: &Value) -> StepChange {
+fn lone(kind: StepChangeKind, idx: usize, step: &Value, path: &[String]) -> StepChange {
     let functions: Vec<&str> = step_functions(step).collect();
     let detail = if functions.is_empty() {
         match step.get("message") {
@@ -187,6 +387,7 @@ fn lone(kind: StepChangeKind, idx: usize, step: &Value) -> StepChange {
     };
     StepChange {
         kind,
+        subagent: path.to_vec(),
         golden_step,
         actual_step,
         source: source(step).to_owned(),
@@ -194,7 +395,7 @@ fn lone(kind: StepChangeKind, idx: usize, step: &Value) -> StepChange {
     }
 }
 
-fn changed(g: usize, golden: &Value, a: usize, actual: &Value) -> StepChange {
+fn changed(g: usize, golden: &Value, a: usize, actual: &Value, path: &[String]) -> StepChange {
     let mut details = Vec::new();
     let (golden_source, actual_source) = (source(golden), source(actual));
     if golden_source != actual_source {
@@ -259,23 +460,12 @@ fn changed(g: usize, golden: &Value, a: usize, actual: &Value) -> StepChange {
     }
 
     if details.is_empty() {
-        let mut fields: Vec<&str> = Vec::new();
-        if let (Value::Object(g), Value::Object(a)) = (golden, actual) {
-            for key in g.keys().chain(a.keys()) {
-                if g.get(key) != a.get(key) && !fields.contains(&key.as_str()) {
-                    fields.push(key);
-                }
-            }
-        }
-        details.push(if fields.is_empty() {
-            "changed".to_owned()
-        } else {
-            format!("{} changed", fields.join(", "))
-        });
+        details = differing_keys(golden, actual);
     }
 
     StepChange {
         kind: StepChangeKind::Changed,
+        subagent: path.to_vec(),
         golden_step: Some(g + 1),
         actual_step: Some(a + 1),
         source: actual_source.to_owned(),

@@ -27,10 +27,15 @@ impl Masker {
     /// Compiles `pattern`; `replacement` may use `$1`-style group references.
     ///
     /// # Errors
-    /// [`Error::InvalidPattern`] when `pattern` is not a valid regular expression.
+    /// [`Error::InvalidPattern`] when `pattern` is not a valid regular expression, and
+    /// [`Error::EmptyMatch`] when it matches the empty string (`""`, `a*`), which would insert
+    /// the replacement between every two characters and again on every pass.
     pub fn new(pattern: &str, replacement: &str) -> Result<Masker> {
         let compiled = Regex::new(pattern)
             .map_err(|source| Error::InvalidPattern { pattern: pattern.to_owned(), source })?;
+        if compiled.is_match("") {
+            return Err(Error::EmptyMatch { pattern: pattern.to_owned() });
+        }
         Ok(Masker { pattern: compiled, replacement: replacement.to_owned() })
     }
 

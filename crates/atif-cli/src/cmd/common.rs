@@ -55,23 +55,64 @@ impl NormalizeArgs {
             options.add_volatile_key(key.clone());
         }
         for spec in &self.redact {
-            let (selector, redaction) = match spec.split_once('=') {
+            let (selector, redaction) = match split_redaction(spec) {
                 Some((selector, replacement)) => {
                     (selector, Redaction::Replace(replacement.to_owned().into()))
                 }
                 None => (spec.as_str(), Redaction::Remove),
             };
-            options.add_redaction(selector, redaction)?;
+            options.add_redaction(selector, redaction).context("--redact")?;
         }
         for spec in &self.mask {
             let Some((pattern, replacement)) = spec.rsplit_once('=') else {
-                anyhow::bail!("--mask expects REGEX=REPLACEMENT, got `{spec}`");
+                anyhow::bail!("--mask: expected REGEX=REPLACEMENT, got `{spec}`");
             };
-            options.add_masker(Masker::new(pattern, replacement)?);
+            options.add_masker(Masker::new(pattern, replacement).context("--mask")?);
         }
         if self.keep_subagent_order {
             options.set_sort_subagents(false);
         }
         Ok(options)
+    }
+}
+
+/// Splits `SELECTOR=REPLACEMENT` at the first `=` outside a quoted key (`.["a=b"]=x`), or
+/// returns `None` when there is no such `=`.
+fn split_redaction(spec: &str) -> Option<(&str, &str)> {
+    let mut in_quotes = false;
+    let mut escaped = false;
+    for (idx, c) in spec.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_quotes => escaped = true,
+            '"' => in_quotes = !in_quotes,
+            '=' if !in_quotes => return Some((&spec[..idx], &spec[idx + 1..])),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses `--token-tolerance`: a finite number, 0 or more.
+pub(crate) fn parse_tolerance(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(value) if value.is_finite() && value >= 0.0 => Ok(value),
+        _ => Err(format!("expected a finite number of 0 or more (0.1 for 10%), got `{text}`")),
+    }
+}
+
+/// Runs `write` on a locked standard output and flushes it.
+///
+/// A reader that stops early (`atif diff a b | head`) closes the pipe; that is not an error,
+/// so a broken pipe ends the output quietly. Any other write error names standard output.
+pub(crate) fn print(
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match write(&mut stdout).and_then(|()| std::io::Write::flush(&mut stdout)) {
+        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(err).context("cannot write to standard output")
+        }
+        _ => Ok(()),
     }
 }

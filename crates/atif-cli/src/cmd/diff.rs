@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use atif_normalize::DiffOptions;
 
-use crate::cmd::common::NormalizeArgs;
+use crate::cmd::common::{NormalizeArgs, parse_tolerance, print};
 use crate::cmd::normalize::load_normalized;
 
 /// Arguments of `atif diff`.
@@ -17,7 +17,7 @@ pub(crate) struct Args {
     #[arg(value_name = "ACTUAL")]
     pub(crate) actual: String,
     /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
-    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_tolerance)]
     pub(crate) token_tolerance: f64,
     /// Do not compare the content hash: only structural fields count.
     #[arg(long)]
@@ -30,6 +30,9 @@ pub(crate) struct Args {
 /// then the step-level explanation and the unified diff), 2 on error.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
+    if args.golden == "-" && args.actual == "-" {
+        anyhow::bail!("GOLDEN and ACTUAL are both `-`: standard input can be read only once");
+    }
     let golden = load_normalized(&args.golden, &options)?;
     let actual = load_normalized(&args.actual, &options)?;
     let mut diff_options = DiffOptions::default();
@@ -41,24 +44,22 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         &diff_options,
     );
     if deltas.is_empty() {
-        println!("no behaviour change");
+        print(|out| writeln!(out, "no behaviour change"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    for delta in &deltas {
-        println!("{delta}");
-    }
+    // Each part is printed as soon as it is known: on large runs the unified diff takes the
+    // longest, and the deltas are what a reader wants first.
+    print(|out| deltas.iter().try_for_each(|delta| writeln!(out, "{delta}")))?;
     let changes = atif_normalize::explain(&golden, &actual);
     if !changes.is_empty() {
-        println!();
-        println!("steps:");
-        for change in &changes {
-            println!("  {change}");
-        }
+        print(|out| {
+            writeln!(out, "\nsteps:")?;
+            changes.iter().try_for_each(|change| writeln!(out, "  {change}"))
+        })?;
     }
     let unified = atif_normalize::render(&golden, &actual);
     if !unified.is_empty() {
-        println!();
-        print!("{unified}");
+        print(|out| write!(out, "\n{unified}"))?;
     }
     Ok(ExitCode::from(1))
 }

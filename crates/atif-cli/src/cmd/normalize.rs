@@ -1,13 +1,12 @@
 //! `atif normalize`: print the canonical normalised text of a trajectory.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use atif_normalize::NormalizeOptions;
 use serde_json::Value;
 
-use crate::cmd::common::{NormalizeArgs, read_input};
+use crate::cmd::common::{NormalizeArgs, print, read_input};
 
 /// Arguments of `atif normalize`.
 #[derive(Debug, clap::Args)]
@@ -27,21 +26,24 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The fast path reads the text straight into a tree that borrows its strings, and writes
     // the canonical text in blocks; the output is the same as `load_normalized` then
     // `write_canonical`. It writes nothing before the whole document has been read.
-    let mut stdout = std::io::stdout().lock();
-    match atif_normalize::normalize_json(&bytes, &options, &mut stdout) {
-        Ok(()) => {}
-        Err(atif_normalize::Error::InvalidJson { .. }) => {
+    let mut failure = None;
+    print(|out| match atif_normalize::normalize_json(&bytes, &options, &mut *out) {
+        Ok(()) => Ok(()),
+        Err(atif_normalize::Error::Write { source }) => Err(source),
+        Err(err) => {
+            failure = Some(err);
+            Ok(())
+        }
+    })?;
+    match failure {
+        None => Ok(ExitCode::SUCCESS),
+        Some(atif_normalize::Error::InvalidJson { .. }) => {
             // Report bad JSON the way every other subcommand does.
             parse(&args.file, &bytes)?;
             anyhow::bail!("{} is not valid JSON", args.file);
         }
-        Err(atif_normalize::Error::Write { source }) => {
-            return Err(source).context("cannot write to standard output");
-        }
-        Err(err) => return Err(err).with_context(|| format!("cannot normalise {}", args.file)),
+        Some(err) => Err(err).with_context(|| format!("cannot normalise {}", args.file)),
     }
-    stdout.flush().context("cannot write to standard output")?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Reads, parses and normalises the trajectory at `path`; every error names the file.

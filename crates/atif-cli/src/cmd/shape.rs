@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cmd::common::NormalizeArgs;
+use crate::cmd::common::{NormalizeArgs, print};
 use crate::cmd::normalize::load_normalized;
 
 /// Output format of `atif shape`.
@@ -34,17 +34,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
     let normalized = load_normalized(&args.file, &options)?;
     let shape = atif_normalize::shape(&normalized);
-    match args.format {
+    let text = match args.format {
         Format::Json => {
-            let text =
-                serde_json::to_string_pretty(&shape).context("cannot serialise the shape")?;
-            println!("{text}");
+            serde_json::to_string_pretty(&shape).context("cannot serialise the shape")? + "\n"
         }
         Format::Text => {
-            for (field, value) in shape.fields() {
-                println!("{field}: {value}");
-            }
+            shape.fields().iter().map(|(field, value)| format!("{field}: {value}\n")).collect()
         }
-    }
+    };
+    print(|out| out.write_all(text.as_bytes()))?;
     Ok(ExitCode::SUCCESS)
 }

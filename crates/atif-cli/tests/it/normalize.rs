@@ -131,7 +131,7 @@ fn normalize_errors_exit_2_and_name_the_file_and_the_problem() {
     for (args, message) in [
         (
             vec!["normalize", path_str(&array)],
-            format!("error: cannot normalise {}: not an ATIF trajectory at : expected a trajectory object, found an array", array.display()),
+            format!("error: cannot normalise {}: not an ATIF trajectory at the root: expected a trajectory object, found an array", array.display()),
         ),
         (
             vec!["normalize", path_str(&broken)],
@@ -144,17 +144,89 @@ fn normalize_errors_exit_2_and_name_the_file_and_the_problem() {
         (vec!["normalize", path_str(&missing)], format!("error: cannot read {}: ", missing.display())),
         (
             vec!["normalize", path_str(&valid), "--redact", "steps"],
-            "error: invalid selector `steps`: expected `.` or `[` starting a selector at column 1, found `s`".to_owned(),
+            "error: --redact: invalid selector `steps`: expected `.` or `[` starting a selector at column 1, found `s`".to_owned(),
         ),
         (
             vec!["normalize", path_str(&valid), "--mask", "(=x"],
-            "error: invalid masking pattern `(`".to_owned(),
+            "error: --mask: invalid masking pattern `(`: regex parse error".to_owned(),
+        ),
+        (
+            vec!["normalize", path_str(&valid), "--mask", "a*=x"],
+            "error: --mask: masking pattern `a*` matches the empty string; expected a pattern that matches at least one character".to_owned(),
+        ),
+        (
+            vec!["normalize", path_str(&valid), "--mask", "no-equals-sign"],
+            "error: --mask: expected REGEX=REPLACEMENT, got `no-equals-sign`".to_owned(),
+        ),
+        (
+            vec!["diff", "-", "-"],
+            "error: GOLDEN and ACTUAL are both `-`: standard input can be read only once"
+                .to_owned(),
+        ),
+        (
+            vec!["diff", path_str(&valid), path_str(&valid), "--token-tolerance=-0.1"],
+            "error: invalid value '-0.1' for '--token-tolerance <F>': expected a finite number of 0 or more".to_owned(),
+        ),
+        (
+            vec!["diff", path_str(&valid), path_str(&valid), "--token-tolerance", "NaN"],
+            "error: invalid value 'NaN' for '--token-tolerance <F>': expected a finite number of 0 or more".to_owned(),
         ),
     ] {
         let output = atif(&args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
         assert!(stderr(&output).starts_with(&message), "{args:?}: {}", stderr(&output));
         assert_eq!(stdout(&output), "", "nothing half-written on standard output");
+    }
+}
+
+#[test]
+fn a_redaction_replacement_is_split_at_the_first_equals_sign_outside_a_quoted_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut doc = run(1, "grep", "a");
+    doc["extra"] = json!({"a=b": 1, "c": "x=y"});
+    let file = write_json(dir.path(), "run.json", &doc);
+    let output = atif(&[
+        "normalize",
+        path_str(&file),
+        "--redact",
+        r#".extra["a=b"]=one=1"#,
+        "--redact",
+        ".extra.c",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let out: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(out["extra"], json!({"a=b": "one=1"}));
+}
+
+/// Runs `atif` with `args` and closes its standard output before reading anything, as
+/// `atif ... | head -0` would; returns the exit code and standard error.
+fn with_closed_stdout(args: &[&str]) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    (output.status.code(), stderr(&output))
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each output is far larger than a pipe's buffer, so the writer meets the closed pipe
+    // whether or not it started before the pipe was closed.
+    let golden = write_json(dir.path(), "golden.json", &run(8000, "grep", "a"));
+    let actual = write_json(dir.path(), "actual.json", &run(8001, "grep", "a"));
+    for (args, code) in [
+        (vec!["normalize", path_str(&golden)], 0),
+        (vec!["shape", path_str(&golden)], 0),
+        (vec!["shape", path_str(&golden), "--format", "json"], 0),
+        (vec!["diff", path_str(&golden), path_str(&actual)], 1),
+    ] {
+        let (status, stderr) = with_closed_stdout(&args);
+        assert_eq!((status, stderr.as_str()), (Some(code), ""), "{args:?}");
     }
 }
 
@@ -215,6 +287,34 @@ fn diff_with_an_extra_step_exits_1_with_deltas_then_steps_then_the_unified_diff(
 }
 
 #[test]
+fn diff_names_a_subagent_that_came_or_changed_under_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let subagent = |id: &str, name: &str, function: &str| {
+        let mut sub = run(1, function, id);
+        sub["agent"]["name"] = json!(name);
+        sub
+    };
+    let mut golden_doc = run(1, "grep", "a");
+    golden_doc["subagent_trajectories"] = json!([subagent("s", "web", "search")]);
+    let mut actual_doc = run(1, "grep", "b");
+    actual_doc["subagent_trajectories"] =
+        json!([subagent("s", "web", "fetch"), subagent("s", "tests", "pytest")]);
+    let golden = write_json(dir.path(), "golden.json", &golden_doc);
+    let actual = write_json(dir.path(), "actual.json", &actual_doc);
+
+    let output = atif(&["diff", path_str(&golden), path_str(&actual), "--volatile", "request_id"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.starts_with("subagents: [\"web\"] -> [\"tests\",\"web\"]\n"), "{text}");
+    assert!(
+        text.contains(
+            "\nsteps:\n  subagent \"tests\" inserted: 2 steps; calls pytest\n  subagent \"web\": step 2 (agent) changed: calls fetch instead of search\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn diff_options_skip_the_content_hash_and_band_the_tokens() {
     let dir = tempfile::tempdir().unwrap();
     let golden_doc = run(1, "grep", "a");
@@ -267,4 +367,25 @@ fn diff_of_a_file_that_is_not_a_trajectory_exits_2_naming_it() {
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn the_diff_example_in_the_normalisation_guide_is_real_output() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let guide = std::fs::read_to_string(root.join("docs/normalization.md")).unwrap();
+    let command =
+        "$ atif diff examples/calculator-run.json examples/calculator-regressed.json | head -10\n";
+    let start =
+        guide.find(command).expect("the example is in docs/normalization.md") + command.len();
+    let shown = &guide[start..start + guide[start..].find("```").unwrap()];
+
+    let output = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .args(["diff", "examples/calculator-run.json", "examples/calculator-regressed.json"])
+        .current_dir(&root)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    let first_ten: String = text.lines().take(10).map(|line| format!("{line}\n")).collect();
+    assert_eq!(shown, first_ten, "update the example in docs/normalization.md");
 }

@@ -148,3 +148,52 @@ fn render_is_a_unified_diff_of_the_canonical_texts_headed_golden_and_actual() {
     );
     assert_eq!(render(&golden, &golden), "");
 }
+
+/// Applies the unified diff `patch` to `old` and returns the new text.
+fn apply(old: &str, patch: &str) -> String {
+    let old_lines: Vec<&str> = old.lines().collect();
+    let mut out: Vec<&str> = Vec::new();
+    let mut next_old = 0;
+    for line in patch.lines().skip(2) {
+        if let Some(header) = line.strip_prefix("@@ -") {
+            let start: usize = header.split([',', ' ']).next().unwrap().parse().unwrap();
+            // A hunk that removes from an empty stretch names the line before it.
+            let start = start.saturating_sub(1).max(next_old);
+            out.extend(&old_lines[next_old..start]);
+            next_old = start;
+        } else if let Some(added) = line.strip_prefix('+') {
+            out.push(added);
+        } else if line.starts_with('-') {
+            next_old += 1;
+        } else {
+            out.push(&line[1..]);
+            next_old += 1;
+        }
+    }
+    out.extend(&old_lines[next_old..]);
+    out.iter().map(|line| format!("{line}\n")).collect()
+}
+
+#[test]
+fn the_unified_diff_turns_golden_into_actual_for_small_and_large_runs() {
+    let run = |n_steps: u64, function: &str| {
+        let steps: Vec<Value> = (1..=n_steps)
+            .map(|idx| {
+                let function = if idx % 7 == 0 { function } else { "read_file" };
+                call_step(idx, function, &format!("c{idx}"))
+            })
+            .collect();
+        normalized(&trajectory(Value::Array(steps)))
+    };
+    // About 40 lines per step: the small pair goes to Myers, the large one to patience.
+    for (n_golden, n_actual) in [(20, 23), (1000, 990)] {
+        let golden = run(n_golden, "grep");
+        let actual = run(n_actual, "rg");
+        let n_lines = atif_normalize::to_canonical_string(&golden).lines().count();
+        assert_eq!(n_golden > 100, n_lines > 20_000, "{n_lines} lines");
+        let patch = render(&golden, &actual);
+        assert!(patch.starts_with("--- golden\n+++ actual\n@@ "));
+        let text = apply(&atif_normalize::to_canonical_string(&golden), &patch);
+        assert_eq!(text, atif_normalize::to_canonical_string(&actual), "{n_golden} steps");
+    }
+}

@@ -107,3 +107,117 @@ fn a_result_joined_to_another_call_of_the_same_step_is_still_a_change() {
     actual["observation"]["results"][0]["source_call_id"] = json!("b");
     check(json!([golden]), json!([actual]), &["step 1 (agent) changed: observation changed"]);
 }
+
+/// A run whose step `n` refers to the n-th of `subagents`, each a subagent calling `function`
+/// (name, function) once.
+fn with_subagents(subagents: &[(&str, &str)]) -> Value {
+    let steps: Vec<Value> = subagents
+        .iter()
+        .enumerate()
+        .map(|(idx, (name, _))| {
+            json!({"step_id": idx + 1, "source": "agent", "message": "delegating",
+                   "observation": {"results": [{"subagent_trajectory_ref": [{"trajectory_id": format!("id-{name}")}]}]}})
+        })
+        .collect();
+    let mut doc = trajectory(Value::Array(steps));
+    doc["subagent_trajectories"] = subagents
+        .iter()
+        .rev()
+        .map(|(name, function)| {
+            json!({"schema_version": "ATIF-v1.8", "trajectory_id": format!("id-{name}"),
+                   "agent": {"name": name, "version": "1"},
+                   "steps": [call_step(1, function, &format!("{name}-call"))]})
+        })
+        .collect();
+    doc
+}
+
+fn check_docs(golden: &Value, actual: &Value, expected: &[&str]) {
+    let changes = explain(&normalized(golden), &normalized(actual));
+    let lines: Vec<String> = changes.iter().map(StepChange::to_string).collect();
+    assert_eq!(lines, expected);
+}
+
+#[test]
+fn an_inserted_subagent_is_named_and_renumbered_refs_are_not_changes() {
+    // "aaa" sorts first, so every other subagent's id moves up by one.
+    let golden = with_subagents(&[("web", "search"), ("code", "edit")]);
+    let actual = with_subagents(&[("web", "search"), ("code", "edit"), ("aaa", "ls")]);
+    check_docs(
+        &golden,
+        &actual,
+        &[
+            "step 3 (agent) inserted: message \"delegating\"",
+            "subagent \"aaa\" inserted: 1 step; calls ls",
+        ],
+    );
+}
+
+#[test]
+fn a_removed_subagent_is_named_with_its_size_and_tools() {
+    let golden = with_subagents(&[("web", "search"), ("code", "edit")]);
+    let mut actual = with_subagents(&[("web", "search")]);
+    actual["steps"].as_array_mut().unwrap().push(golden["steps"][1].clone());
+    actual["steps"][1]["observation"] = json!({"results": []});
+    check_docs(
+        &golden,
+        &actual,
+        &[
+            "step 2 (agent) changed: observation changed",
+            "subagent \"code\" removed: 1 step; calls edit",
+        ],
+    );
+}
+
+#[test]
+fn the_steps_of_a_changed_subagent_are_explained_under_its_name() {
+    let golden = with_subagents(&[("web", "search"), ("code", "edit")]);
+    let actual = with_subagents(&[("web", "fetch"), ("code", "edit")]);
+    check_docs(
+        &golden,
+        &actual,
+        &[
+            "subagent \"web\": step 1 (agent) changed: calls fetch instead of search; message changed",
+        ],
+    );
+}
+
+#[test]
+fn a_subagent_changed_outside_its_steps_is_changed_as_a_whole() {
+    let golden = with_subagents(&[("web", "search")]);
+    let mut actual = golden.clone();
+    actual["subagent_trajectories"][0]["final_metrics"] = json!({"total_steps": 1});
+    check_docs(&golden, &actual, &["subagent \"web\" changed: final_metrics changed"]);
+}
+
+#[test]
+fn nested_subagents_are_named_outermost_first() {
+    let golden = with_subagents(&[("web", "search")]);
+    let mut actual = golden.clone();
+    actual["subagent_trajectories"][0]["subagent_trajectories"] = json!([
+        {"trajectory_id": "d", "agent": {"name": "deep", "version": "1"}, "steps": []}
+    ]);
+    check_docs(&golden, &actual, &["subagent \"web\" > \"deep\" inserted: 0 steps"]);
+}
+
+#[test]
+fn subagents_sharing_a_name_pair_identical_ones_first() {
+    let golden = with_subagents(&[("web", "search")]);
+    let mut actual = golden.clone();
+    let mut other = actual["subagent_trajectories"][0].clone();
+    other["trajectory_id"] = json!("id-web-2");
+    other["steps"][0]["tool_calls"][0]["function_name"] = json!("fetch");
+    actual["subagent_trajectories"].as_array_mut().unwrap().insert(0, other);
+    check_docs(&golden, &actual, &["subagent \"web\" inserted: 1 step; calls fetch"]);
+}
+
+#[test]
+fn runs_that_differ_only_outside_their_steps_get_one_line_for_the_trajectory() {
+    let golden = trajectory(json!([user(1, "go")]));
+    let mut actual = golden.clone();
+    actual["agent"]["model_name"] = json!("model-b");
+    actual["notes"] = json!("rerun");
+    check_docs(&golden, &actual, &["trajectory changed: agent, notes changed"]);
+    let changes = explain(&normalized(&golden), &normalized(&actual));
+    assert!(changes[0].is_whole_trajectory() && changes[0].subagent.is_empty());
+}

@@ -348,6 +348,20 @@ fn invalid_selectors_and_patterns_are_errors_that_name_them() {
 }
 
 #[test]
+fn a_masker_that_matches_the_empty_string_is_refused() {
+    for pattern in ["", "a*", "(?m)^"] {
+        let err = Masker::new(pattern, "x").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "masking pattern `{pattern}` matches the empty string; expected a pattern that matches at least one character"
+            )
+        );
+    }
+    assert!(Masker::new("a+", "x").is_ok());
+}
+
+#[test]
 fn a_root_that_is_not_an_object_is_not_a_trajectory() {
     for (input, found) in
         [(json!([1, 2]), "an array"), (json!("text"), "a string"), (json!(null), "null")]
@@ -355,7 +369,9 @@ fn a_root_that_is_not_an_object_is_not_a_trajectory() {
         let err = normalize(&input, &NormalizeOptions::default()).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("not an ATIF trajectory at : expected a trajectory object, found {found}")
+            format!(
+                "not an ATIF trajectory at the root: expected a trajectory object, found {found}"
+            )
         );
     }
 }
@@ -366,7 +382,7 @@ fn a_subagent_that_is_not_an_object_is_named_by_its_pointer() {
     let err = normalize(&input, &NormalizeOptions::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "not an ATIF trajectory at /subagent_trajectories/1: expected a trajectory object, found a number"
+        "not an ATIF trajectory at `/subagent_trajectories/1`: expected a trajectory object, found a number"
     );
 }
 

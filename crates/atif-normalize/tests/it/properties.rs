@@ -227,3 +227,20 @@ fn any_selector_text_parses_or_is_rejected_and_redacting_never_panics() {
         Ok(())
     });
 }
+
+#[test]
+fn explain_says_something_exactly_when_two_normalised_runs_differ() {
+    let options = NormalizeOptions::default();
+    let doc =
+        || prop_oneof![arbitrary_json(), trajectory_with_calls(), trajectory_with_subagents()];
+    run((doc(), doc()), |(golden, actual)| {
+        let (Ok(golden), Ok(actual)) = (normalize(&golden, &options), normalize(&actual, &options))
+        else {
+            return Ok(());
+        };
+        prop_assert!(atif_normalize::explain(&golden, &golden).is_empty());
+        let changes = atif_normalize::explain(&golden, &actual);
+        prop_assert_eq!(changes.is_empty(), golden == actual, "{:?}", changes);
+        Ok(())
+    });
+}

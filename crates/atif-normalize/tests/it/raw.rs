@@ -139,13 +139,13 @@ fn a_root_that_is_not_an_object_is_not_a_trajectory_on_the_fast_path_too() {
     let err = fast(b"[1]", &NormalizeOptions::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "not an ATIF trajectory at : expected a trajectory object, found an array"
+        "not an ATIF trajectory at the root: expected a trajectory object, found an array"
     );
     let nested = r#"{"subagent_trajectories": [{"subagent_trajectories": [{}, "x"]}]}"#;
     let err = fast(nested.as_bytes(), &NormalizeOptions::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "not an ATIF trajectory at /subagent_trajectories/0/subagent_trajectories/1: expected a trajectory object, found a string"
+        "not an ATIF trajectory at `/subagent_trajectories/0/subagent_trajectories/1`: expected a trajectory object, found a string"
     );
     check(nested);
 }
