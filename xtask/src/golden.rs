@@ -4,8 +4,9 @@
 //! by `ATIF_GOLDEN_REPORT`, which every test process appends to; reading that file afterwards
 //! is how this command knows what tests in other processes (nextest runs one per test) did.
 //! `golden-review`, `golden-accept` and `golden-reject` work on the pending `.json.new` files
-//! a failing local run leaves beside its golden. Golden folders are found by walking the
-//! workspace for `tests/golden` folders (skipping `target/` and hidden folders).
+//! a failing local run leaves beside its golden, found anywhere in the workspace (skipping
+//! `target/` and hidden folders). The goldens `golden-update` lists as deletion candidates are
+//! those in `tests/golden` folders and in the folders of reported goldens that no test touched.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -28,14 +29,16 @@ pub(crate) fn update(args: &[String]) -> anyhow::Result<ExitCode> {
 
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
-    command.current_dir(&root).args(["test", "--workspace", "--all-features"]);
+    // Without --no-fail-fast, one failing test binary would stop cargo before the others had
+    // updated their goldens.
+    command.current_dir(&root).args(["test", "--workspace", "--all-features", "--no-fail-fast"]);
     if let Some(filter) = filter {
         command.arg(filter);
     }
     // The test output goes to stderr, so standard output carries only the report below.
     command.env(MODE_ENV, "update").env(REPORT_ENV, &report).stdout(std::io::stderr());
     eprintln!(
-        "xtask: running cargo test --workspace --all-features{} with {MODE_ENV}=update",
+        "xtask: running cargo test --workspace --all-features --no-fail-fast{} with {MODE_ENV}=update",
         match filter {
             Some(filter) => format!(" {filter}"),
             None => String::new(),
@@ -45,10 +48,17 @@ pub(crate) fn update(args: &[String]) -> anyhow::Result<ExitCode> {
 
     let entries = atif_golden::read_report(&report)?;
     let _ = std::fs::remove_file(&report);
-    let goldens = if filter.is_none() { Some(golden_files(&root)?) } else { None };
+    let unlisted = unlisted_reason(filter, status.success());
+    let goldens = match unlisted {
+        None => Some(golden_files(&root, &entries)?),
+        Some(_) => None,
+    };
     let summary = summarize(&root, &entries, goldens.as_deref());
     println!("golden-update:");
     print!("{}", summary.render(&root));
+    if let Some(reason) = unlisted {
+        println!("({reason}: goldens no test touched are not listed)");
+    }
     if !summary.duplicates.is_empty() {
         return Ok(ExitCode::from(1));
     }
@@ -59,6 +69,17 @@ pub(crate) fn update(args: &[String]) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why deletion candidates cannot be listed, if they cannot: only a run of every test, each to
+/// its end, touches every golden that is still in use (a filter skips tests, and a test that
+/// failed before its assertion touched nothing).
+fn unlisted_reason(filter: Option<&str>, tests_passed: bool) -> Option<&'static str> {
+    match (filter, tests_passed) {
+        (Some(_), _) => Some("filtered run"),
+        (None, false) => Some("some tests failed"),
+        (None, true) => None,
+    }
 }
 
 /// `cargo xtask golden-review`.
@@ -143,9 +164,6 @@ impl UpdateSummary {
         for (path, diff) in &self.erased {
             let _ = writeln!(out, "\n{} erased:\n{diff}", relative(root, path).display());
         }
-        if self.deleted_candidates.is_none() {
-            out.push_str("(filtered run: goldens no test touched are not listed)\n");
-        }
         out
     }
 }
@@ -201,9 +219,19 @@ fn summarize(
     summary
 }
 
-/// Every `tests/golden` folder under `root`, sorted, skipping `target` and hidden folders.
-fn golden_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut found = Vec::new();
+/// What a walk of the workspace found: the `tests/golden` folders and every pending file.
+#[derive(Debug, Default)]
+struct Walk {
+    golden_dirs: Vec<PathBuf>,
+    pending: Vec<PathBuf>,
+}
+
+/// Walks `root`, skipping `target` and hidden folders, for `tests/golden` folders and for
+/// pending `*.json.new` files wherever they are (a crate may keep its goldens in another folder
+/// through `Settings::set_golden_dir`). Both lists come back sorted.
+fn walk(root: &Path) -> anyhow::Result<Walk> {
+    let pending_suffix = format!(".json{}", atif_golden::PENDING_SUFFIX);
+    let mut found = Walk::default();
     let mut stack = vec![root.to_owned()];
     while let Some(dir) = stack.pop() {
         let entries =
@@ -213,35 +241,54 @@ fn golden_dirs(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
             let path = entry.path();
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if !entry.file_type().map(|kind| kind.is_dir()).unwrap_or(false)
-                || name.starts_with('.')
-                || name == "target"
-            {
+            if name.starts_with('.') {
                 continue;
             }
-            if name == "golden" && dir.file_name().is_some_and(|parent| parent == "tests") {
-                found.push(path.clone());
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_file() && name.ends_with(&pending_suffix) {
+                found.pending.push(path);
+            } else if kind.is_dir() && name != "target" {
+                if name == "golden" && dir.file_name().is_some_and(|parent| parent == "tests") {
+                    found.golden_dirs.push(path.clone());
+                }
+                stack.push(path);
             }
-            stack.push(path);
         }
     }
-    found.sort();
+    found.golden_dirs.sort();
+    found.pending.sort();
     Ok(found)
 }
 
-/// Files directly in the golden folders whose name ends with `suffix`, sorted.
-fn files_with_suffix(root: &Path, suffix: &str) -> anyhow::Result<Vec<PathBuf>> {
+/// Every golden file (`*.json`, not hidden) in the workspace's `tests/golden` folders and in the
+/// folders of the goldens the report names (inside `root`, outside `target/`), sorted.
+fn golden_files(root: &Path, entries: &[ReportEntry]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut dirs: BTreeSet<PathBuf> = walk(root)?.golden_dirs.into_iter().collect();
+    for entry in entries {
+        let Ok(inside) = entry.path.strip_prefix(root) else { continue };
+        let hidden_or_built = inside.components().any(|part| {
+            let part = part.as_os_str().to_string_lossy();
+            part == "target" || part.starts_with('.')
+        });
+        if let (false, Some(dir)) = (hidden_or_built, entry.path.parent()) {
+            dirs.insert(dir.to_owned());
+        }
+    }
     let mut files = Vec::new();
-    for dir in golden_dirs(root)? {
-        for entry in
-            std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))?
-        {
+    for dir in &dirs {
+        let listing = match std::fs::read_dir(dir) {
+            Ok(listing) => listing,
+            // A reported golden's folder may be gone (a test wrote into a folder it removed).
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(err).with_context(|| format!("cannot list {}", dir.display())),
+        };
+        for entry in listing {
             let path = entry.with_context(|| format!("cannot list {}", dir.display()))?.path();
             let name = path
                 .file_name()
                 .map(|name| name.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if path.is_file() && !name.starts_with('.') && name.ends_with(suffix) {
+            if path.is_file() && !name.starts_with('.') && name.ends_with(".json") {
                 files.push(path);
             }
         }
@@ -250,15 +297,9 @@ fn files_with_suffix(root: &Path, suffix: &str) -> anyhow::Result<Vec<PathBuf>> 
     Ok(files)
 }
 
-/// Every golden file (`*.json`) in the workspace's golden folders.
-fn golden_files(root: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    files_with_suffix(root, ".json")
-}
-
 /// Pending files whose path relative to `root` contains `filter`.
 fn pending_files(root: &Path, filter: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
-    let suffix = format!(".json{}", atif_golden::PENDING_SUFFIX);
-    let mut files = files_with_suffix(root, &suffix)?;
+    let mut files = walk(root)?.pending;
     if let Some(filter) = filter {
         files.retain(|path| relative(root, path).to_string_lossy().contains(filter));
     }
@@ -392,7 +433,7 @@ mod tests {
     #[test]
     fn golden_folders_are_found_outside_target_and_hidden_folders() {
         let root = workspace();
-        let dirs = golden_dirs(root.path()).unwrap();
+        let dirs = walk(root.path()).unwrap().golden_dirs;
         let relative: Vec<_> =
             dirs.iter().map(|dir| relative(root.path(), dir).to_owned()).collect();
         assert_eq!(
@@ -414,7 +455,7 @@ mod tests {
             entry(OutcomeKind::Created, three.clone(), "three"),
             entry(OutcomeKind::Created, PathBuf::from("/tmp/elsewhere/x.json"), "temp"),
         ];
-        let goldens = golden_files(root.path()).unwrap();
+        let goldens = golden_files(root.path(), &entries).unwrap();
         let summary = summarize(root.path(), &entries, Some(&goldens));
         assert_eq!(summary.created, [three]);
         assert_eq!(summary.changed, [one]);
@@ -430,11 +471,7 @@ mod tests {
 
         let filtered = summarize(root.path(), &entries, None);
         assert_eq!(filtered.deleted_candidates, None);
-        assert!(
-            filtered
-                .render(root.path())
-                .ends_with("(filtered run: goldens no test touched are not listed)\n")
-        );
+        assert!(!filtered.render(root.path()).contains("deleted-candidate"));
     }
 
     #[test]
@@ -468,7 +505,7 @@ mod tests {
         atif_golden::check(&three, &trajectory(3), &update).unwrap();
 
         let entries = atif_golden::read_report(&report).unwrap();
-        let goldens = golden_files(root.path()).unwrap();
+        let goldens = golden_files(root.path(), &entries).unwrap();
         let summary = summarize(root.path(), &entries, Some(&goldens));
         assert_eq!(summary.created, [three]);
         assert_eq!(summary.changed, std::slice::from_ref(&one));
@@ -481,6 +518,50 @@ mod tests {
             text.contains("\ncrates/a/tests/golden/a__one.json erased:\n--- golden (erased)\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn goldens_and_pending_files_in_a_custom_folder_are_found_through_the_report() {
+        let root = workspace();
+        let custom = root.path().join("crates/b/tests/goldens");
+        let mut update = Settings::new();
+        update.set_mode(Some(Mode::Update));
+        let kept = custom.join("kept.json");
+        let orphan = custom.join("orphan.json");
+        atif_golden::check(&kept, &trajectory(1), &update).unwrap();
+        atif_golden::check(&orphan, &trajectory(1), &update).unwrap();
+        let mut review = Settings::new();
+        review.set_mode(Some(Mode::Review));
+        atif_golden::check(&kept, &trajectory(2), &review).unwrap_err();
+
+        // Only the test of `kept.json` ran: its folder is searched, and its neighbour is a
+        // deletion candidate beside the untouched goldens of the `tests/golden` folders.
+        let entries = vec![entry(OutcomeKind::Unchanged, kept.clone(), "kept")];
+        let goldens = golden_files(root.path(), &entries).unwrap();
+        let summary = summarize(root.path(), &entries, Some(&goldens));
+        assert_eq!(summary.unchanged, std::slice::from_ref(&kept));
+        let candidates: Vec<_> = summary
+            .deleted_candidates
+            .unwrap()
+            .iter()
+            .map(|path| relative(root.path(), path).to_owned())
+            .collect();
+        assert_eq!(
+            candidates,
+            [
+                PathBuf::from("crates/a/tests/golden/a__one.json"),
+                PathBuf::from("crates/b/tests/goldens/orphan.json"),
+                PathBuf::from("tests/tests/golden/fixtures__two.json"),
+            ]
+        );
+
+        // The pending file beside `kept.json` is found although its folder is no `tests/golden`.
+        let pending = atif_golden::pending_path(&kept);
+        assert_eq!(pending_files(root.path(), None).unwrap(), std::slice::from_ref(&pending));
+        assert!(review_text(root.path(), None).unwrap().starts_with(
+            "== crates/b/tests/goldens/kept.json\n4 difference(s):\n  step_count: 1 -> 2\n"
+        ));
+        assert_eq!(accept_pending(root.path(), None).unwrap(), [kept]);
     }
 
     #[test]
@@ -541,6 +622,14 @@ mod tests {
         assert!(pending_files(root.path(), None).unwrap().is_empty());
         assert!(!fresh.exists());
         assert_eq!(review_text(root.path(), None).unwrap(), "no pending golden files\n");
+    }
+
+    #[test]
+    fn deletion_candidates_are_listed_only_after_an_unfiltered_run_that_passed() {
+        assert_eq!(unlisted_reason(None, true), None);
+        assert_eq!(unlisted_reason(None, false), Some("some tests failed"));
+        assert_eq!(unlisted_reason(Some("fixtures"), true), Some("filtered run"));
+        assert_eq!(unlisted_reason(Some("fixtures"), false), Some("filtered run"));
     }
 
     #[test]

@@ -11,10 +11,11 @@ use std::process::ExitCode;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  golden-update [FILTER]   run the tests in update mode and report which goldens changed
-  golden-review            list pending .json.new files with their deltas
-  golden-accept [FILTER]   move pending .json.new files into place
-  golden-reject            delete pending .json.new files
+  golden-update [FILTER]   run the tests with ATIF_GOLDEN=update; list created, changed,
+                           deleted-candidate and unchanged goldens
+  golden-review [FILTER]   list pending .json.new files with their deltas and diffs
+  golden-accept [FILTER]   move pending .json.new files over their goldens
+  golden-reject [FILTER]   delete pending .json.new files
   schema [--check]         regenerate docs/schema/*.schema.json (or check they are current)";
 
 fn main() -> ExitCode {

@@ -37,11 +37,26 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     };
     std::fs::create_dir_all(&dir).map_err(|source| Error::io("create folder", &dir, source))?;
     // A leading dot keeps the temporary file out of globs over `*.json` while it exists.
-    let mut temp = tempfile::Builder::new()
-        .prefix(".atif-golden-")
-        .suffix(".tmp")
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".atif-golden-").suffix(".tmp");
+    // Temporary files are private (0o600) by default; a golden is an ordinary file, so it gets
+    // the permissions `std::fs::write` would give it (0o666 less the umask).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut temp = builder
         .tempfile_in(&dir)
         .map_err(|source| Error::io("create a temporary file in", &dir, source))?;
+    // A file being replaced keeps its permissions (a read-only golden stays read-only).
+    if let Ok(existing) = std::fs::metadata(path) {
+        if existing.is_file() {
+            temp.as_file()
+                .set_permissions(existing.permissions())
+                .map_err(|source| Error::io("set the permissions of", temp.path(), source))?;
+        }
+    }
     temp.write_all(contents).map_err(|source| Error::io("write", temp.path(), source))?;
     temp.as_file().sync_all().map_err(|source| Error::io("flush", temp.path(), source))?;
     temp.persist(path).map_err(|err| Error::io("replace", path, err.error))?;
@@ -98,6 +113,26 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![OsString::from("c.json")]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_get_ordinary_permissions_and_replaced_files_keep_theirs() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        // What the process's umask makes of an ordinary new file.
+        let plain = dir.path().join("plain.json");
+        std::fs::write(&plain, b"x").unwrap();
+        let fresh = dir.path().join("fresh.json");
+        write_atomic(&fresh, b"one\n").unwrap();
+        // Under the usual umask 0o022 this is 0o644, not a temporary file's private 0o600.
+        assert_eq!(mode(&fresh), mode(&plain));
+
+        std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&fresh, b"two\n").unwrap();
+        assert_eq!(mode(&fresh), 0o640);
+        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "two\n");
     }
 
     #[test]

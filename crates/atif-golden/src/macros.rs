@@ -10,8 +10,10 @@ use crate::{Outcome, Result, Settings};
 /// The golden lives in the settings' golden folder (default `tests/golden/` under the calling
 /// crate's `CARGO_MANIFEST_DIR`) and is named after the test's function path:
 /// `assert_golden!(run)` in `fn subagents_run()` of the integration test `fixtures` uses
-/// `tests/golden/fixtures__subagents_run.json`. A test that asserts several goldens, or one
-/// generated per case, gives each a name: `assert_golden!(name: "case_a", run)`.
+/// `tests/golden/fixtures__subagents_run.json`. A parametrised test whose harness name extends
+/// the function path (rstest runs `fn sizes` as `sizes::case_1_small`, ...) keeps that part:
+/// `fixtures__sizes__case_1_small.json`. A test that asserts several goldens, or one
+/// generated per case some other way, gives each a name: `assert_golden!(name: "case_a", run)`.
 ///
 /// ```text
 /// assert_golden!(value);
@@ -122,8 +124,21 @@ pub mod __private {
             });
         match result {
             Ok(outcome) => super::print_outcome(&outcome),
-            Err(err) => panic!("{err}"),
+            Err(err) => panic!("{}", with_causes(&err)),
         }
+    }
+
+    /// The error's message followed by its causes (`cannot read golden file x: Is a
+    /// directory`), since a panic message is all a test log shows.
+    fn with_causes(err: &Error) -> String {
+        let mut message = err.to_string();
+        let mut cause = std::error::Error::source(err);
+        while let Some(source) = cause {
+            message.push_str(": ");
+            message.push_str(&source.to_string());
+            cause = source.source();
+        }
+        message
     }
 
     /// The body of `assert_trajectory_snapshot!`: the canonical text, or a panic.
@@ -148,8 +163,14 @@ pub(crate) fn assert_value(
     settings: &Settings,
 ) -> Result<Outcome> {
     let test = crate::current_test_name(function_path);
+    let case = crate::name::parametrised_case(function_path, std::thread::current().name());
+    let name = match (case, name) {
+        (Some(case), Some(name)) => Some(format!("{case}__{name}")),
+        (Some(case), None) => Some(case),
+        (None, name) => name.map(str::to_owned),
+    };
     let dir = settings.resolved_golden_dir(manifest_dir);
-    let path = dir.join(crate::golden_file_name(function_path, name));
+    let path = dir.join(crate::golden_file_name(function_path, name.as_deref()));
     crate::name::claim(&path, &test)?;
     crate::check::check_value(&path, actual, settings, Some(&test))
 }

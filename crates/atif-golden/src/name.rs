@@ -41,6 +41,19 @@ pub fn current_test_name(function_path: &str) -> String {
     }
 }
 
+/// The case part of a parametrised test's name, which the golden name keeps.
+///
+/// Parametrised tests (rstest's `#[case]`, for example) run one function body under several
+/// harness names: the assertion sits in `module::test_fn`, and the harness names each run
+/// `module::test_fn::case_1_small`. When `thread_name` extends the function path (without its
+/// crate) that way, the extension (`case_1_small`) is the case; otherwise there is none.
+pub(crate) fn parametrised_case(function_path: &str, thread_name: Option<&str>) -> Option<String> {
+    let segments = function_segments(function_path);
+    let function = segments.get(1..).filter(|rest| !rest.is_empty())?.join("::");
+    let case = thread_name?.strip_prefix(&function)?.strip_prefix("::")?;
+    (!case.is_empty()).then(|| case.to_owned())
+}
+
 /// Records that `test` uses the golden at `path` in this process.
 ///
 /// # Errors
@@ -145,6 +158,19 @@ mod tests {
         assert_eq!(slug(""), "_");
         assert_eq!(slug("..."), "_");
         assert_eq!(slug(".x"), "_x");
+    }
+
+    #[test]
+    fn a_parametrised_case_is_what_the_harness_name_adds_to_the_function_path() {
+        let case = |thread: Option<&str>| parametrised_case("fixtures::sizes::f", thread);
+        assert_eq!(case(Some("sizes::case_1_small")).as_deref(), Some("case_1_small"));
+        assert_eq!(case(Some("sizes::case_2::nested")).as_deref(), Some("case_2::nested"));
+        assert_eq!(case(Some("sizes")), None);
+        assert_eq!(case(Some("sizes_bigger")), None);
+        assert_eq!(case(Some("sizes::")), None);
+        assert_eq!(case(Some("other::sizes::case_1")), None);
+        assert_eq!(case(None), None);
+        assert_eq!(parametrised_case("f", Some("f::x")), None, "no function path to extend");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use atif_golden::{Mode, Settings};
 
-use crate::cmd::common::{NormalizeArgs, read_input};
+use crate::cmd::common::{NormalizeArgs, parse_tolerance, print, read_input};
 
 /// Arguments of `atif check`.
 #[derive(Debug, clap::Args)]
@@ -22,7 +22,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) update: bool,
     /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
-    #[arg(long, value_name = "F", default_value_t = 0.0)]
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_tolerance)]
     pub(crate) token_tolerance: f64,
     /// Do not compare the content hash: only structural fields count.
     #[arg(long)]
@@ -51,11 +51,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
     match atif_golden::check(Path::new(&args.golden), &actual, &settings) {
         Ok(outcome) => {
-            println!("{outcome}");
+            print(|out| writeln!(out, "{outcome}"))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(err) if err.is_test_failure() => {
-            println!("{err}");
+            print(|out| writeln!(out, "{err}"))?;
             Ok(ExitCode::from(1))
         }
         Err(err) => Err(err.into()),

@@ -218,6 +218,25 @@ fn token_tolerance_and_no_content_let_token_drift_pass() {
 }
 
 #[test]
+fn a_negative_or_non_numeric_token_tolerance_exits_2_saying_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    for bad in ["-0.1", "NaN", "inf", "ten percent"] {
+        let flag = format!("--token-tolerance={bad}");
+        let output = atif_check(dir.path(), &[CI], &["golden.json", "run.json", &flag]);
+        assert_eq!(output.status.code(), Some(2), "{bad}");
+        let message = stderr(&output);
+        assert!(
+            message.starts_with(&format!(
+                "error: invalid value '{bad}' for '--token-tolerance <F>': expected a finite number of 0 or more (0.1 for 10%), got `{bad}`"
+            )),
+            "{message}"
+        );
+    }
+    assert_eq!(files_in(dir.path()), ["run.json"]);
+}
+
+#[test]
 fn normalisation_flags_apply_to_both_sides() {
     let dir = tempfile::tempdir().unwrap();
     let mut recorded = trajectory(1, "grep", "a");
@@ -239,6 +258,48 @@ fn normalisation_flags_apply_to_both_sides() {
     let args = ["golden.json", "run.json", "--volatile", "request_id"];
     let volatile = atif_check(dir.path(), &[CI], &args);
     assert_eq!(volatile.status.code(), Some(0), "{}{}", stdout(&volatile), stderr(&volatile));
+}
+
+/// A root run that spawned subagents named `names`, embedded in that (completion) order.
+fn with_subagents(names: &[&str]) -> Value {
+    let mut doc = trajectory(1, "spawn", "a");
+    let subagents: Vec<Value> = names
+        .iter()
+        .map(|name| {
+            json!({
+                "schema_version": "ATIF-v1.8",
+                "trajectory_id": format!("t-{name}"),
+                "agent": {"name": name, "version": "1", "model_name": "m-mini"},
+                "steps": [{"step_id": 1, "source": "agent", "message": format!("{name} at work")}],
+            })
+        })
+        .collect();
+    doc["subagent_trajectories"] = json!(subagents);
+    doc
+}
+
+#[test]
+fn subagent_order_is_ignored_unless_keep_subagent_order_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &with_subagents(&["alpha", "beta"]));
+    atif_check(dir.path(), &[], &["--update", "sorted.json", "run.json"]);
+    let args = ["--update", "kept.json", "run.json", "--keep-subagent-order"];
+    atif_check(dir.path(), &[], &args);
+    write(dir.path(), "run.json", &with_subagents(&["beta", "alpha"]));
+
+    let sorted = atif_check(dir.path(), &[CI], &["sorted.json", "run.json"]);
+    assert_eq!(sorted.status.code(), Some(0), "{}{}", stdout(&sorted), stderr(&sorted));
+
+    // The Shape lists subagent names sorted, so only the content hash sees the new order.
+    let args = ["kept.json", "run.json", "--keep-subagent-order"];
+    let kept = atif_check(dir.path(), &[CI], &args);
+    assert_eq!(kept.status.code(), Some(1), "{}", stderr(&kept));
+    let text = stdout(&kept);
+    assert!(
+        text.starts_with("agent behaviour changed (1 difference(s)):\n  content_hash: "),
+        "{text}"
+    );
+    assert!(text.contains("\n-          \"message\": \"alpha at work\",\n"), "{text}");
 }
 
 #[test]
@@ -289,6 +350,47 @@ fn the_actual_can_come_from_standard_input() {
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout(&output), "golden golden.json matches\n");
+}
+
+#[test]
+fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intact() {
+    // One process per test, as under nextest: each writes its own golden into the shared
+    // folder and appends to the shared report at the same time.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.jsonl");
+    for idx in 0..32 {
+        write(dir.path(), &format!("run_{idx}.json"), &trajectory(idx % 5 + 1, "grep", "a"));
+    }
+    let children: Vec<_> = (0..32)
+        .map(|idx| {
+            Command::new(env!("CARGO_BIN_EXE_atif"))
+                .current_dir(dir.path())
+                .args([
+                    "check",
+                    "--update",
+                    &format!("golden/g_{idx}.json"),
+                    &format!("run_{idx}.json"),
+                ])
+                .env_remove("ATIF_GOLDEN")
+                .env("CI", "true")
+                .env("ATIF_GOLDEN_REPORT", &report)
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    }
+    assert_eq!(files_in(&dir.path().join("golden")).len(), 32);
+    assert_eq!(atif_golden::read_report(&report).unwrap().len(), 32);
+    for idx in 0..32 {
+        write(dir.path(), "rerun.json", &trajectory(idx % 5 + 1, "grep", "b"));
+        let output =
+            atif_check(dir.path(), &[CI], &[&format!("golden/g_{idx}.json"), "rerun.json"]);
+        assert_eq!(output.status.code(), Some(0), "golden {idx}: {}", stdout(&output));
+    }
 }
 
 #[test]

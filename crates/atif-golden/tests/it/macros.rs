@@ -94,6 +94,29 @@ fn two_tests_resolving_to_one_golden_are_caught_and_both_are_named() {
     );
 }
 
+/// The body of a parametrised test, as rstest generates it: one function the harness runs
+/// under one name per case (`macros::parametrised_body::case_1_small`, ...).
+fn parametrised_body(n_steps: usize, settings: &Settings) {
+    assert_golden!(run(n_steps, "grep", "a"), settings);
+}
+
+#[test]
+fn parametrised_tests_keep_their_case_in_the_golden_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = update_in(dir.path());
+    for (case, n_steps) in [("case_1_small", 1), ("case_2_large", 3)] {
+        let thread = format!("macros::parametrised_body::{case}");
+        assert_eq!(on_test_thread(&thread, || parametrised_body(n_steps, &settings)), None);
+    }
+    assert_eq!(
+        files_in(dir.path()),
+        [
+            "it__macros__parametrised_body__case_1_small.json",
+            "it__macros__parametrised_body__case_2_large.json",
+        ]
+    );
+}
+
 #[test]
 fn a_failing_assertion_panics_with_the_failure_message_and_the_test_name() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,6 +132,25 @@ fn a_failing_assertion_panics_with_the_failure_message_and_the_test_name() {
         "{message}"
     );
     assert!(files_in(dir.path()).is_empty());
+}
+
+#[test]
+fn a_broken_golden_panics_with_the_cause_not_just_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut check_only = settings(Mode::Check);
+    check_only.set_golden_dir(dir.path());
+    let golden = dir.path().join("it__macros__unreadable_golden.json");
+    std::fs::create_dir(&golden).unwrap();
+    let message = on_test_thread("suite::unreadable", || unreadable_golden(&check_only)).unwrap();
+    assert!(
+        message.starts_with(&format!("cannot read golden file {}: ", golden.display())),
+        "{message}"
+    );
+    assert!(message.contains("(os error "), "the operating system's reason: {message}");
+}
+
+fn unreadable_golden(settings: &Settings) {
+    assert_golden!(run(1, "grep", "a"), settings);
 }
 
 #[test]
