@@ -7,8 +7,9 @@
 //! subagents spawned on tokio, completing in a genuinely random order). Both report what they do
 //! through a [`CaptureHandle`], so `atif_replay::capture` turns each run into a trajectory.
 //!
-//! [`calculator_model`] and [`classifier_model`] are deterministic stand-ins for a live model:
-//! the tests record scripts from them exactly as a user would record from a real provider.
+//! [`calculator_model`] and [`classifier_model`] stand in for a live model (deterministic, but
+//! for the classifier's provider-style random call ids): the tests record scripts from them
+//! exactly as a user would record from a real provider.
 #![forbid(unsafe_code)]
 
 use std::collections::hash_map::RandomState;

@@ -34,16 +34,19 @@ fn fan_out_options() -> CaptureOptions {
     CaptureOptions::new("fan-out-classifier", "1.0.0")
 }
 
-/// Runs the tool loop against `client` and returns the trajectory and the outcome.
+/// Runs the tool loop against `client` and returns the trajectory, checked to be valid ATIF
+/// whatever happened, and the outcome.
 async fn run_tool_loop(
     client: Arc<dyn LlmClient>,
     options: ToolLoopOptions,
 ) -> (Value, atif_replay::Result<ToolLoopOutcome>) {
-    capture(client, &tool_loop_options(), move |handle| {
+    let (trajectory, result) = capture(client, &tool_loop_options(), move |handle| {
         tool_loop_agent(handle, TASK.to_owned(), options)
     })
     .await
-    .into_parts()
+    .into_parts();
+    assert_valid(&trajectory);
+    (trajectory, result)
 }
 
 /// Runs the fan-out agent against `client` and returns the trajectory.
@@ -53,6 +56,7 @@ async fn run_fan_out(client: Arc<dyn LlmClient>) -> Value {
         capture(client, &fan_out_options(), move |handle| fan_out_agent(handle, items))
             .await
             .into_parts();
+    assert_valid(&trajectory);
     let labels = result.unwrap();
     assert_eq!(labels.len(), ITEMS.len());
     trajectory
@@ -140,6 +144,19 @@ async fn a_script_recorded_from_a_scripted_client_replays_to_a_byte_identical_tr
         replayed["agent"]["model_name"], "calc-model-1",
         "the replay reports the recorded model"
     );
+    let agent_steps: Vec<&Value> = replayed["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["source"] == "agent")
+        .collect();
+    assert_eq!(agent_steps.len(), 3);
+    for step in agent_steps {
+        assert_eq!(
+            step["model_name"], "calc-model-1",
+            "every replayed step names the recorded model"
+        );
+    }
 
     // What the agent sent is a contract too: the second request carried the calculator result.
     let seen = live.seen();
@@ -184,8 +201,8 @@ async fn one_more_model_call_than_recorded_fails_with_the_exhaustion_message() {
         cause.to_string().contains("(user): \"Are you sure? Confirm the result.\""),
         "the message shows what the extra request carried: {cause}"
     );
+    assert_pasted_in_docs(&cause.to_string());
     // The run still yields its trajectory, marked as crashed.
-    assert_valid(&trajectory);
     assert_eq!(trajectory["extra"]["crashed"], true);
     assert_eq!(shape(&normalize(&trajectory, &NormalizeOptions::default()).unwrap()).llm_calls, 1);
 }
@@ -194,8 +211,7 @@ async fn one_more_model_call_than_recorded_fails_with_the_exhaustion_message() {
 async fn a_shorter_run_than_recorded_fails_finish() {
     let script = committed_script("tool_loop_3_turns", ToolLoopRecording(3)).await;
     let options = ToolLoopOptions { max_iterations: 2, ..ToolLoopOptions::default() };
-    let (trajectory, replay) = replay_tool_loop(&script, options).await;
-    assert_valid(&trajectory);
+    let (_, replay) = replay_tool_loop(&script, options).await;
     let err = replay.finish().unwrap_err();
     assert!(matches!(err, Error::UnusedReplies { unused: 1, recorded: 3, first_unused: 3, .. }));
     assert!(
@@ -205,6 +221,8 @@ async fn a_shorter_run_than_recorded_fails_finish() {
         )),
         "{err}"
     );
+    let relative = format!("{}/", workspace_root().display());
+    assert_pasted_in_docs(&err.to_string().replace(&relative, ""));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -304,11 +322,10 @@ async fn a_scripted_client_alone_drives_the_loop_without_any_file() {
         Some("m"),
         vec![atif_replay::LlmResponse::from_text("I will not use tools.")],
     ));
-    let (trajectory, result) = run_tool_loop(model, ToolLoopOptions::default()).await;
+    let (_, result) = run_tool_loop(model, ToolLoopOptions::default()).await;
     let outcome = result.unwrap();
     assert_eq!(outcome.answer.as_deref(), Some("I will not use tools."));
     assert_eq!(outcome.model_calls, 1);
-    assert_valid(&trajectory);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -339,5 +356,23 @@ async fn a_changed_prompt_fails_at_the_first_call_showing_what_changed() {
         \"… solve arithmetic tasks.\" -> \"… solve arithmetic tasks. Use the calculator tool for every \
         computation, then call return_result with the final value.\"";
     assert!(message.ends_with(&expected_change), "{message}");
+    assert_pasted_in_docs(&message);
     assert_eq!(trajectory["extra"]["crashed"], true);
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned()
+}
+
+/// Fails unless every line of `message` is a line of `docs/replay.md` (indentation aside), so
+/// the failure messages the walk-through pastes stay real and current.
+fn assert_pasted_in_docs(message: &str) {
+    let docs = std::fs::read_to_string(workspace_root().join("docs/replay.md")).unwrap();
+    let doc_lines: BTreeSet<&str> = docs.lines().map(str::trim).collect();
+    for line in message.lines() {
+        assert!(
+            doc_lines.contains(line.trim()),
+            "docs/replay.md no longer shows this line of the real message; paste the new one:\n{line}\n\nwhole message:\n{message}"
+        );
+    }
 }

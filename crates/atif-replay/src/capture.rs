@@ -43,7 +43,8 @@ impl CaptureOptions {
     }
 
     /// The model name written into the trajectory. Default: `None`, meaning the client's
-    /// [`model`](LlmClient::model).
+    /// [`model`](LlmClient::model), or, when the client names none, the `model` of each
+    /// request (and the first one for the `agent` object).
     pub fn model_name(&self) -> Option<&str> {
         self.model_name.as_deref()
     }
@@ -94,7 +95,8 @@ impl<T> Captured<T> {
 /// The agent runs as a tokio task, so a panic is caught: the trajectory is still returned, with
 /// `extra.crashed = true` and the panic text in `extra.error`, and the panic comes back as
 /// [`Error::AgentPanicked`]. An agent error is handled the same way as [`Error::AgentFailed`].
-/// Nothing is written to disk.
+/// Nothing is written to disk. Dropping the returned future before it completes aborts the
+/// agent's task.
 ///
 /// Must be awaited inside a tokio runtime.
 ///
@@ -138,7 +140,10 @@ where
         nodes: Mutex::new(vec![Node::new(&options.agent_name, &options.agent_version, &model)]),
     });
     let handle = CaptureHandle { recorder: Arc::clone(&recorder), node: 0, inner: client, model };
-    let joined = tokio::spawn(agent(handle)).await;
+    // Dropping the capture (a timeout around a hanging agent, say) stops the agent too,
+    // rather than leaving it running detached.
+    let mut task = AbortOnDrop(tokio::spawn(agent(handle)));
+    let joined = (&mut task.0).await;
     let result = match joined {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(err)) => {
@@ -164,6 +169,15 @@ where
     let crash = result.as_ref().err().map(ToString::to_string);
     let trajectory = recorder.build(crash.as_deref());
     Captured { trajectory, result }
+}
+
+/// Aborts the agent's task when dropped; a finished task ignores it.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The agent's side of a capture: a model client that records, and ways to report tool results
@@ -322,7 +336,10 @@ impl CaptureHandle {
             }
         }
         let mut step = StepRecord::new("agent", response.text());
-        step.model_name = self.model.clone();
+        // A client that does not know its model (one adapter serving several) leaves the
+        // choice to each request; a replay of it reports no model either, so both runs take
+        // the request's and agree.
+        step.model_name = self.model.clone().or_else(|| request.model.clone());
         step.reasoning = response.reasoning.clone();
         step.tool_calls = response.tool_calls.clone();
         step.usage = Some(response.usage);
@@ -465,7 +482,8 @@ impl Recorder {
         let mut agent = Map::new();
         agent.insert("name".to_owned(), json!(node.agent_name));
         agent.insert("version".to_owned(), json!(node.agent_version));
-        if let Some(model) = &node.model {
+        let first_step_model = || node.steps.iter().find_map(|step| step.model_name.as_ref());
+        if let Some(model) = node.model.as_ref().or_else(first_step_model) {
             agent.insert("model_name".to_owned(), json!(model));
         }
         if !node.tool_definitions.is_empty() {

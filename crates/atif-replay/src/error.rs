@@ -98,19 +98,21 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A script file is not valid JSON or not a valid script.
-    #[error("{path}:{line}:{column}: {message}")]
+    #[error("{path}:{line}:{column}: {}{message}", at(pointer))]
     Parse {
         /// The script file.
         path: PathBuf,
-        /// 1-based line of the problem (0 when the input ended early).
+        /// 1-based line of the problem.
         line: usize,
-        /// 1-based column of the problem.
+        /// 1-based byte column of the problem (0 before the first byte of a line).
         column: usize,
+        /// JSON Pointer of the value being read at that position (`""` is the root).
+        pointer: String,
         /// What was expected and what was found.
         message: String,
     },
     /// A script file is valid JSON but something at `pointer` is not what a script holds.
-    #[error("{path}: at {pointer}: {message}")]
+    #[error("{path}: {}{message}", at(pointer))]
     Invalid {
         /// The script file.
         path: PathBuf,
@@ -134,16 +136,16 @@ pub enum Error {
     },
     /// A secret pattern still matched after redaction, so the script was not saved.
     #[error(
-        "refusing to save {path}: secret pattern `{pattern}` still matches after redaction at byte \
-         {offset}; nothing was written"
+        "refusing to save {path}: secret pattern `{pattern}` still matches after redaction at \
+         {pointer}; nothing was written"
     )]
     SecretSurvived {
         /// The file that was not written.
         path: PathBuf,
         /// The pattern that matched.
         pattern: String,
-        /// Byte offset of the match in the text that would have been written.
-        offset: usize,
+        /// JSON Pointer of the key or string that still matches.
+        pointer: String,
     },
     /// A secret pattern given by the user is not a valid regular expression.
     #[error("invalid secret pattern `{pattern}`: {source}")]
@@ -202,6 +204,11 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// `at /calls/0: ` before a message about a value inside the file; nothing for the root.
+fn at(pointer: &str) -> String {
+    if pointer.is_empty() { String::new() } else { format!("at {pointer}: ") }
 }
 
 /// The error of a model call: the same type as [`Error`], named for the [`LlmClient`](crate::LlmClient) trait.

@@ -193,7 +193,7 @@ impl ReplayClient {
                         let drift = Drift {
                             call,
                             reply: next_unused + 1,
-                            changes: self.explain_drift(recorded_call, request),
+                            changes: self.explain_drift(recorded_call, next_unused + 1, request),
                         };
                         warn(&self.path, &drift);
                         state.drifts.push(drift);
@@ -204,7 +204,7 @@ impl ReplayClient {
                             reply: next_unused + 1,
                             expected: recorded_call.request_sha256.clone(),
                             actual: fingerprint,
-                            changes: self.explain_drift(recorded_call, request),
+                            changes: self.explain_drift(recorded_call, next_unused + 1, request),
                         });
                     }
                 }
@@ -215,12 +215,25 @@ impl ReplayClient {
         Ok((idx, &self.script.calls[idx]))
     }
 
-    fn explain_drift(&self, recorded: &RecordedCall, request: &LlmRequest) -> String {
+    fn explain_drift(&self, recorded: &RecordedCall, reply: usize, request: &LlmRequest) -> String {
         let Some(recorded_request) = &recorded.request else {
             return "the script holds only request fingerprints; record with full requests \
                     (RecordOptions::set_store_requests(true)) to see what changed"
                 .to_owned();
         };
+        // A stored request that no longer hashes to its fingerprint was edited after
+        // recording (or is replayed with other secret patterns): its diff would mislead.
+        let tampered =
+            fingerprint_with(recorded_request, &self.redactor) != recorded.request_sha256;
+        let mut text = String::new();
+        if tampered {
+            let _ = writeln!(
+                text,
+                "the stored request of reply #{reply} does not hash to its request_sha256: the \
+                 script was edited by hand, or is replayed with other secret patterns than it was \
+                 recorded with; re-record it"
+            );
+        }
         let mut old = canonical_request(recorded_request);
         let mut new = canonical_request(request);
         self.redactor.redact_value(&mut old);
@@ -228,10 +241,11 @@ impl ReplayClient {
         let mut changes = Vec::new();
         diff_values("", &old, &new, &mut changes);
         if changes.is_empty() {
-            return "the recorded request and this one differ only in secrets".to_owned();
+            text.push_str("the stored request and this one are the same");
+            return text;
         }
         let total = changes.len();
-        let mut text = String::from("what changed (recorded -> now):");
+        text.push_str("what changed (recorded -> now):");
         for change in changes.iter().take(MAX_CHANGES) {
             let _ = write!(text, "\n  {change}");
         }

@@ -129,8 +129,9 @@ pub(crate) fn canonical_request(request: &LlmRequest) -> Value {
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when the file cannot be read, [`Error::Parse`] (with line and column) when it
-/// is not JSON or not a script, [`Error::Invalid`] (with a JSON Pointer) when `format` is wrong,
+/// [`Error::Io`] when the file cannot be read, [`Error::Parse`] (with line, column and JSON
+/// Pointer) when it is not JSON or not a script, [`Error::Invalid`] (with a JSON Pointer) when
+/// `format` or `version` is not a script's or a call is incomplete,
 /// [`Error::UnsupportedVersion`] for another format version.
 pub fn read_script(path: &Path) -> Result<Script> {
     let bytes = std::fs::read(path).map_err(|source| Error::Io {
@@ -147,16 +148,19 @@ pub fn read_script(path: &Path) -> Result<Script> {
 ///
 /// As for [`read_script`], without [`Error::Io`].
 pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
+    // Some editors start UTF-8 files with a byte-order mark; it carries nothing.
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
     let text = std::str::from_utf8(bytes).map_err(|err| {
         let (line, column) = line_column(bytes, err.valid_up_to());
         Error::Parse {
             path: path.to_owned(),
             line,
             column,
+            pointer: pointer_at(&bytes[..err.valid_up_to()]),
             message: "the file is not UTF-8 text".to_owned(),
         }
     })?;
-    let value: Value = serde_json::from_str(text).map_err(|err| parse_error(path, &err))?;
+    let value: Value = serde_json::from_str(text).map_err(|err| parse_error(path, text, &err))?;
     // Check what kind of file this is before the field-by-field reading, so a wrong version
     // says so instead of reporting the first field that changed.
     let Value::Object(root) = &value else {
@@ -183,16 +187,25 @@ pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
     }
     match root.get("version") {
         Some(Value::Number(n)) if n.as_u64() == Some(u64::from(SCRIPT_VERSION)) => {}
-        Some(other) => {
+        Some(Value::Number(other)) => {
             return Err(Error::UnsupportedVersion {
                 path: path.to_owned(),
                 found: other.to_string(),
                 supported: SCRIPT_VERSION,
             });
         }
+        Some(other) => {
+            return Err(invalid(
+                path,
+                "/version",
+                &format!(
+                    "expected the format version as a number ({SCRIPT_VERSION}), found {other}"
+                ),
+            ));
+        }
         None => return Err(invalid(path, "", "missing field `version`")),
     }
-    let script: Script = serde_json::from_str(text).map_err(|err| parse_error(path, &err))?;
+    let script: Script = serde_json::from_str(text).map_err(|err| parse_error(path, text, &err))?;
     for (idx, call) in script.calls.iter().enumerate() {
         check_call(call, idx, path)?;
     }
@@ -233,9 +246,36 @@ fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Scri
     let mut value = serde_json::to_value(script)
         .map_err(|source| Error::Serialize { what: "script", source })?;
     redactor.redact_value(&mut value);
-    serde_json::from_value(value).map_err(|err| {
-        invalid(path, "", &format!("redaction produced a value that is not a script: {err}"))
-    })
+    let mut redacted: Script = serde_json::from_value(value).map_err(|err| {
+        let message = format!(
+            "redaction produced a value that is not a script ({err}): a secret pattern matched a \
+             word of the format itself, such as a role; make the pattern more specific"
+        );
+        invalid(path, "", &message)
+    })?;
+    // The format tag and the fingerprints are ours, never secrets: a user pattern that happens
+    // to match hex digits must not turn a script into one that cannot be read.
+    redacted.format.clone_from(&script.format);
+    for (call, original) in redacted.calls.iter_mut().zip(&script.calls) {
+        call.request_sha256.clone_from(&original.request_sha256);
+    }
+    Ok(redacted)
+}
+
+/// The first secret pattern still matching `script` outside its format tag and fingerprints,
+/// with the JSON Pointer of where.
+fn surviving_secret(script: &Script, redactor: &Redactor) -> Result<Option<(String, String)>> {
+    let mut value = serde_json::to_value(script)
+        .map_err(|source| Error::Serialize { what: "script", source })?;
+    if let Some(root) = value.as_object_mut() {
+        root.remove("format");
+    }
+    for call in value.get_mut("calls").and_then(Value::as_array_mut).into_iter().flatten() {
+        if let Some(call) = call.as_object_mut() {
+            call.remove("request_sha256");
+        }
+    }
+    Ok(redactor.first_match_in(&value))
 }
 
 /// Writes `script` to `path` atomically, after redacting secrets (the default credential shapes
@@ -246,17 +286,18 @@ fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Scri
 ///
 /// # Errors
 ///
-/// [`Error::SecretSurvived`] (and nothing written) when a pattern still matches the text after
-/// redaction, [`Error::Pattern`] for an invalid pattern, [`Error::Io`] when writing fails.
+/// [`Error::SecretSurvived`] (and nothing written) when a pattern still matches a key or
+/// string after redaction (the format tag and the fingerprints aside), [`Error::Pattern`] for
+/// an invalid pattern, [`Error::Io`] when writing fails.
 pub fn write_script(path: &Path, script: &Script, secret_patterns: &[String]) -> Result<()> {
     let redactor = Redactor::new(secret_patterns)?;
     let redacted = redact_with(script, &redactor, path)?;
+    if let Some((pattern, pointer)) = surviving_secret(&redacted, &redactor)? {
+        return Err(Error::SecretSurvived { path: path.to_owned(), pattern, pointer });
+    }
     let mut text = serde_json::to_string_pretty(&redacted)
         .map_err(|source| Error::Serialize { what: "script", source })?;
     text.push('\n');
-    if let Some((pattern, offset)) = redactor.first_match(&text) {
-        return Err(Error::SecretSurvived { path: path.to_owned(), pattern, offset });
-    }
     write_atomically(path, text.as_bytes())
 }
 
@@ -295,6 +336,11 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let io_err = |action, source| Error::Io { action, path: path.to_owned(), source };
     let written = (|| {
         let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp_path)?;
+        // A file being replaced keeps its permissions: a script someone made private must
+        // not become readable by all because it was redacted.
+        if let Ok(existing) = std::fs::metadata(path) {
+            file.set_permissions(existing.permissions())?;
+        }
         file.write_all(bytes)?;
         file.sync_all()
     })();
@@ -309,7 +355,7 @@ pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn parse_error(path: &Path, err: &serde_json::Error) -> Error {
+fn parse_error(path: &Path, text: &str, err: &serde_json::Error) -> Error {
     let message = err.to_string();
     // serde_json appends " at line L column C"; the position is reported in its own fields.
     let message = match message.rfind(" at line ") {
@@ -317,7 +363,90 @@ fn parse_error(path: &Path, err: &serde_json::Error) -> Error {
         None => message,
     };
     let message = if err.is_eof() { format!("{message} (the file is truncated)") } else { message };
-    Error::Parse { path: path.to_owned(), line: err.line(), column: err.column(), message }
+    let read = &text.as_bytes()[..byte_offset(text, err.line(), err.column())];
+    Error::Parse {
+        path: path.to_owned(),
+        line: err.line(),
+        column: err.column(),
+        pointer: pointer_at(read),
+        message,
+    }
+}
+
+/// The byte offset just after 1-based `line` and byte `column`, as serde_json counts them.
+fn byte_offset(text: &str, line: usize, column: usize) -> usize {
+    let line_start = match line {
+        0 | 1 => 0,
+        _ => text.match_indices('\n').nth(line - 2).map_or(text.len(), |(idx, _)| idx + 1),
+    };
+    (line_start + column).min(text.len())
+}
+
+/// The JSON Pointer of the value the JSON text `read` stops inside: the key or index of every
+/// object and array still open at its end. The text is JSON up to that point, or serde_json
+/// would have stopped earlier, so a tolerant scan of brackets, commas, colons and strings is
+/// enough.
+fn pointer_at(read: &[u8]) -> String {
+    enum Frame {
+        Object { key: Option<String> },
+        Array { index: usize, has_value: bool },
+    }
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut pos = 0;
+    while pos < read.len() {
+        let byte = read[pos];
+        pos += 1;
+        if let Some(Frame::Array { has_value, .. }) = stack.last_mut() {
+            if !byte.is_ascii_whitespace() && byte != b']' && byte != b',' {
+                *has_value = true;
+            }
+        }
+        match byte {
+            b'{' => stack.push(Frame::Object { key: None }),
+            b'[' => stack.push(Frame::Array { index: 0, has_value: false }),
+            b'}' | b']' => {
+                stack.pop();
+            }
+            b',' => match stack.last_mut() {
+                Some(Frame::Object { key }) => *key = None,
+                Some(Frame::Array { index, has_value }) => {
+                    *index += 1;
+                    *has_value = false;
+                }
+                None => {}
+            },
+            b'"' => {
+                let start = pos;
+                while pos < read.len() && read[pos] != b'"' {
+                    pos += if read[pos] == b'\\' { 2 } else { 1 };
+                }
+                let end = pos.min(read.len());
+                pos = end + 1;
+                if let Some(Frame::Object { key: key @ None }) = stack.last_mut() {
+                    let raw = String::from_utf8_lossy(&read[start..end]);
+                    // A key is JSON string text; decode its escapes when it is complete.
+                    let decoded = serde_json::from_str::<String>(&format!("\"{raw}\""));
+                    *key = Some(decoded.unwrap_or_else(|_| raw.into_owned()));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut pointer = String::new();
+    for frame in &stack {
+        match frame {
+            Frame::Object { key: Some(key) } => {
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            }
+            Frame::Array { index, has_value: true } => {
+                pointer.push('/');
+                pointer.push_str(&index.to_string());
+            }
+            Frame::Object { key: None } | Frame::Array { has_value: false, .. } => {}
+        }
+    }
+    pointer
 }
 
 fn invalid(path: &Path, pointer: &str, message: &str) -> Error {
@@ -355,6 +484,17 @@ mod tests {
         let mut out = String::new();
         write_sorted(&json!({"b": [{"z": 1, "a": "x"}], "a": null}), &mut out);
         assert_eq!(out, r#"{"a":null,"b":[{"a":"x","z":1}]}"#);
+    }
+
+    #[test]
+    fn the_pointer_of_a_position_follows_open_objects_and_arrays_only() {
+        let check = |read: &str, expected: &str| assert_eq!(pointer_at(read.as_bytes()), expected);
+        check("", "");
+        check(r#"{"a": 1, "b""#, "/b");
+        check(r#"{"a": [1, 2, {"c": "]}x", "d": ["#, "/a/2/d");
+        check(r#"{"a\"}[": [1, {"b/c~": "x"#, "/a\"}[/1/b~1c~0");
+        check(r#"{"a": {"done": true}, "b": [], "c": [ "#, "/c");
+        check(r#"{"calls": [{"x": 1}]}"#, "");
     }
 
     #[test]

@@ -31,14 +31,19 @@ const SECRET_KEYS: &[&str] = &[
     "proxy_authorization",
     "x_api_key",
     "access_token",
+    "refresh_token",
     "secret_key",
+    "client_secret",
     "aws_secret_access_key",
+    "aws_session_token",
+    "private_key",
     "password",
 ];
 
 /// `api_key=…`, `"authorization": "…"` and the like inside text (a tool result holding a
-/// config file, a prompt quoting an environment): the value is redacted, the key kept.
-const KEY_VALUE_PATTERN: &str = r#"(?i)((?:api[_-]?key|x[_-]api[_-]key|authorization|access[_-]token|secret[_-]key|aws_secret_access_key|password)["']?\s*[:=]\s*["']?)([^\["'\s,;}]{6,}(?:[ ][^\["'\s,;}]{6,})?)"#;
+/// config file, a prompt quoting an environment): the value is redacted, the key kept. An
+/// authorization scheme word (`Basic`, `Token`, …) is redacted with the credential after it.
+const KEY_VALUE_PATTERN: &str = r#"(?i)((?:api[_-]?key|x[_-]api[_-]key|authorization|access[_-]token|refresh[_-]token|secret[_-]key|client[_-]secret|aws_secret_access_key|aws_session_token|private[_-]key|password)["']?\s*[:=]\s*["']?)((?:(?:bearer|basic|token|digest)\s+)?[^\["'\s,;}]{6,}(?:[ ][^\["'\s,;}]{6,})?)"#;
 
 /// A set of secret patterns: the defaults plus the user's.
 #[derive(Debug, Clone)]
@@ -59,7 +64,8 @@ impl Redactor {
         Ok(Redactor { patterns, key_value: key_value().clone() })
     }
 
-    /// Replaces every secret in `value`, keys and strings at every depth.
+    /// Replaces every secret in `value`: in object keys and strings at every depth, and the
+    /// whole value of a scalar under a secret key (`api_key`, `authorization`, …).
     pub(crate) fn redact_value(&self, value: &mut Value) {
         match value {
             Value::String(text) => {
@@ -69,6 +75,14 @@ impl Redactor {
             }
             Value::Array(items) => items.iter_mut().for_each(|item| self.redact_value(item)),
             Value::Object(map) => {
+                // A key can hold a secret too (a header map keyed by token, say): rebuild the
+                // map when one does, so the refusal check before saving has nothing to find.
+                if map.keys().any(|key| self.redact_str(key).is_some()) {
+                    *map = std::mem::take(map)
+                        .into_iter()
+                        .map(|(key, item)| (self.redact_str(&key).unwrap_or(key), item))
+                        .collect();
+                }
                 for (key, item) in map.iter_mut() {
                     // Only scalar values are credentials: an object under `password` is, for
                     // instance, the JSON Schema of a tool's `password` parameter, and stays.
@@ -89,8 +103,17 @@ impl Redactor {
     pub(crate) fn redact_str(&self, text: &str) -> Option<String> {
         let mut current = std::borrow::Cow::Borrowed(text);
         if self.key_value.is_match(&current) {
-            let replaced = self.key_value.replace_all(&current, format!("${{1}}{REDACTED}"));
-            current = std::borrow::Cow::Owned(replaced.into_owned());
+            let replaced = self.key_value.replace_all(&current, |caps: &regex::Captures<'_>| {
+                let (key, value) = (&caps[1], &caps[2]);
+                if is_type_annotation(value) {
+                    format!("{key}{value}")
+                } else {
+                    format!("{key}{REDACTED}")
+                }
+            });
+            if replaced != current {
+                current = std::borrow::Cow::Owned(replaced.into_owned());
+            }
         }
         for (_, regex) in &self.patterns {
             if regex.is_match(&current) {
@@ -111,6 +134,69 @@ impl Redactor {
             .filter_map(|(name, regex)| regex.find(text).map(|found| (name.clone(), found.start())))
             .min_by_key(|(_, offset)| *offset)
     }
+
+    /// The first pattern that still matches a key or string of `value`, and the JSON Pointer
+    /// of where it matches, in document order.
+    pub(crate) fn first_match_in(&self, value: &Value) -> Option<(String, String)> {
+        self.first_match_at(value, &mut String::new())
+    }
+
+    fn first_match_at(&self, value: &Value, pointer: &mut String) -> Option<(String, String)> {
+        match value {
+            Value::String(text) => {
+                self.first_match(text).map(|(pattern, _)| (pattern, pointer.clone()))
+            }
+            Value::Array(items) => items.iter().enumerate().find_map(|(idx, item)| {
+                let len = pointer.len();
+                pointer.push_str(&format!("/{idx}"));
+                let found = self.first_match_at(item, pointer);
+                pointer.truncate(len);
+                found
+            }),
+            Value::Object(map) => map.iter().find_map(|(key, item)| {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                let found = match self.first_match(key) {
+                    Some((pattern, _)) => Some((pattern, pointer.clone())),
+                    None => self.first_match_at(item, pointer),
+                };
+                pointer.truncate(len);
+                found
+            }),
+            Value::Null | Value::Bool(_) | Value::Number(_) => None,
+        }
+    }
+}
+
+/// Whether the value after `password:` (or another secret key) in text is a type in code
+/// (`password: string)`, `api_key: Optional`, `token: Option<String>`) rather than a
+/// credential: code an agent reads or writes must replay as it was.
+fn is_type_annotation(value: &str) -> bool {
+    const TYPE_NAMES: &[&str] = &[
+        "string",
+        "String",
+        "str",
+        "number",
+        "int",
+        "integer",
+        "bool",
+        "boolean",
+        "bytes",
+        "any",
+        "unknown",
+        "undefined",
+        "null",
+        "None",
+        "Optional",
+        "Option",
+        "SecretStr",
+        "Secret",
+    ];
+    let name_len = value.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(value.len());
+    let (name, rest) = value.split_at(name_len);
+    TYPE_NAMES.contains(&name)
+        && (rest.starts_with('<') || rest.chars().all(|c| matches!(c, ')' | '>' | ']' | '|' | '?')))
 }
 
 fn is_secret_key(key: &str) -> bool {
@@ -165,7 +251,35 @@ mod tests {
         check("curl -H 'bearer abcdefghij'", "curl -H '[REDACTED]'");
         check("api_key=hunter2hunter2 next", "api_key=[REDACTED] next");
         check(r#"{"api_key": "plainvalue123"}"#, r#"{"api_key": "[REDACTED]"}"#);
+        check("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: [REDACTED]");
+        check("authorization=Token abcdef123456 rest", "authorization=[REDACTED] rest");
+        check(
+            "client_secret=abcdef123456; refresh_token: zzzzzzzzzz",
+            "client_secret=[REDACTED]; refresh_token: [REDACTED]",
+        );
+        check("OPENAI_API_KEY=notaskshapevalue123", "OPENAI_API_KEY=[REDACTED]");
+        check("api_key: [REDACTED]", "api_key: [REDACTED]");
         check("nothing secret here", "nothing secret here");
+    }
+
+    #[test]
+    fn a_type_in_code_after_a_secret_key_is_not_a_secret() {
+        check(
+            "login: (username: string, password: string) => Promise<void>;",
+            "login: (username: string, password: string) => Promise<void>;",
+        );
+        check("def f(api_key: Optional[str] = None):", "def f(api_key: Optional[str] = None):");
+        check("struct C { password: Option<String>, }", "struct C { password: Option<String>, }");
+        check("password: string!23", "password: [REDACTED]");
+        check("password: strings3cret", "password: [REDACTED]");
+    }
+
+    #[test]
+    fn a_secret_used_as_an_object_key_is_redacted() {
+        let redactor = Redactor::new(&[]).unwrap();
+        let mut value = json!({"tokens": {"ghp_abcdefghijklmnopqrstuvwxyz0123": "owner"}});
+        redactor.redact_value(&mut value);
+        assert_eq!(value, json!({"tokens": {"[REDACTED]": "owner"}}));
     }
 
     #[test]

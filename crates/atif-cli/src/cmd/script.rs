@@ -114,7 +114,7 @@ fn describe(call: &RecordedCall) -> String {
         let calls: Vec<String> = response
             .tool_calls
             .iter()
-            .map(|call| format!("{} {}", call.name, call.arguments))
+            .map(|call| format!("{} {}", call.name, shorten(&call.arguments.to_string(), 120)))
             .collect();
         format!("tool calls: {}", calls.join(", "))
     };
@@ -135,5 +135,14 @@ fn quote(text: &str) -> String {
     match text.char_indices().nth(MAX) {
         Some((cut, _)) => format!("{:?}…", &text[..cut]),
         None => format!("{text:?}"),
+    }
+}
+
+/// `text` cut to `max` characters, with an ellipsis when it was longer (a tool call writing a
+/// whole file should not flood the listing).
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
     }
 }

@@ -117,7 +117,7 @@ fn show_of_a_truncated_script_exits_1_with_line_and_column() {
     assert_eq!(
         stderr(&output),
         format!(
-            "error: {}:4:12: EOF while parsing a list (the file is truncated)\n",
+            "error: {}:4:12: at /calls: EOF while parsing a list (the file is truncated)\n",
             path.display()
         )
     );
@@ -188,4 +188,134 @@ fn redact_with_an_invalid_pattern_exits_2() {
         "{}",
         stderr(&output)
     );
+}
+
+/// One credential of each kind the redaction knows, planted by hand (not through
+/// `write_script`, which would redact them) in every place a script holds text.
+const HAND_MADE_SECRETS: &[&str] = &[
+    "sk-proj-Q1w2E3r4T5y6U7i8O9p0Aa",
+    "sk-ant-api03-Zz9Yy8Xx7Ww6Vv5Uu4",
+    "AKIAQWERTYUIOPASDFGH",
+    "ghp_0123456789abcdefghijKLMNOPQRSTuv",
+    "eyJhbGciOiJSUzI1NiJ9.claims.signature",
+    "field-api-key-value",
+    "text-authz-value-77",
+    "tool-arg-password-1",
+];
+
+fn hand_made_script() -> String {
+    let [openai, anthropic, aws, github, bearer, api_key, authz, password] = HAND_MADE_SECRETS
+    else {
+        unreachable!("eight planted secrets")
+    };
+    let sha = "0".repeat(64);
+    format!(
+        r#"{{
+  "format": "atif-replay-script",
+  "version": 1,
+  "model": "gpt-test",
+  "calls": [
+    {{
+      "request_sha256": "{sha}",
+      "request": {{
+        "messages": [
+          {{"role": "system", "content": "use {openai} or {anthropic}"}},
+          {{"role": "assistant", "content": "", "tool_calls": [{{"id": "c1", "name": "login", "arguments": {{"password": "{password}", "aws": "{aws}"}}}}]}},
+          {{"role": "tool", "content": "curl -H 'Authorization: {authz}'", "tool_call_id": "c1"}}
+        ],
+        "params": {{"api_key": "{api_key}", "extra_headers": {{"Authorization": "Bearer {bearer}"}}}}
+      }},
+      "response": {{"content": {{"text": "your token is {github}"}}, "tool_calls": [{{"id": "c2", "name": "push", "arguments": {{"token": "{github}"}}}}]}}
+    }},
+    {{
+      "request_sha256": "{sha}",
+      "chunks": [{{"type": "text", "text": "key {openai}"}}, {{"type": "finish", "finish_reason": "stop", "usage": {{"prompt_tokens": 1, "completion_tokens": 1, "cached_tokens": 0}}}}]
+    }},
+    {{"request_sha256": "{sha}", "error": "invalid x-api-key: {anthropic}"}}
+  ]
+}}
+"#
+    )
+}
+
+#[test]
+fn redact_removes_every_credential_kind_from_a_hand_made_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hand.script.json");
+    std::fs::write(&path, hand_made_script()).unwrap();
+    let path = path.display().to_string();
+    let before = atif(&["script", "show", &path]);
+    assert_eq!(before.status.code(), Some(0), "the hand-made script is valid: {}", stderr(&before));
+
+    let output = atif(&["script", "redact", &path]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), format!("{path}: secrets redacted\n"));
+    let after = std::fs::read_to_string(&path).unwrap();
+    for secret in HAND_MADE_SECRETS {
+        assert!(!after.contains(secret), "{secret} survived `atif script redact`:\n{after}");
+    }
+    let script = atif_replay::read_script(Path::new(&path)).unwrap();
+    let request = script.calls[0].request.as_ref().unwrap();
+    assert_eq!(request.messages[0].content, "use [REDACTED] or [REDACTED]");
+    assert_eq!(
+        request.messages[1].tool_calls[0].arguments,
+        json!({"password": "[REDACTED]", "aws": "[REDACTED]"})
+    );
+    assert_eq!(request.messages[2].content, "curl -H 'Authorization: [REDACTED]'");
+    assert_eq!(
+        serde_json::to_value(&request.params).unwrap(),
+        json!({"api_key": "[REDACTED]", "extra_headers": {"Authorization": "[REDACTED]"}})
+    );
+    let response = script.calls[0].response.as_ref().unwrap();
+    assert_eq!(response.text(), "your token is [REDACTED]");
+    assert_eq!(response.tool_calls[0].arguments, json!({"token": "[REDACTED]"}));
+    assert_eq!(
+        script.calls[1].chunks.as_ref().unwrap()[0],
+        Chunk::Text { text: "key [REDACTED]".to_owned() }
+    );
+    assert_eq!(script.calls[2].error.as_deref(), Some("invalid x-api-key: [REDACTED]"));
+
+    let shown = atif(&["script", "show", &path]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    assert!(stdout(&shown).contains("call 1: tool calls: push {\"token\":\"[REDACTED]\"}"));
+}
+
+#[test]
+fn show_of_the_committed_reference_script_is_what_docs_replay_md_pastes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let script = root.join("tests/scripts/tool_loop_3_turns.script.json");
+    let output = atif(&["script", "show", script.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let docs = std::fs::read_to_string(root.join("docs/replay.md")).unwrap();
+    let pasted = format!(
+        "$ atif script show tests/scripts/tool_loop_3_turns.script.json\n{}```",
+        stdout(&output)
+    );
+    assert!(docs.contains(&pasted), "docs/replay.md must paste the current output:\n{pasted}");
+}
+
+#[test]
+fn show_cuts_long_tool_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.script.json");
+    let mut script = Script::new(None);
+    script.calls.push(RecordedCall {
+        request_sha256: "cd".repeat(32),
+        request: None,
+        response: Some(LlmResponse::from_tool_calls(vec![ToolCall::new(
+            "c1",
+            "write_file",
+            json!({"content": "x".repeat(5000)}),
+        )])),
+        chunks: None,
+        error: None,
+    });
+    write_script(&path, &script, &[]).unwrap();
+    let output = atif(&["script", "show", path.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let expected = format!(
+        "call 1: tool calls: write_file {{\"content\":\"{}…; tokens: prompt 0, completion 0, cached 0\n",
+        "x".repeat(120 - "{\"content\":\"".len())
+    );
+    assert!(stdout(&output).ends_with(&expected), "{}", stdout(&output));
 }

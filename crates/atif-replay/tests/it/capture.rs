@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use atif_replay::{
-    CaptureOptions, Error, LlmClient, LlmRequest, LlmResponse, Message, ScriptedClient, ToolCall,
-    ToolDefinition, Usage, capture,
+    CaptureOptions, Captured, Error, LlmClient, LlmRequest, LlmResponse, Message, ScriptedClient,
+    ToolCall, ToolDefinition, Usage, capture,
 };
 use serde_json::{Value, json};
 
@@ -19,6 +19,14 @@ fn assert_valid(trajectory: &Value) {
     let report = atif_schema::validate(trajectory, &atif_schema::ValidateOptions::default());
     let errors: Vec<String> = report.errors().map(|finding| format!("{finding:?}")).collect();
     assert!(errors.is_empty(), "not valid ATIF: {errors:#?}\n{trajectory:#}");
+}
+
+/// Every captured trajectory, whatever the agent did, is valid ATIF and fits the typed model
+/// field for field.
+fn assert_captured_well<T>(captured: &Captured<T>) {
+    assert_valid(&captured.trajectory);
+    let typed = captured.typed_trajectory().unwrap();
+    assert_eq!(typed.to_value(), captured.trajectory, "the typed model holds every field");
 }
 
 fn tool_then_answer() -> Arc<dyn LlmClient> {
@@ -50,11 +58,9 @@ async fn each_model_call_becomes_an_agent_step_with_its_observation() {
         Ok::<_, Error>(second.text())
     })
     .await;
-    let typed = captured.typed_trajectory().unwrap();
-    assert_eq!(typed.to_value(), captured.trajectory, "the typed model holds every field");
+    assert_captured_well(&captured);
     assert_eq!(captured.result.unwrap(), "3 and 12");
     let trajectory = captured.trajectory;
-    assert_valid(&trajectory);
     assert_eq!(trajectory["schema_version"], "ATIF-v1.8");
     assert_eq!(trajectory["agent"]["name"], "test-agent");
     assert_eq!(trajectory["agent"]["model_name"], "model-x");
@@ -98,6 +104,7 @@ async fn a_panicking_agent_still_yields_its_trajectory_marked_crashed() {
         Ok::<(), Error>(())
     })
     .await;
+    assert_captured_well(&captured);
     let err = captured.result.unwrap_err();
     assert!(
         matches!(&err, Error::AgentPanicked { message } if message == "tool exploded"),
@@ -122,6 +129,7 @@ async fn a_failing_agent_is_rethrown_alongside_its_trajectory() {
         Ok::<(), Error>(())
     })
     .await;
+    assert_captured_well(&captured);
     let (trajectory, result) = captured.into_parts();
     let err = result.unwrap_err();
     assert_eq!(
@@ -139,7 +147,6 @@ async fn a_failing_agent_is_rethrown_alongside_its_trajectory() {
         "the agent crashed before its first step: agent failed: scripted client was asked for \
          response #1 but was given only 0"
     );
-    assert_valid(&trajectory);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -173,10 +180,9 @@ async fn subagents_become_embedded_trajectories_with_resolving_refs() {
         Ok::<(), Error>(())
     })
     .await;
-    assert_eq!(captured.typed_trajectory().unwrap().to_value(), captured.trajectory);
+    assert_captured_well(&captured);
     captured.result.unwrap();
     let trajectory = captured.trajectory;
-    assert_valid(&trajectory);
     let subagents = trajectory["subagent_trajectories"].as_array().unwrap();
     assert_eq!(subagents.len(), 3);
     let ids: Vec<&str> = subagents.iter().map(|s| s["trajectory_id"].as_str().unwrap()).collect();
@@ -205,6 +211,7 @@ async fn a_tool_result_for_an_unknown_call_is_an_error() {
             |handle| async move { handle.tool_result("nope", "x") },
         )
         .await;
+    assert_captured_well(&captured);
     let err = captured.result.unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -220,6 +227,7 @@ async fn a_streamed_call_is_captured_like_any_other() {
         Ok::<usize, Error>(chunks.len())
     })
     .await;
+    assert_captured_well(&captured);
     assert_eq!(captured.result.unwrap(), 4, "reasoning, two tool calls and the finish chunk");
     let step = &captured.trajectory["steps"][0];
     assert_eq!(step["tool_calls"].as_array().unwrap().len(), 2);
@@ -241,6 +249,7 @@ async fn capturing_writes_nothing_into_the_working_directory() {
         Ok::<(), Error>(())
     })
     .await;
+    assert_captured_well(&captured);
     captured.result.unwrap();
     assert_eq!(list(), before);
 }
@@ -254,6 +263,7 @@ async fn the_capture_model_name_can_be_overridden() {
         Ok::<(), Error>(())
     })
     .await;
+    assert_captured_well(&captured);
     let trajectory: Value = captured.trajectory;
     assert_eq!(trajectory["agent"]["model_name"], "pinned");
     assert_eq!(trajectory["steps"][0]["model_name"], "pinned");
@@ -265,10 +275,53 @@ async fn a_subagent_for_an_unknown_call_is_an_error_and_leaves_no_orphan() {
         handle.subagent("worker", Some("missing")).map(|_| ())
     })
     .await;
+    assert_captured_well(&captured);
     let err = captured.result.unwrap_err();
     assert_eq!(
         err.to_string(),
         "agent failed: no step of trajectory test-agent made tool call `missing`"
     );
     assert!(captured.trajectory.get("subagent_trajectories").is_none());
+}
+
+#[tokio::test]
+async fn a_client_without_a_model_name_takes_each_requests_model_and_a_replay_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let agent = |handle: atif_replay::CaptureHandle| async move {
+        let mut request = ask("go");
+        request.model = Some("gpt-4o-mini".to_owned());
+        handle.client().complete(request).await?;
+        Ok::<(), Error>(())
+    };
+    let live = ScriptedClient::from_responses(None, vec![LlmResponse::from_text("ok")]);
+    let recorder = Arc::new(atif_replay::RecordingClient::new(live));
+    let recorded = capture(recorder.clone(), &options(), agent).await;
+    assert_captured_well(&recorded);
+    recorded.result.unwrap();
+    recorder.save(&path).unwrap();
+    let replay = Arc::new(atif_replay::ReplayClient::from_file(&path).unwrap());
+    let replayed = capture(replay.clone(), &options(), agent).await;
+    replayed.result.unwrap();
+    replay.finish().unwrap();
+    for trajectory in [&recorded.trajectory, &replayed.trajectory] {
+        assert_eq!(trajectory["agent"]["model_name"], "gpt-4o-mini");
+        assert_eq!(trajectory["steps"][0]["model_name"], "gpt-4o-mini");
+    }
+}
+
+#[tokio::test]
+async fn a_capture_dropped_by_a_timeout_stops_its_agent() {
+    let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = Arc::clone(&finished);
+    let options = options();
+    let run = capture(tool_then_answer(), &options, |_handle| async move {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        Ok::<(), Error>(())
+    });
+    let timed_out = tokio::time::timeout(std::time::Duration::from_millis(20), run).await;
+    assert!(timed_out.is_err(), "the agent sleeps longer than the timeout");
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    assert!(!finished.load(std::sync::atomic::Ordering::SeqCst), "the agent ran on detached");
 }

@@ -1,5 +1,6 @@
 //! Integration tests of atif-replay: real tokio runtimes, real files in temp dirs, a fake model.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly on unexpected errors")]
+#![allow(clippy::print_stderr, reason = "corpus tests print a skip notice and what they measured")]
 
 mod capture;
 mod record;

@@ -171,3 +171,25 @@ async fn concurrent_calls_in_any_order_get_the_reply_recorded_for_their_request(
         replay.finish().unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_stored_request_edited_by_hand_is_named_as_such_on_drift() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("old prompt")]).await;
+    // "Fix" the drift by editing the stored request instead of re-recording.
+    let edited =
+        std::fs::read_to_string(&path).unwrap().replace("\"old prompt\"", "\"new prompt\"");
+    std::fs::write(&path, edited).unwrap();
+    let replay = ReplayClient::from_file(&path).unwrap();
+    let err = replay.complete(ask("new prompt")).await.unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.ends_with(
+            "\nthe stored request of reply #1 does not hash to its request_sha256: the script was \
+             edited by hand, or is replayed with other secret patterns than it was recorded with; \
+             re-record it\nthe stored request and this one are the same"
+        ),
+        "{message}"
+    );
+}

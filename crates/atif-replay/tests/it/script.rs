@@ -50,7 +50,7 @@ fn a_missing_file_names_the_path() {
 #[test]
 fn a_truncated_script_names_the_line_and_column() {
     let cut = &VALID[..VALID.find("\"response\"").unwrap()];
-    check_error(cut, "$PATH:8:6: EOF while parsing a value (the file is truncated)");
+    check_error(cut, "$PATH:8:6: at /calls/0: EOF while parsing a value (the file is truncated)");
 }
 
 #[test]
@@ -58,7 +58,7 @@ fn an_unknown_field_names_the_field_and_its_line() {
     let edited = VALID.replace("\"model\": \"m\",", "\"model\": \"m\",\n  \"temperature\": 1,");
     check_error(
         &edited,
-        "$PATH:5:15: unknown field `temperature`, expected one of `format`, `version`, `model`, `calls`",
+        "$PATH:5:15: at /temperature: unknown field `temperature`, expected one of `format`, `version`, `model`, `calls`",
     );
 }
 
@@ -72,11 +72,19 @@ fn another_format_version_is_its_own_error() {
 }
 
 #[test]
+fn a_version_that_is_not_a_number_says_what_was_expected() {
+    check_error(
+        &VALID.replace("\"version\": 1", "\"version\": \"1\""),
+        "$PATH: at /version: expected the format version as a number (1), found \"1\"",
+    );
+}
+
+#[test]
 fn a_file_that_is_not_a_script_says_so() {
-    check_error("[1, 2]", "$PATH: at : expected a script object, found another JSON value");
+    check_error("[1, 2]", "$PATH: expected a script object, found another JSON value");
     check_error(
         r#"{"schema_version": "ATIF-v1.8"}"#,
-        "$PATH: at : missing field `format`: expected \"atif-replay-script\"; is this a replay script?",
+        "$PATH: missing field `format`: expected \"atif-replay-script\"; is this a replay script?",
     );
     check_error(
         &VALID.replace("atif-replay-script", "cassette"),
@@ -97,7 +105,7 @@ fn hand_edited_calls_are_checked_with_a_json_pointer() {
     check_error(&empty_call, "$PATH: at /calls/0: expected one of `response`, `chunks` or `error`");
     check_error(
         &VALID.replace("\"prompt_tokens\": 1", "\"prompt_tokens\": \"many\""),
-        "$PATH:8:104: invalid type: string \"many\", expected u64",
+        "$PATH:8:104: at /calls/0/response/usage/prompt_tokens: invalid type: string \"many\", expected u64",
     );
 }
 
@@ -107,7 +115,10 @@ fn a_script_that_is_not_utf8_is_an_error_not_a_panic() {
     let path = dir.path().join("bin.json");
     std::fs::write(&path, b"{\n  \"format\": \"\xff\"}").unwrap();
     let err = read_script(&path).unwrap_err();
-    assert_eq!(err.to_string(), format!("{}:2:14: the file is not UTF-8 text", path.display()));
+    assert_eq!(
+        err.to_string(),
+        format!("{}:2:14: at /format: the file is not UTF-8 text", path.display())
+    );
 }
 
 #[tokio::test]
@@ -121,10 +132,88 @@ async fn redacting_a_clean_file_leaves_it_untouched() {
 }
 
 #[test]
+fn errors_deep_inside_a_call_name_the_json_pointer_of_the_value() {
+    check_error(
+        &VALID.replace("\"finish_reason\": \"stop\"", "\"finish_reason\": \"stop\", \"seed\": 7"),
+        "$PATH:8:77: at /calls/0/response/seed: unknown field `seed`, expected one of `content`, \
+         `tool_calls`, `finish_reason`, `reasoning`, `usage`",
+    );
+    check_error(
+        &VALID.replace(
+            "\"response\"",
+            "\"request\": {\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"developer\"}]},\n      \"response\"",
+        ),
+        "$PATH:8:85: at /calls/0/request/messages/1/role: unknown variant `developer`, expected one \
+         of `system`, `user`, `assistant`, `tool`",
+    );
+    check_error(
+        &VALID.replace("      \"request_sha256\": \"0000000000000000000000000000000000000000000000000000000000000000\",\n", ""),
+        "$PATH:8:5: at /calls/0: missing field `request_sha256`",
+    );
+}
+
+#[test]
 fn an_empty_file_and_a_missing_field_are_reported_with_their_position() {
     check_error("", "$PATH:1:0: EOF while parsing a value (the file is truncated)");
     check_error(
         "{\"format\": \"atif-replay-script\", \"version\": 1}",
         "$PATH:1:46: missing field `calls`",
     );
+}
+
+#[tokio::test]
+async fn every_truncation_of_a_script_is_an_error_naming_a_position_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let tricky = "quote \" brace } bracket ] slash / tilde ~ and ünïcödé ✓";
+    record_to(&path, echo_model(), &[ask(tricky), ask("second")]).await;
+    let bytes = std::fs::read(&path).unwrap();
+    atif_replay::parse_script(&bytes, &path).unwrap();
+    for cut in 0..bytes.len() - 1 {
+        let err = atif_replay::parse_script(&bytes[..cut], &path).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("{}:", path.display())),
+            "cut at byte {cut}: {message}"
+        );
+        assert!(matches!(err, Error::Parse { line: 1.., .. }), "cut at byte {cut}: {err:?}");
+    }
+    // Brackets and quotes inside strings do not confuse the pointer.
+    let text = String::from_utf8(bytes).unwrap();
+    let cut = text.find("bracket ]").unwrap() + "bracket ]".len();
+    let err = atif_replay::parse_script(&text.as_bytes()[..cut], &path).unwrap_err();
+    assert!(
+        matches!(&err, Error::Parse { pointer, .. } if pointer == "/calls/0/request/messages/0/content"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_ignored() {
+    let mut bytes = b"\xef\xbb\xbf".to_vec();
+    bytes.extend_from_slice(VALID.as_bytes());
+    let script = atif_replay::parse_script(&bytes, Path::new("bom.json")).unwrap();
+    assert_eq!(script.calls.len(), 1);
+}
+
+#[test]
+fn a_secret_pattern_matching_a_word_of_the_format_is_refused_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let text = VALID.replace(
+        "\"response\"",
+        "\"request\": {\"messages\": [{\"role\": \"user\", \"content\": \"a\"}]},\n      \"response\"",
+    );
+    std::fs::write(&path, &text).unwrap();
+    let err = redact_file(&path, &["user".to_owned()]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: redaction produced a value that is not a script (unknown variant `[REDACTED]`, \
+             expected one of `system`, `user`, `assistant`, `tool`): a secret pattern matched a \
+             word of the format itself, such as a role; make the pattern more specific",
+            path.display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "nothing written");
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use atif_replay::{
     Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions, RecordingClient,
-    ScriptedClient, read_script, redact_file,
+    ScriptedClient, ToolCall, ToolDefinition, read_script, redact_file,
 };
 use serde_json::json;
 
@@ -81,12 +81,13 @@ async fn saving_refuses_when_a_told_about_pattern_still_matches() {
     let err = recorder.save(&path).unwrap_err();
     assert!(matches!(err, Error::SecretSurvived { .. }), "{err:?}");
     let message = err.to_string();
-    assert!(
-        message.starts_with(&format!(
-            "refusing to save {}: secret pattern `REDACTED` still matches",
+    assert_eq!(
+        message,
+        format!(
+            "refusing to save {}: secret pattern `REDACTED` still matches after redaction at \
+             /calls/0/request/messages/0/content; nothing was written",
             path.display()
-        )),
-        "{message}"
+        )
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "old content", "no partial write");
     let entries = std::fs::read_dir(dir.path()).unwrap().count();
@@ -120,4 +121,193 @@ fn redact_file_cleans_a_script_written_by_hand() {
         read_script(&path).unwrap().calls[0].response.as_ref().unwrap().text(),
         "key [REDACTED] and [REDACTED]"
     );
+}
+
+/// A model that calls a tool with the secrets it was shown, streams a reply quoting them, and
+/// fails with an error quoting one, as providers do ("Incorrect API key provided: sk-…").
+fn leaky_tool_model() -> ScriptedClient {
+    ScriptedClient::from_fn(Some("m"), |call, _| match call {
+        1 => Ok(LlmResponse::from_tool_calls(vec![
+            ToolCall::new(
+                "call_1",
+                "http_get",
+                json!({"url": "https://api.example.com", "headers": {"Authorization": format!("Basic {}", BASIC)}, "key": PLANTED[0]}),
+            ),
+            ToolCall::new(
+                "call_2",
+                "shell",
+                json!(format!("{{\"cmd\": \"export AWS={}\"}}", PLANTED[2])),
+            ),
+        ])),
+        2 => Ok(LlmResponse::from_text(format!("streamed {} and {}", PLANTED[3], PLANTED[1]))),
+        _ => {
+            Err(Error::Provider { message: format!("Incorrect API key provided: {}", PLANTED[0]) })
+        }
+    })
+}
+
+const BASIC: &str = "dXNlcjpzM2NyZXRwYXNz";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_in_tool_arguments_streamed_chunks_and_errors_never_reach_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let mut options = RecordOptions::default();
+    options.add_secret_pattern("CORP-[0-9]{4}-[0-9]{4}");
+    let recorder = RecordingClient::with_options(leaky_tool_model(), options).unwrap();
+    let tools = vec![ToolDefinition::new(
+        "http_get",
+        format!("GET a URL; the default token is {}", PLANTED[3]),
+        json!({"type": "object", "properties": {"password": {"type": "string"}}}),
+    )];
+    let first = recorder.complete(planted_request().with_tools(tools.clone())).await.unwrap();
+    // The agent sends the tool calls back, arguments and all, with a tool result holding a
+    // client secret, and reads the next reply as a stream.
+    let second = LlmRequest::new(vec![
+        Message::assistant(&first),
+        Message::tool_result(
+            "call_1",
+            format!("client_secret=abcdef0123456789 ok; sent Authorization: Basic {BASIC}"),
+        ),
+    ])
+    .with_tools(tools);
+    let chunks =
+        recorder.complete_stream(second.clone()).await.unwrap().collect_chunks().await.unwrap();
+    assert!(chunks.len() > 1);
+    assert!(recorder.complete(second).await.is_err());
+    recorder.save(&path).unwrap();
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    for secret in PLANTED.iter().chain([&BASIC, &"abcdef0123456789"]) {
+        assert!(!text.contains(secret), "{secret} reached disk:\n{text}");
+    }
+    let script = read_script(&path).unwrap();
+    let response = script.calls[0].response.as_ref().unwrap();
+    assert_eq!(response.tool_calls[0].arguments["headers"]["Authorization"], "[REDACTED]");
+    assert_eq!(response.tool_calls[0].arguments["key"], "[REDACTED]");
+    assert_eq!(response.tool_calls[1].arguments, json!("{\"cmd\": \"export AWS=[REDACTED]\"}"));
+    let request = script.calls[1].request.as_ref().unwrap();
+    assert_eq!(request.messages[0].tool_calls[0].arguments["key"], "[REDACTED]");
+    assert_eq!(
+        request.messages[1].content,
+        "client_secret=[REDACTED] ok; sent Authorization: [REDACTED]"
+    );
+    assert_eq!(
+        request.tools[0].parameters,
+        json!({"type": "object", "properties": {"password": {"type": "string"}}}),
+        "a tool's schema describing a password parameter is kept"
+    );
+    assert_eq!(request.tools[0].description, "GET a URL; the default token is [REDACTED]");
+    assert!(script.calls[1].chunks.is_some(), "the second call was streamed");
+    assert_eq!(
+        script.calls[1].response.as_ref().unwrap().text(),
+        "streamed [REDACTED] and [REDACTED]"
+    );
+    assert_eq!(
+        script.calls[2].error.as_deref(),
+        Some("model provider error: Incorrect API key provided: [REDACTED]")
+    );
+}
+
+#[tokio::test]
+async fn a_user_pattern_matching_hex_digits_leaves_the_fingerprints_readable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let model = ScriptedClient::from_responses(
+        Some("m"),
+        vec![LlmResponse::from_text("internal token 0123456789abcdef0123")],
+    );
+    let mut options = RecordOptions::default();
+    // Internal tokens are often hex, and so are the fingerprints beside them.
+    options.add_secret_pattern("[0-9a-f]{16,}");
+    let recorder = RecordingClient::with_options(model, options).unwrap();
+    recorder.complete(LlmRequest::new(vec![Message::user("hi")])).await.unwrap();
+    recorder.save(&path).unwrap();
+    let script = read_script(&path).unwrap();
+    assert_eq!(script.calls[0].response.as_ref().unwrap().text(), "internal token [REDACTED]");
+    assert_eq!(
+        script.calls[0].request_sha256,
+        atif_replay::request_fingerprint(
+            &LlmRequest::new(vec![Message::user("hi")]),
+            &["[0-9a-f]{16,}".to_owned()]
+        )
+        .unwrap()
+    );
+    assert!(!redact_file(&path, &["[0-9a-f]{16,}".to_owned()]).unwrap(), "nothing left to redact");
+    read_script(&path).unwrap();
+}
+
+/// Every file of the shared corpus (real trajectories and coding-agent logs), or `None` after a
+/// skip notice.
+fn corpus_files() -> Option<Vec<std::path::PathBuf>> {
+    let root = match std::env::var_os("ATIF_CORPUS") {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+    };
+    if !root.is_dir() {
+        eprintln!("skipping: corpus not found at {}", root.display());
+        return None;
+    }
+    let mut files = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    Some(files)
+}
+
+#[test]
+fn real_agent_logs_in_a_script_always_save_with_the_default_patterns() {
+    let Some(files) = corpus_files() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let mut redacted_files = 0;
+    for file in &files {
+        let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
+        let mut script = atif_replay::Script::new(Some("m".to_owned()));
+        script.calls.push(atif_replay::RecordedCall {
+            request_sha256: "0".repeat(64),
+            request: None,
+            response: Some(LlmResponse::from_text(text)),
+            chunks: None,
+            error: None,
+        });
+        // Whatever real logs hold, redaction leaves nothing the refusal check would find, so
+        // saving never fails on real content.
+        atif_replay::write_script(&path, &script, &[])
+            .unwrap_or_else(|err| panic!("{}: {err}", file.display()));
+        let saved = read_script(&path).unwrap();
+        if saved.calls[0].response.as_ref().unwrap().text().contains("[REDACTED]") {
+            redacted_files += 1;
+        }
+        assert!(!redact_file(&path, &[]).unwrap(), "{}: redaction is idempotent", file.display());
+    }
+    eprintln!("{} corpus files saved, {redacted_files} with something redacted", files.len());
+}
+
+#[cfg(unix)]
+#[test]
+fn redacting_a_private_script_keeps_it_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    let text = format!(
+        r#"{{"format": "atif-replay-script", "version": 1, "calls": [{{"request_sha256": "{}", "error": "bad key {}"}}]}}"#,
+        "a".repeat(64),
+        PLANTED[0]
+    );
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert!(redact_file(&path, &[]).unwrap());
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the rewritten file keeps its permissions");
+    assert_eq!(read_script(&path).unwrap().calls[0].error.as_deref(), Some("bad key [REDACTED]"));
 }
