@@ -194,6 +194,24 @@ impl Trajectory {
         None
     }
 
+    /// Keeps a result whose call no step holds as a user step of its own, the call id moved to
+    /// `extra.<id_key>` (a `source_call_id` must name a call of the trajectory). Returns the
+    /// call id, for the warning.
+    pub(crate) fn push_orphan_result(
+        &mut self,
+        mut result: ObsResult,
+        id_key: &str,
+        timestamp: Option<&Value>,
+    ) -> String {
+        let call_id = result.source_call_id.take().unwrap_or_default();
+        result.extra.insert(id_key.into(), call_id.clone().into());
+        let mut step = Step::new(Source::User);
+        step.set_timestamp(timestamp);
+        step.results.push(result);
+        self.push(step);
+        call_id
+    }
+
     /// Adds a subagent ref to the result of `call_id` (creating a content-less result when the
     /// call has none yet). Returns false when no step holds the call.
     pub(crate) fn add_subagent_ref(&mut self, call_id: &str, trajectory_id: &str) -> bool {

@@ -13,7 +13,7 @@ pub enum Error {
     #[error("the log is empty: expected one JSON object per line")]
     Empty,
     /// A line that is not JSON, and not a final line cut short by a killed writer.
-    #[error("line {line} is not JSON: {source}")]
+    #[error("line {line} is not JSON: {}", json_reason(source))]
     NotJson {
         /// 1-based line number.
         line: usize,
@@ -74,6 +74,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The log file given to [`import_path`](crate::import_path) could not be imported.
+    #[error("{}: {source}", path.display())]
+    Log {
+        /// The log file.
+        path: PathBuf,
+        /// What went wrong in it.
+        #[source]
+        source: Box<Error>,
+    },
     /// A subagent file of a Claude Code session could not be imported.
     #[error("subagent file {}: {source}", path.display())]
     Subagent {
@@ -91,6 +100,19 @@ pub enum Error {
         /// What was found instead.
         found: String,
     },
+}
+
+/// What serde_json found, with the position inside the line (each line is parsed on its own,
+/// so serde_json's own "line 1" would mislead).
+fn json_reason(source: &serde_json::Error) -> String {
+    let text = source.to_string();
+    match text.rfind(" at line ") {
+        Some(idx) if source.column() > 0 => {
+            format!("{} at column {}", &text[..idx], source.column())
+        }
+        Some(idx) => text[..idx].to_owned(),
+        None => text,
+    }
 }
 
 /// The result type of this crate.

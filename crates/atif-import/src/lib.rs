@@ -5,9 +5,11 @@
 //! file name): Claude Code session transcripts, `claude -p --output-format stream-json`, Codex
 //! rollout files and `codex exec --json` ([`Format`]). [`import`] takes the bytes of a log and
 //! returns an [`Import`]: the trajectory as a [`serde_json::Value`], the format, and [`Stats`]
-//! (records skipped, warnings). [`import_path`] reads from a path and also embeds subagents
-//! kept in other files: the subagent transcripts of a Claude Code session folder, and the
-//! rollouts of the threads a Codex session spawned.
+//! (records skipped, warnings). Subagents are embedded as `subagent_trajectories` linked from
+//! the call that spawned them: the sidechain conversations of a Claude Code transcript and the
+//! subagent lines of a stream, and, through [`import_path`], the subagent transcripts kept in
+//! other files of a Claude Code session and the rollouts of the threads a Codex session
+//! spawned.
 //!
 //! The mapping is built for golden tests, so it keeps behaviour stable and visible:
 //! - one agent step per model call (`llm_call_count: 1`): Claude per `message.id`, its split

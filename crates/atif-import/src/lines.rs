@@ -169,6 +169,12 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_line_names_the_column_inside_the_line_not_serde_json_s_line_1() {
+        let err = read_all(b"{\"a\":1}\n{\"b\": }\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 2 is not JSON: expected value at column 7");
+    }
+
+    #[test]
     fn a_bad_only_line_is_an_error_not_a_truncation() {
         let err = read_all(b"\x00\x01\x02binary").unwrap_err();
         assert!(err.to_string().starts_with("line 1 is not JSON"), "{err}");

@@ -1,5 +1,6 @@
 //! Importing from the file system: a log file with the subagents kept in other files (Claude
-//! Code `<session>/subagents/agent-<id>.jsonl`, the rollouts of spawned Codex threads).
+//! Code `<session>/subagents/agent-<id>.jsonl` or `agent-<id>.jsonl` beside the session, the
+//! rollouts of spawned Codex threads).
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +19,10 @@ use crate::{Error, Result};
 /// subagent transcripts in `<session>/subagents/agent-<id>.jsonl` are embedded as
 /// `subagent_trajectories` (id `agent-<id>`) and linked from the spawning call's result by the
 /// `toolUseId` of `agent-<id>.meta.json`, or else by the `agentId` in the call's
-/// `toolUseResult`. `path` may also be the project folder holding exactly one session file, or
-/// the `<session>` folder itself.
+/// `toolUseResult`. The `agent-<id>.jsonl` files that older CLIs write beside the session file
+/// are embedded the same way when their first line names the session's `sessionId`. `path` may
+/// also be the project folder holding exactly one session file, or the `<session>` folder
+/// itself.
 ///
 /// For a Codex rollout, the rollouts of the threads it spawned (files in the same folder whose
 /// `session_meta` names this session as `parent_thread_id`) are embedded too, with the child's
@@ -28,18 +31,19 @@ use crate::{Error, Result};
 ///
 /// # Errors
 /// [`Error::Io`] when a file cannot be read, [`Error::NoSession`] when a folder holds no single
-/// session file, and every error of [`import`](crate::import) (a subagent file that fails to
-/// parse names its path).
+/// session file, and every error of [`import`](crate::import), wrapped in [`Error::Log`] for the
+/// log file and in [`Error::Subagent`] for a subagent file, so the message names the file.
 pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
     let main = session_file(path)?;
     let bytes = read(&main)?;
-    let (mut trajectory, format, mut stats) = import_raw(&bytes, options)?;
+    let (mut trajectory, format, mut stats) = import_raw(&bytes, options)
+        .map_err(|err| Error::Log { path: main.clone(), source: Box::new(err) })?;
     match format {
         Format::ClaudeCode => {
             let folder = main.with_extension("").join("subagents");
-            if folder.is_dir() {
-                embed_subagents(&mut trajectory, &folder, options, &mut stats)?;
-            }
+            let mut files = if folder.is_dir() { jsonl_files(&folder)? } else { Vec::new() };
+            files.extend(sibling_agent_files(&main, trajectory.session_id.as_deref()));
+            embed_subagents(&mut trajectory, files, options, &mut stats)?;
         }
         Format::CodexRollout => embed_threads(&mut trajectory, &main, options, &mut stats, 0)?,
         Format::ClaudeStream | Format::CodexExec => {}
@@ -78,26 +82,61 @@ fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
 }
 
-/// Imports every `agent-<id>.jsonl` of `folder` and links it to the call that spawned it.
-fn embed_subagents(
-    trajectory: &mut Trajectory,
-    folder: &Path,
-    options: &ImportOptions,
-    stats: &mut Stats,
-) -> Result<()> {
+/// The `.jsonl` files of `folder`, sorted.
+fn jsonl_files(folder: &Path) -> Result<Vec<PathBuf>> {
     let entries = std::fs::read_dir(folder)
         .map_err(|source| Error::Io { path: folder.to_path_buf(), source })?;
     let mut files: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     files.sort();
+    Ok(files)
+}
+
+/// The subagent transcripts Claude Code 2.0 writes beside the session file
+/// (`agent-<id>.jsonl` in the project folder) whose first line names `session_id`; none when
+/// the folder cannot be listed (the session file itself was readable, which is what was asked).
+fn sibling_agent_files(main: &Path, session_id: Option<&str>) -> Vec<PathBuf> {
+    let is_agent_file = |file: &Path| {
+        file.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("agent-"))
+    };
+    // A subagent transcript given on its own: its siblings are other subagents, not its own.
+    let Some(session_id) = session_id.filter(|_| !is_agent_file(main)) else {
+        return Vec::new();
+    };
+    let folder = folder_of(main);
+    let Ok(mut files) = jsonl_files(&folder) else { return Vec::new() };
+    files.retain(|file| {
+        is_agent_file(file)
+            && file.as_path() != main
+            && first_record(file)
+                .is_some_and(|r| r.get("sessionId").and_then(Value::as_str) == Some(session_id))
+    });
+    files
+}
+
+/// Imports every subagent transcript `agent-<id>.jsonl` in `files` and links it to the call
+/// that spawned it.
+fn embed_subagents(
+    trajectory: &mut Trajectory,
+    files: Vec<PathBuf>,
+    options: &ImportOptions,
+    stats: &mut Stats,
+) -> Result<()> {
     for file in files {
         let Some(stem) = file.file_stem().and_then(|s| s.to_str()).map(str::to_owned) else {
             continue;
         };
         let agent_id = stem.strip_prefix("agent-").unwrap_or(&stem).to_owned();
         let display = file.display().to_string();
+        let trajectory_id = format!("agent-{agent_id}");
+        if trajectory.subagents.iter().any(|s| s["trajectory_id"] == trajectory_id.as_str()) {
+            stats.warn_file(format!(
+                "{display}: the session file already holds agent {agent_id}'s lines; not embedded twice"
+            ));
+            continue;
+        }
         let bytes = read(&file)?;
         let wrap = |err: Error| Error::Subagent { path: file.clone(), source: Box::new(err) };
         let mut records = Records::open(&bytes).map_err(wrap)?;
@@ -109,10 +148,9 @@ fn embed_subagents(
             sub.crashed = true;
         }
         stats.absorb(ctx.stats, &display);
-        let trajectory_id = format!("agent-{agent_id}");
         sub.trajectory_id = Some(trajectory_id.clone());
         let call_id = meta_tool_use_id(&file.with_extension("meta.json"))
-            .or_else(|| call_of_agent(trajectory, &agent_id));
+            .or_else(|| claude_code::call_of_agent(trajectory, &agent_id));
         let linked =
             call_id.is_some_and(|call_id| trajectory.add_subagent_ref(&call_id, &trajectory_id));
         if !linked {
@@ -130,14 +168,6 @@ fn meta_tool_use_id(path: &Path) -> Option<String> {
     meta.get("toolUseId").and_then(Value::as_str).map(str::to_owned)
 }
 
-/// The call whose structured result (`toolUseResult.agentId`) names `agent_id`.
-fn call_of_agent(trajectory: &Trajectory, agent_id: &str) -> Option<String> {
-    trajectory.steps.iter().flat_map(|s| &s.results).find_map(|result| {
-        let named = result.extra.get("tool_use_result")?.get("agentId")?.as_str()? == agent_id;
-        if named { result.source_call_id.clone() } else { None }
-    })
-}
-
 /// How deep spawned Codex threads are followed (a guard against files that name each other).
 const MAX_THREAD_DEPTH: usize = 8;
 
@@ -150,10 +180,7 @@ fn embed_threads(
     depth: usize,
 ) -> Result<()> {
     let Some(session) = trajectory.session_id.clone() else { return Ok(()) };
-    let folder = match main.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let folder = folder_of(main);
     let entries =
         std::fs::read_dir(&folder).map_err(|source| Error::Io { path: folder.clone(), source })?;
     let mut files: Vec<PathBuf> = entries
@@ -199,12 +226,7 @@ fn embed_threads(
 /// The thread id and parent thread id recorded on the first line (`session_meta`) of a
 /// rollout, reading nothing else of the file.
 fn rollout_ids(path: &Path) -> Option<(String, Option<String>)> {
-    use std::io::BufRead;
-
-    let mut first = Vec::new();
-    let file = std::fs::File::open(path).ok()?;
-    std::io::BufReader::new(file).read_until(b'\n', &mut first).ok()?;
-    let record: Value = serde_json::from_slice(&first).ok()?;
+    let record = first_record(path)?;
     if record.get("type")?.as_str()? != "session_meta" {
         return None;
     }
@@ -216,4 +238,22 @@ fn rollout_ids(path: &Path) -> Option<(String, Option<String>)> {
         .and_then(Value::as_str)
         .map(str::to_owned);
     Some((thread, parent))
+}
+
+/// The folder holding `file` (`.` for a bare file name).
+fn folder_of(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// The first line of a file parsed as JSON, reading nothing else of the file.
+fn first_record(path: &Path) -> Option<Value> {
+    use std::io::BufRead;
+
+    let mut first = Vec::new();
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(file).read_until(b'\n', &mut first).ok()?;
+    serde_json::from_slice(&first).ok()
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use atif_import::{Format, Import, ImportOptions};
 
-use crate::cmd::common::read_input;
+use crate::cmd::common::{print, read_input};
 
 /// Arguments of `atif import`.
 #[derive(Debug, clap::Args)]
@@ -47,30 +47,24 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Err(err @ atif_import::Error::Io { .. }) => return Err(err).context("import failed"),
         Err(err) => {
             let name = if args.input == "-" { "standard input" } else { args.input.as_str() };
-            eprintln!("error: {name}: {}", chain(&err));
+            // Every error of atif-import carries its causes in its own message.
+            let text = err.to_string();
+            // Errors about a file or folder name it themselves.
+            if text.starts_with(name) {
+                eprintln!("error: {text}");
+            } else {
+                eprintln!("error: {name}: {text}");
+            }
             return Ok(ExitCode::from(1));
         }
     };
     report(&imported);
-    let text = serde_json::to_string_pretty(imported.trajectory())
-        .context("cannot write the trajectory")?;
-    println!("{text}");
+    // Streamed, not built as one string; a reader that stops early (`| head`) is not an error.
+    print(|out| {
+        serde_json::to_writer_pretty(&mut *out, imported.trajectory())?;
+        writeln!(out)
+    })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The error and its causes on one line.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// The summary on standard error.

@@ -155,3 +155,157 @@ fn a_truncated_log_imports_with_a_warning_and_is_marked_crashed() {
     );
     assert_eq!(trajectory(&output)["extra"]["crashed"], true);
 }
+
+#[test]
+fn every_claude_code_and_codex_sample_of_the_corpus_imports_in_strict_mode() {
+    let root = match std::env::var_os("ATIF_CORPUS") {
+        Some(root) => PathBuf::from(root),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+    };
+    let logs = root.join("logs");
+    if !logs.is_dir() {
+        eprintln!("skipping: corpus not found at {}", logs.display());
+        return;
+    }
+    let mut n_samples = 0;
+    for dir in std::fs::read_dir(&logs).unwrap().flatten() {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        if !(name.starts_with("claude-code-") || name.starts_with("codex-")) {
+            continue;
+        }
+        for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let path = file.path();
+            if path.extension().is_none_or(|e| e != "jsonl") {
+                continue;
+            }
+            n_samples += 1;
+            let output = atif(&["import", "--strict", path.to_str().unwrap()], None);
+            assert_eq!(output.status.code(), Some(0), "{}: {}", path.display(), stderr(&output));
+            assert!(stderr(&output).contains(" records, 0 skipped"), "{}", stderr(&output));
+            assert_eq!(trajectory(&output)["schema_version"], "ATIF-v1.8");
+        }
+    }
+    assert_eq!(n_samples, 9, "the corpus holds nine Claude Code and Codex samples");
+}
+
+#[test]
+fn a_folder_without_a_single_session_is_named_once_with_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["a.jsonl", "b.jsonl"] {
+        std::fs::write(dir.path().join(name), b"").unwrap();
+    }
+    let folder = dir.path().to_str().unwrap();
+    let output = atif(&["import", folder], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output).trim_end(),
+        format!(
+            "error: {folder}: expected a log file, or a Claude Code project folder holding one session `.jsonl`, found 2 .jsonl files"
+        )
+    );
+}
+
+#[test]
+fn a_bad_line_in_a_file_names_the_file_once_the_line_and_the_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.jsonl");
+    std::fs::write(&log, "{\"type\":\"turn.started\"}\n{\"type\": }\n").unwrap();
+    let output = atif(&["import", log.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output).trim_end(),
+        format!("error: {}: line 2 is not JSON: expected value at column 10", log.display())
+    );
+}
+
+/// Runs `atif` in `dir` with `stdin`, as a shell pipeline stage would, with no golden mode or
+/// CI setting inherited.
+fn atif_in(dir: &std::path::Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("ATIF_GOLDEN")
+        .env_remove("ATIF_GOLDEN_REPORT")
+        .env_remove("CI")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin).unwrap();
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+/// The lines docs/import.md shows after the console line `$ {command}`, up to the end of the
+/// block or the line `until` (excluded).
+fn doc_output(command: &str, until: &str) -> String {
+    let doc = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/import.md"),
+    )
+    .unwrap();
+    let start = doc.find(&format!("$ {command}\n")).unwrap_or_else(|| panic!("no `$ {command}`"));
+    doc[start..]
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.starts_with("$ ") && *line != "```" && *line != until)
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+#[test]
+fn the_ci_recipe_in_docs_import_md_shows_the_real_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = std::fs::read(fixture("claude-stream/basic.jsonl")).unwrap();
+    let killed = std::fs::read(fixture("claude-stream/killed.jsonl")).unwrap();
+    let imported = atif_in(dir.path(), &["import", "-"], &run);
+    let import_line = stderr(&imported);
+    let record = atif_in(
+        dir.path(),
+        &["check", "--update", "--preset", "claude-code", "golden.json", "-"],
+        &imported.stdout,
+    );
+    let command =
+        "cat run.jsonl | atif import - | atif check --update --preset claude-code golden.json -";
+    assert_eq!(
+        format!("{import_line}{}{}", stderr(&record), String::from_utf8_lossy(&record.stdout)),
+        doc_output(command, "")
+    );
+    let shape = atif_in(dir.path(), &["shape", "--preset", "claude-code", "-"], &imported.stdout);
+    let command = "cat run.jsonl | atif import - 2>/dev/null | atif shape --preset claude-code -";
+    assert_eq!(String::from_utf8_lossy(&shape.stdout), doc_output(command, ""));
+    let killed = atif_in(dir.path(), &["import", "-"], &killed);
+    let check = atif_in(
+        dir.path(),
+        &["check", "--preset", "claude-code", "golden.json", "-"],
+        &killed.stdout,
+    );
+    assert_eq!(check.status.code(), Some(1));
+    let text = format!("{}{}", String::from_utf8_lossy(&check.stdout), stderr(&check));
+    let command = "cat killed.jsonl | atif import - 2>/dev/null | atif check --preset claude-code golden.json -";
+    let shown = doc_output(command, "unified diff (golden -> actual):");
+    assert!(text.starts_with(&shown), "docs/import.md shows:\n{shown}\nthe check prints:\n{text}");
+
+    let events = std::fs::read(fixture("codex-exec/basic.jsonl")).unwrap();
+    let imported = atif_in(dir.path(), &["import", "-"], &events);
+    let shape = atif_in(dir.path(), &["shape", "--preset", "codex", "-"], &imported.stdout);
+    let command = "cat events.jsonl | atif import - 2>/dev/null | atif shape --preset codex -";
+    assert_eq!(String::from_utf8_lossy(&shape.stdout), doc_output(command, ""));
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    let log = fixture("claude-code/basic.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+        .args(["import", log.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the pipe before the trajectory is written, as `| head -c 0` would.
+    drop(child.stdout.take());
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
+}

@@ -190,18 +190,11 @@ impl Claude {
                 result.extra.insert("tool_use_result".into(), structured.clone());
             }
             if let Some(orphan) = self.trajectory.add_result(result) {
-                let call_id = orphan.source_call_id.clone().unwrap_or_default();
+                let call_id = self.trajectory.push_orphan_result(orphan, "tool_use_id", timestamp);
                 ctx.warn(
                     line,
                     &format!("tool result for call `{call_id}`, which no assistant message made"),
                 );
-                let mut step = Step::new(Source::User);
-                step.set_timestamp(timestamp);
-                let mut orphan = orphan;
-                orphan.source_call_id = None;
-                orphan.extra.insert("tool_use_id".into(), call_id.into());
-                step.results.push(orphan);
-                self.trajectory.push(step);
             }
         }
         if parts.is_empty() {

@@ -113,8 +113,8 @@ fn item_completed(
             let idx = step_idx(trajectory);
             let id = field("id").map_or_else(|| format!("item_line_{line}"), str::to_owned);
             let (name, arguments, result) = tool_item(item_type, item);
-            trajectory
-                .add_call(idx, ToolCall { id: id.clone(), name, arguments, extra: Map::new() });
+            let extra = Map::from_iter([("item_type".to_owned(), Value::from(item_type))]);
+            trajectory.add_call(idx, ToolCall { id: id.clone(), name, arguments, extra });
             if let Some(mut result) = result {
                 result.source_call_id = Some(id);
                 trajectory.add_result(result);
@@ -132,6 +132,12 @@ fn item_completed(
 }
 
 /// The call name, arguments and result of a tool item.
+///
+/// The stream names the item type, not the tool the model called, so calls are named after the
+/// tool that makes such an item in the rollout of the same run: `shell` for a command (the name
+/// in the rollouts of the CLIs we have seen; newer ones may call it `exec_command`),
+/// `apply_patch` for a file change, `update_plan` for a to-do list, `web_search`, and
+/// `<server>__<tool>` for an MCP call. The item type stays in the call's `extra.item_type`.
 fn tool_item(item_type: &str, item: &Value) -> (String, Map<String, Value>, Option<ObsResult>) {
     let pick = |keys: &[&str]| -> Map<String, Value> {
         keys.iter().filter_map(|k| item.get(*k).map(|v| ((*k).to_owned(), v.clone()))).collect()
@@ -155,16 +161,19 @@ fn tool_item(item_type: &str, item: &Value) -> (String, Map<String, Value>, Opti
                 extra,
                 ..ObsResult::default()
             };
-            ("command_execution".to_owned(), pick(&["command"]), Some(result))
+            ("shell".to_owned(), pick(&["command"]), Some(result))
         }
         "file_change" => (
-            "file_change".to_owned(),
+            "apply_patch".to_owned(),
             pick(&["changes"]),
             Some(ObsResult { extra, ..ObsResult::default() }),
         ),
         "mcp_tool_call" => {
-            let name =
-                item.get("tool").and_then(Value::as_str).unwrap_or("mcp_tool_call").to_owned();
+            let tool = item.get("tool").and_then(Value::as_str).unwrap_or("mcp_tool_call");
+            let name = match item.get("server").and_then(Value::as_str) {
+                Some(server) => format!("{server}__{tool}"),
+                None => tool.to_owned(),
+            };
             let arguments = match item.get("arguments") {
                 Some(Value::Object(map)) => map.clone(),
                 _ => Map::new(),
@@ -201,6 +210,6 @@ fn tool_item(item_type: &str, item: &Value) -> (String, Map<String, Value>, Opti
             )
         }
         "web_search" => ("web_search".to_owned(), pick(&["query", "action"]), None),
-        _ => ("todo_list".to_owned(), pick(&["items"]), None),
+        _ => ("update_plan".to_owned(), pick(&["items"]), None),
     }
 }

@@ -296,16 +296,24 @@ impl State {
                 let call_id = field("call_id").unwrap_or("").to_owned();
                 let result = tool_output(item_type, call_id, payload);
                 if let Some(orphan) = self.trajectory.add_result(result) {
-                    let call_id = orphan.source_call_id.clone().unwrap_or_default();
+                    let call_id = self.trajectory.push_orphan_result(orphan, "call_id", timestamp);
                     ctx.warn(line, &format!("output for call `{call_id}`, which no item made"));
-                    let mut step = Step::new(Source::User);
-                    step.set_timestamp(timestamp);
-                    let mut orphan = orphan;
-                    orphan.source_call_id = None;
-                    orphan.extra.insert("call_id".into(), call_id.into());
-                    step.results.push(orphan);
-                    self.trajectory.push(step);
                 }
+            }
+            // A message another agent of the session sent to this thread (multi-agent Codex):
+            // input to the model, like a user message, with its sender and recipient kept.
+            "agent_message" => {
+                self.open_call = None;
+                let mut step = Step::new(Source::User);
+                step.parts = content_parts(payload.get("content"));
+                step.set_timestamp(timestamp);
+                step.extra.insert("role".into(), "agent_message".into());
+                for key in ["author", "recipient"] {
+                    if let Some(value) = payload.get(key).filter(|v| !v.is_null()) {
+                        step.extra.insert(key.into(), value.clone());
+                    }
+                }
+                self.trajectory.push(step);
             }
             "ghost_snapshot" => ctx.ignore("response_item/ghost_snapshot"),
             other => ctx.unknown(line, &format!("response_item/{other}"))?,

@@ -167,3 +167,47 @@ fn replayed_lines_with_a_known_uuid_are_imported_once() {
     assert_eq!(sources(imported.trajectory()), "u");
     assert_eq!(imported.stats().ignored().get("duplicate uuid"), Some(&1));
 }
+
+#[test]
+fn sidechains_in_the_session_file_become_one_subagent_each_linked_by_the_recorded_ids() {
+    let mut options = ImportOptions::new();
+    options.set_strict(true);
+    let imported = import(&fixture("claude-code/sidechains.jsonl"), &options).unwrap();
+    let t = imported.trajectory();
+    // The main chain only: the prompt, two parallel Task calls, a third Task call, the answer.
+    assert_eq!(sources(t), "uaaa");
+    assert_eq!(functions(t), ["Task", "Task", "Task"]);
+    let subagents = t["subagent_trajectories"].as_array().unwrap();
+    let ids: Vec<&str> = subagents.iter().map(|s| s["trajectory_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["sidechain-1", "sidechain-2", "agent-c0ffee1", "sidechain-3"]);
+    // Interleaved lines are split by their parentUuid chain (or agentId).
+    let sub_sources: Vec<String> = subagents.iter().map(sources).collect();
+    assert_eq!(sub_sources, ["uaa", "ua", "ua", "ua"]);
+    assert_eq!(functions(&subagents[0]), ["Read"]);
+    assert_eq!(subagents[0]["session_id"], "sess-0003");
+    // Links: by prompt (root parentUuid null), by the main line the root's parentUuid names,
+    // by the agentId of the Task result; the fourth sidechain was spawned by no call.
+    let refs: Vec<(String, String)> = steps(t)
+        .iter()
+        .flat_map(|s| s["observation"]["results"].as_array().cloned().unwrap_or_default())
+        .filter_map(|r| {
+            let call = r["source_call_id"].as_str()?.to_owned();
+            let sub = r["subagent_trajectory_ref"][0]["trajectory_id"].as_str()?.to_owned();
+            Some((call, sub))
+        })
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            ("toolu_01TASKLEXERTASKLEXER01".to_owned(), "sidechain-1".to_owned()),
+            ("toolu_01TASKPARSERTASKPARSE1".to_owned(), "sidechain-2".to_owned()),
+            ("toolu_01TASKMANIFESTTASKMANI1".to_owned(), "agent-c0ffee1".to_owned()),
+        ]
+    );
+    assert_eq!(
+        imported.stats().warnings(),
+        [
+            "line 16: no call of the session spawned the sidechain starting here; embedded as sidechain-3 without a link"
+        ]
+    );
+}

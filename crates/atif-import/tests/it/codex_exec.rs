@@ -1,5 +1,8 @@
 //! `codex exec --json` events, on our own fixtures.
 
+use atif_import::{ImportOptions, import};
+use serde_json::json;
+
 use crate::support::{crashed, errors, functions, import_fixture, joins, sources, steps, totals};
 
 #[test]
@@ -8,7 +11,9 @@ fn each_tool_item_is_a_call_with_its_result_and_the_next_output_starts_a_new_mod
     let t = imported.trajectory();
     // reasoning + command (item_1) | command (item_2) | message
     assert_eq!(sources(t), "aaa");
-    assert_eq!(functions(t), ["command_execution", "command_execution"]);
+    // Named after the tool the model called, as in the rollout of the same run.
+    assert_eq!(functions(t), ["shell", "shell"]);
+    assert_eq!(steps(t)[0]["tool_calls"][0]["extra"]["item_type"], "command_execution");
     assert_eq!(joins(t), [(1, "item_1".to_owned()), (2, "item_2".to_owned())]);
     assert_eq!(steps(t)[0]["reasoning_content"], "**Reading the script**");
     assert_eq!(steps(t)[0]["tool_calls"][0]["arguments"]["command"], "bash -lc 'cat run.sh'");
@@ -39,4 +44,40 @@ fn a_failed_turn_is_an_error_step_and_a_crash() {
     assert_eq!(errors(t), [(2, "turn_failed".to_owned())]);
     assert_eq!(steps(t)[1]["message"], "stream disconnected before completion");
     assert!(crashed(t));
+}
+
+#[test]
+fn every_tool_item_type_is_named_after_the_tool_that_makes_it_in_a_rollout() {
+    let log = br#"{"type":"thread.started","thread_id":"t"}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_0","type":"file_change","changes":[{"path":"a.rs","kind":"update"}],"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_1","type":"mcp_tool_call","server":"docs","tool":"search","arguments":{"q":"serde"},"result":{"content":[{"type":"text","text":"3 hits"}],"structured_content":null},"error":null,"status":"completed"}}
+{"type":"item.completed","item":{"id":"item_2","type":"mcp_tool_call","server":"docs","tool":"fetch","arguments":{},"result":null,"error":{"message":"timed out"},"status":"failed"}}
+{"type":"item.completed","item":{"id":"item_3","type":"web_search","query":"serde rename"}}
+{"type":"item.completed","item":{"id":"item_4","type":"todo_list","items":[{"text":"fix","completed":false}]}}
+{"type":"turn.completed","usage":{"input_tokens":10,"cached_input_tokens":0,"output_tokens":5}}
+"#;
+    let mut options = ImportOptions::new();
+    options.set_strict(true);
+    let imported = import(log, &options).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(
+        functions(t),
+        ["apply_patch", "docs__search", "docs__fetch", "web_search", "update_plan"]
+    );
+    let item_types: Vec<&str> = steps(t)
+        .iter()
+        .map(|s| s["tool_calls"][0]["extra"]["item_type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        item_types,
+        ["file_change", "mcp_tool_call", "mcp_tool_call", "web_search", "todo_list"]
+    );
+    assert_eq!(steps(t)[1]["tool_calls"][0]["arguments"], json!({"q": "serde"}));
+    assert_eq!(steps(t)[1]["observation"]["results"][0]["content"], "3 hits");
+    let failed = &steps(t)[2]["observation"]["results"][0];
+    assert_eq!(failed["content"], "timed out");
+    assert_eq!(failed["extra"]["is_error"], true);
+    // A file change reports no output: its result is the status only.
+    assert_eq!(steps(t)[0]["observation"]["results"][0]["extra"]["status"], "completed");
 }

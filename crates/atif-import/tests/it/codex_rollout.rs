@@ -126,3 +126,26 @@ fn a_function_call_with_arguments_that_are_not_a_json_object_keeps_them_raw() {
     assert_eq!(call["arguments"], json!({"raw_arguments": "ls -la"}));
     assert_eq!(call["extra"]["arguments_not_an_object"], true);
 }
+
+#[test]
+fn a_message_from_another_agent_is_input_that_ends_the_model_call_and_keeps_its_sender() {
+    let log = br#"{"timestamp":"2026-03-02T10:00:00.000Z","type":"session_meta","payload":{"id":"s","cli_version":"0.146.0"}}
+{"timestamp":"2026-03-02T10:00:01.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Waiting for the reviewer."}]}}
+{"timestamp":"2026-03-02T10:00:02.000Z","type":"inter_agent_communication_metadata","payload":{"trigger_turn":true}}
+{"timestamp":"2026-03-02T10:00:02.000Z","type":"response_item","payload":{"type":"agent_message","id":"m1","author":"/root/reviewer","recipient":"/root","content":[{"type":"input_text","text":"parser.rs unwraps on empty input."},{"type":"encrypted_content","encrypted_content":"gAAA"}]}}
+{"timestamp":"2026-03-02T10:00:03.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Fixing it."}]}}
+"#;
+    let mut options = ImportOptions::new();
+    options.set_strict(true);
+    let imported = import(log, &options).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(sources(t), "aua");
+    let message = &steps(t)[1];
+    assert_eq!(message["message"], "parser.rs unwraps on empty input.");
+    assert_eq!(
+        message["extra"],
+        json!({"role": "agent_message", "author": "/root/reviewer", "recipient": "/root"})
+    );
+    assert!(imported.stats().skipped().is_empty());
+    assert_eq!(imported.stats().ignored().get("inter_agent_communication_metadata"), Some(&1));
+}

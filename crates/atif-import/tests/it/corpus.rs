@@ -145,9 +145,10 @@ const EXPECTED: &[Expected] = &[
         format: Format::CodexRollout,
         // A fixture of record shapes, seven sessions in one file. 19 steps by the derivation,
         // plus one user step for line 28: a custom_tool_call_output whose call id no earlier
-        // item made. Error steps: turn_aborted (l. 20), task_complete with error (l. 34),
-        // event_msg/error; none after the last model call, so not crashed.
-        sources: "uaaasasusasasssssasa",
+        // item made, plus a user step for each inter-agent message (`response_item` of type
+        // `agent_message`, lines 33 and 116). Error steps: turn_aborted (l. 20), task_complete
+        // with error (l. 34), event_msg/error; none after the last model call, so not crashed.
+        sources: "uaaasasuusasasssssasau",
         functions: &[
             "shell",
             "shell",
@@ -170,9 +171,10 @@ const EXPECTED: &[Expected] = &[
     Expected {
         file: "stream-output-4.jsonl",
         format: Format::CodexExec,
-        // reasoning + command | reasoning + message
+        // reasoning + command | reasoning + message; the command is named `shell`, the tool
+        // that runs commands in the rollouts of that CLI generation.
         sources: "aa",
-        functions: &["command_execution"],
+        functions: &["shell"],
         n_joins: 1,
         unanswered: &[],
         totals: (6087, 204, 5120),
@@ -183,7 +185,7 @@ const EXPECTED: &[Expected] = &[
         file: "stream-output-5.jsonl",
         format: Format::CodexExec,
         sources: "aa",
-        functions: &["command_execution"],
+        functions: &["shell"],
         n_joins: 1,
         unanswered: &[],
         totals: (6086, 223, 2944),
@@ -191,6 +193,12 @@ const EXPECTED: &[Expected] = &[
         n_metrics: 0,
     },
 ];
+
+fn strict() -> ImportOptions {
+    let mut options = ImportOptions::new();
+    options.set_strict(true);
+    options
+}
 
 /// The sample files: every `*.jsonl` under `claude-code-*` and `codex-*`.
 fn samples(logs: &std::path::Path) -> Vec<PathBuf> {
@@ -211,7 +219,7 @@ fn samples(logs: &std::path::Path) -> Vec<PathBuf> {
 }
 
 #[test]
-fn every_sample_imports_to_valid_atif_with_the_counts_read_from_the_log() {
+fn every_sample_imports_strictly_to_valid_atif_with_the_counts_read_from_the_log() {
     let Some(logs) = corpus_logs() else { return };
     let files = samples(&logs);
     assert_eq!(files.len(), EXPECTED.len(), "a sample was added or removed: {files:?}");
@@ -221,7 +229,10 @@ fn every_sample_imports_to_valid_atif_with_the_counts_read_from_the_log() {
             .iter()
             .find(|e| name.ends_with(e.file))
             .unwrap_or_else(|| panic!("no expectation for {name}"));
-        let imported = import(&std::fs::read(&file).unwrap(), &ImportOptions::default()).unwrap();
+        // Strict: every record type of a real log is either mapped or known bookkeeping.
+        let imported = import(&std::fs::read(&file).unwrap(), &strict())
+            .unwrap_or_else(|err| panic!("{name}: {err}"));
+        assert!(imported.stats().skipped().is_empty(), "{name}: {:?}", imported.stats().skipped());
         let t = imported.trajectory();
         assert_valid(t, &name);
         assert_eq!(imported.format(), expected.format, "{name}");

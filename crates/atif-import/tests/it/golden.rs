@@ -17,6 +17,8 @@ const CASES: &[(&str, &str)] = &[
     ("claude-code/api-error.jsonl", "claude-code"),
     ("claude-code/truncated.jsonl", "claude-code"),
     ("claude-code/project", "claude-code"),
+    ("claude-code/project-2.0", "claude-code"),
+    ("claude-code/sidechains.jsonl", "claude-code"),
     ("claude-stream/basic.jsonl", "claude-code"),
     ("claude-stream/max-turns.jsonl", "claude-code"),
     ("codex-rollout/usage-before.jsonl", "codex"),

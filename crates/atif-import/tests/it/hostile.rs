@@ -147,6 +147,7 @@ fn every_fixture_with_any_member_swapped_for_another_type_imports_validly_or_fai
     let fixtures = [
         "claude-code/basic.jsonl",
         "claude-code/api-error.jsonl",
+        "claude-code/sidechains.jsonl",
         "claude-stream/basic.jsonl",
         "codex-rollout/usage-before.jsonl",
         "codex-rollout/usage-after.jsonl",

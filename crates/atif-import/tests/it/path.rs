@@ -124,3 +124,49 @@ fn a_spawned_thread_imported_alone_has_no_subagents() {
     assert!(imported.trajectory().get("subagent_trajectories").is_none());
     assert_eq!(imported.trajectory()["session_id"], CHILD_ID);
 }
+
+#[test]
+fn subagent_files_beside_the_session_are_embedded_when_they_name_its_session() {
+    // Claude Code 2.0 writes `agent-<id>.jsonl` into the project folder, beside the session;
+    // agent-f00f.jsonl belongs to another session and stays out.
+    for path in ["claude-code/project-2.0", "claude-code/project-2.0/sess-0004.jsonl"] {
+        let imported = import_path(&fixtures().join(path), &ImportOptions::default()).unwrap();
+        let t = imported.trajectory();
+        assert_valid(t, path);
+        assert_eq!(sources(t), "uaa", "{path}");
+        let subs = t["subagent_trajectories"].as_array().unwrap();
+        assert_eq!(subs.len(), 1, "{path}");
+        assert_eq!(subs[0]["trajectory_id"], "agent-d00d");
+        assert_eq!(functions(&subs[0]), ["Grep"]);
+        let result = &steps(t)[1]["observation"]["results"][0];
+        assert_eq!(result["subagent_trajectory_ref"][0]["trajectory_id"], "agent-d00d");
+        assert!(imported.stats().warnings().is_empty(), "{:?}", imported.stats().warnings());
+    }
+}
+
+#[test]
+fn a_bad_line_in_a_log_file_names_the_file_and_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.jsonl");
+    std::fs::write(&log, "{\"type\":\"turn.started\"}\n{\"type\": }\n").unwrap();
+    let err = import_path(&log, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Log { source, .. } if matches!(**source, Error::NotJson { line: 2, .. }))
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("{}: line 2 is not JSON: expected value at column 10", log.display())
+    );
+}
+
+#[test]
+fn a_subagent_file_given_on_its_own_is_that_subagent_s_trajectory() {
+    let rel = "claude-code/project/sess-0002/subagents/agent-a7f3.jsonl";
+    let imported = import_path(&fixtures().join(rel), &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    assert_valid(t, rel);
+    assert_eq!(sources(t), "uaa");
+    assert_eq!(functions(t), ["Grep"]);
+    assert!(t.get("subagent_trajectories").is_none());
+    assert!(imported.stats().warnings().is_empty(), "{:?}", imported.stats().warnings());
+}
