@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use atif_golden::{Mode, Settings};
 
-use crate::cmd::common::{NormalizeArgs, parse_tolerance, print, read_input};
+use crate::cmd::common::{CompareArgs, NormalizeArgs, print, read_input};
 
 /// Arguments of `atif check`.
 #[derive(Debug, clap::Args)]
@@ -21,12 +21,8 @@ pub(crate) struct Args {
     /// diff of what that erased. Without it, `ATIF_GOLDEN` and `CI` decide (see docs/golden.md).
     #[arg(long)]
     pub(crate) update: bool,
-    /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
-    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_tolerance)]
-    pub(crate) token_tolerance: f64,
-    /// Do not compare the content hash: only structural fields count.
-    #[arg(long)]
-    pub(crate) no_content: bool,
+    #[command(flatten)]
+    pub(crate) compare: CompareArgs,
     #[command(flatten)]
     pub(crate) normalize: NormalizeArgs,
 }
@@ -42,8 +38,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut settings = Settings::new();
     settings
         .set_normalize_options(args.normalize.to_options()?)
-        .set_token_tolerance(args.token_tolerance)
-        .set_compare_content(!args.no_content)
+        .set_token_tolerance(args.compare.token_tolerance)
+        .set_compare_content(!args.compare.no_content)
         .set_update_command(Some(update_command()));
     if args.update {
         settings.set_mode(Some(Mode::Update));

@@ -116,3 +116,23 @@ pub(crate) fn print(
         _ => Ok(()),
     }
 }
+
+/// How two Shapes are compared: the flags shared by `diff` and `check`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct CompareArgs {
+    /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
+    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_tolerance)]
+    pub(crate) token_tolerance: f64,
+    /// Do not compare the content hash: only structural fields count.
+    #[arg(long)]
+    pub(crate) no_content: bool,
+}
+
+impl CompareArgs {
+    /// The diff options these flags describe.
+    pub(crate) fn to_options(&self) -> atif_normalize::DiffOptions {
+        let mut options = atif_normalize::DiffOptions::default();
+        options.set_token_tolerance(self.token_tolerance).set_compare_content(!self.no_content);
+        options
+    }
+}

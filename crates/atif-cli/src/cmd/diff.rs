@@ -2,9 +2,7 @@
 
 use std::process::ExitCode;
 
-use atif_normalize::DiffOptions;
-
-use crate::cmd::common::{NormalizeArgs, parse_tolerance, print};
+use crate::cmd::common::{CompareArgs, NormalizeArgs, print};
 use crate::cmd::normalize::load_normalized;
 
 /// Arguments of `atif diff`.
@@ -16,12 +14,8 @@ pub(crate) struct Args {
     /// The trajectory of the run under test.
     #[arg(value_name = "ACTUAL")]
     pub(crate) actual: String,
-    /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
-    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_tolerance)]
-    pub(crate) token_tolerance: f64,
-    /// Do not compare the content hash: only structural fields count.
-    #[arg(long)]
-    pub(crate) no_content: bool,
+    #[command(flatten)]
+    pub(crate) compare: CompareArgs,
     #[command(flatten)]
     pub(crate) normalize: NormalizeArgs,
 }
@@ -35,8 +29,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let golden = load_normalized(&args.golden, &options)?;
     let actual = load_normalized(&args.actual, &options)?;
-    let mut diff_options = DiffOptions::default();
-    diff_options.set_token_tolerance(args.token_tolerance).set_compare_content(!args.no_content);
+    let diff_options = args.compare.to_options();
 
     let deltas = atif_normalize::diff(
         &atif_normalize::shape(&golden),

@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+use crate::{atif_command, stderr, stdout};
+
 /// A trajectory of `n_steps` agent steps calling `function`; `run_id` changes only volatile data.
 fn trajectory(n_steps: usize, function: &str, run_id: &str) -> Value {
     let steps: Vec<Value> = (1..=n_steps)
@@ -37,26 +39,12 @@ fn write(dir: &Path, name: &str, doc: &Value) {
 
 /// `atif check ARGS` in `dir`, with the mode and CI variables given and nothing inherited.
 fn atif_check(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_atif"));
-    command
-        .current_dir(dir)
-        .arg("check")
-        .args(args)
-        .env_remove("ATIF_GOLDEN")
-        .env_remove("CI")
-        .env_remove("ATIF_GOLDEN_REPORT");
+    let mut command = atif_command(&["check"]);
+    command.current_dir(dir).args(args);
     for (key, value) in env {
         command.env(key, value);
     }
     command.output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
 }
 
 fn files_in(dir: &Path) -> Vec<String> {

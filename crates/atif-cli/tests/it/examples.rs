@@ -1,19 +1,14 @@
 //! The bundled examples behind the README's first command and its tour stay true.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
-/// Runs the real `atif` binary from the workspace root, with no golden mode or CI inherited.
+use crate::atif_command;
+
+/// Runs the real `atif` binary from the workspace root, as CI would.
 fn atif(args: &[&str]) -> Output {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    Command::new(env!("CARGO_BIN_EXE_atif"))
-        .args(args)
-        .current_dir(root)
-        .env_remove("ATIF_GOLDEN")
-        .env_remove("ATIF_GOLDEN_REPORT")
-        .env("CI", "true")
-        .output()
-        .expect("the atif binary runs")
+    atif_command(args).current_dir(root).env("CI", "true").output().expect("the atif binary runs")
 }
 
 #[test]

@@ -2,34 +2,19 @@
 //! in a temp dir.
 #![allow(clippy::unwrap_used, reason = "test helpers panic on broken test setup")]
 
-use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
+
+use crate::{atif_command, run_with_closed_stdout, run_with_stdin, stderr};
 
 fn fixture(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../atif-import/tests/fixtures").join(rel)
 }
 
 fn atif(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    if let Some(bytes) = stdin {
-        pipe.write_all(bytes).unwrap();
-    }
-    drop(pipe);
-    child.wait_with_output().unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    run_with_stdin(atif_command(args), stdin.unwrap_or_default())
 }
 
 fn trajectory(output: &Output) -> Value {
@@ -221,21 +206,9 @@ fn a_bad_line_in_a_file_names_the_file_once_the_line_and_the_column() {
 /// Runs `atif` in `dir` with `stdin`, as a shell pipeline stage would, with no golden mode or
 /// CI setting inherited.
 fn atif_in(dir: &std::path::Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("ATIF_GOLDEN")
-        .env_remove("ATIF_GOLDEN_REPORT")
-        .env_remove("CI")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut pipe = child.stdin.take().unwrap();
-    pipe.write_all(stdin).unwrap();
-    drop(pipe);
-    child.wait_with_output().unwrap()
+    let mut command = atif_command(args);
+    command.current_dir(dir);
+    run_with_stdin(command, stdin)
 }
 
 /// The lines docs/import.md shows after the console line `$ {command}`, up to the end of the
@@ -297,15 +270,7 @@ fn the_ci_recipe_in_docs_import_md_shows_the_real_output() {
 #[test]
 fn a_reader_that_stops_early_is_not_an_error() {
     let log = fixture("claude-code/basic.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-        .args(["import", log.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Close the pipe before the trajectory is written, as `| head -c 0` would.
-    drop(child.stdout.take());
-    let output = child.wait_with_output().unwrap();
+    let output = run_with_closed_stdout(atif_command(&["import", log.to_str().unwrap()]));
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
 }

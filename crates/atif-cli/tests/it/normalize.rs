@@ -7,6 +7,8 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::{atif_command, run_with_closed_stdout, stderr, stdout};
+
 /// A run of one user step and `n_agent` agent steps calling `function`; `run_id` changes only
 /// volatile data (session, timestamps, call ids, an address, costs).
 fn run(n_agent: usize, function: &str, run_id: &str) -> Value {
@@ -45,15 +47,7 @@ fn write_json(dir: &Path, name: &str, doc: &Value) -> PathBuf {
 }
 
 fn atif(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_atif")).args(args).output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8(output.stderr.clone()).unwrap()
+    atif_command(args).output().unwrap()
 }
 
 fn path_str(path: &Path) -> &str {
@@ -201,14 +195,7 @@ fn a_redaction_replacement_is_split_at_the_first_equals_sign_outside_a_quoted_ke
 /// Runs `atif` with `args` and closes its standard output before reading anything, as
 /// `atif ... | head -0` would; returns the exit code and standard error.
 fn with_closed_stdout(args: &[&str]) -> (Option<i32>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let output = child.wait_with_output().unwrap();
+    let output = run_with_closed_stdout(atif_command(args));
     (output.status.code(), stderr(&output))
 }
 

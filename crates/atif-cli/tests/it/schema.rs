@@ -1,30 +1,19 @@
 //! Tests of `atif schema` and `atif upgrade`, run on the real binary.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
+use crate::{atif_command, run_with_closed_stdout, run_with_stdin, stderr};
+
 /// Runs `atif ARGS...` with `stdin` on standard input.
 fn atif(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
+    run_with_stdin(atif_command(args), stdin)
 }
 
 fn stdout_json(output: &Output) -> Value {
     serde_json::from_slice(&output.stdout).unwrap()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 #[test]
@@ -179,15 +168,7 @@ fn schema_and_upgrade_stop_quietly_when_the_reader_stops_early() {
     let path = dir.path().join("big.json");
     std::fs::write(&path, serde_json::to_vec(&document).unwrap()).unwrap();
     for args in [&["upgrade", path.to_str().unwrap()][..], &["schema"]] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The reading end closes before the command writes anything.
-        drop(child.stdout.take());
-        let output = child.wait_with_output().unwrap();
+        let output = run_with_closed_stdout(atif_command(args));
         assert_eq!(output.status.code(), Some(0), "{args:?}: {}", stderr(&output));
         assert!(!stderr(&output).contains("panicked"), "{args:?}: {}", stderr(&output));
     }

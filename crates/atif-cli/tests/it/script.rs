@@ -8,16 +8,10 @@ use atif_replay::{
 };
 use serde_json::json;
 
+use crate::{atif_command, stderr, stdout};
+
 fn atif(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_atif")).args(args).output().expect("the atif binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    atif_command(args).output().expect("the atif binary runs")
 }
 
 /// A three-call script: two tool calls with usage, a streamed text reply, a recorded failure.

@@ -1,33 +1,18 @@
 //! Tests of `atif validate`, run on the real binary with files in temp dirs.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly")]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
+use crate::{atif_command, run_with_closed_stdout, run_with_stdin, stderr, stdout};
+
 /// Runs `atif validate ARGS...` with `stdin` on standard input.
 fn validate(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-        .arg("validate")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A command that fails on its arguments may exit before reading: ignore a broken pipe.
-    let _ = child.stdin.take().unwrap().write_all(stdin);
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+    let mut command = atif_command(&["validate"]);
+    command.args(args);
+    run_with_stdin(command, stdin)
 }
 
 /// A valid two-step trajectory.
@@ -334,15 +319,9 @@ fn a_reader_that_stops_early_is_not_an_error() {
     let path = write(dir.path(), "ok.json", &doc_bytes(&valid_doc()));
     // Enough output to fill a pipe, with its reading end closed at once.
     let files = vec![path.as_str(); 5_000];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
-        .arg("validate")
-        .args(&files)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let output = child.wait_with_output().unwrap();
+    let mut command = atif_command(&["validate"]);
+    command.args(&files);
+    let output = run_with_closed_stdout(command);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stderr(&output).is_empty(), "{}", stderr(&output));
 }
