@@ -443,6 +443,7 @@ impl LlmResponse {
 /// (once its argument deltas are assembled).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum Chunk {
     /// A piece of the text.
     Text {

@@ -99,9 +99,10 @@ pub fn anthropic_response(raw: &Value) -> Result<LlmResponse> {
     }
     let cache_read = count(raw, "/usage/cache_read_input_tokens");
     response.usage = Usage {
+        // Saturating: absurd counts in a reply must not overflow (a panic in debug builds).
         prompt_tokens: count(raw, "/usage/input_tokens")
-            + cache_read
-            + count(raw, "/usage/cache_creation_input_tokens"),
+            .saturating_add(cache_read)
+            .saturating_add(count(raw, "/usage/cache_creation_input_tokens")),
         completion_tokens: count(raw, "/usage/output_tokens"),
         cached_tokens: cache_read,
     };
@@ -188,6 +189,16 @@ mod tests {
         assert_eq!(response.tool_calls[0].id, "toolu_1");
         assert_eq!(response.finish_reason, FinishReason::ToolCalls);
         assert_eq!(response.usage, Usage::new(125, 15, 100));
+    }
+
+    #[test]
+    fn anthropic_counts_whose_sum_overflows_saturate_instead_of_panicking() {
+        let raw = json!({
+            "content": [{"type": "text", "text": "hi"}],
+            "usage": {"input_tokens": u64::MAX, "output_tokens": 1, "cache_read_input_tokens": 2, "cache_creation_input_tokens": 3}
+        });
+        let response = anthropic_response(&raw).unwrap();
+        assert_eq!(response.usage, Usage::new(u64::MAX, 1, 2));
     }
 
     #[test]

@@ -80,8 +80,9 @@ enum Outcome {
 impl<C: LlmClient> RecordingClient<C> {
     /// Records calls to `inner` with the default [`RecordOptions`].
     pub fn new(inner: C) -> Self {
-        let redactor = Redactor::new(&[])
-            .expect("the default secret patterns compile, as the secrets unit tests check");
+        let redactor = Redactor::new(&[]).expect(
+            "the default secret patterns compile because the secrets unit tests check them",
+        );
         RecordingClient {
             inner,
             calls: Arc::default(),

@@ -76,7 +76,7 @@ pub fn json_schema_file_name(version: SchemaVersion) -> String {
 /// newline.
 pub fn json_schema_text(version: SchemaVersion) -> String {
     let mut text = serde_json::to_string_pretty(&json_schema(version))
-        .expect("serialising a JSON value never fails");
+        .expect("serialising a JSON value never fails because its map keys are strings");
     text.push('\n');
     text
 }

@@ -239,6 +239,7 @@ pub struct SubagentTrajectoryRef {
 /// `source`; the kind of `source` always matches `type`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "lowercase", deny_unknown_fields)]
+#[non_exhaustive]
 pub enum ContentPart {
     /// A text part. Since ATIF-v1.6.
     Text {
@@ -270,6 +271,7 @@ pub struct ImageSource {
 
 /// The four image formats ATIF allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub enum ImageMediaType {
     /// `image/jpeg`.
     #[serde(rename = "image/jpeg")]
@@ -302,6 +304,7 @@ pub struct AudioSource {
 
 /// The eight audio formats ATIF allows, in their canonical spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+#[non_exhaustive]
 pub enum AudioMediaType {
     /// `audio/wav` (read from `audio/x-wav`, `audio/wave`, `audio/vnd.wave` too).
     #[serde(rename = "audio/wav")]

@@ -267,7 +267,13 @@ pub(crate) fn usage_metrics(usage: &Value) -> Metrics {
     let cache_write = field("cache_creation_input_tokens");
     let prompt = match (input, cache_read, cache_write) {
         (None, None, None) => None,
-        _ => Some(input.unwrap_or(0) + cache_read.unwrap_or(0) + cache_write.unwrap_or(0)),
+        // Saturating: a hostile log's counts must not overflow (a panic in debug builds).
+        _ => Some(
+            input
+                .unwrap_or(0)
+                .saturating_add(cache_read.unwrap_or(0))
+                .saturating_add(cache_write.unwrap_or(0)),
+        ),
     };
     let extra = match usage {
         Value::Object(map) => map.clone(),

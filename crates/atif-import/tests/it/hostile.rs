@@ -177,3 +177,32 @@ fn every_fixture_with_any_member_swapped_for_another_type_imports_validly_or_fai
     }
     assert!(n_variants > 1000, "{n_variants}");
 }
+
+#[test]
+fn token_counts_whose_sum_overflows_saturate_instead_of_panicking() {
+    // The prompt is input + cache reads + cache writes; u64::MAX plus anything used to panic
+    // (debug builds) or wrap (release builds).
+    let init =
+        json!({"type": "system", "subtype": "init", "session_id": "s", "model": "m", "uuid": "i"});
+    let reply = json!({
+        "type": "assistant",
+        "message": {
+            "model": "m", "id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "usage": {
+                "input_tokens": u64::MAX,
+                "cache_read_input_tokens": 1,
+                "cache_creation_input_tokens": 5000,
+                "output_tokens": 3
+            }
+        },
+        "parent_tool_use_id": null, "session_id": "s", "uuid": "a"
+    });
+    let log = format!("{init}\n{reply}\n");
+    let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
+    let trajectory = imported.trajectory();
+    let agent = steps(trajectory).iter().find(|step| step["source"] == "agent").unwrap();
+    assert_eq!(agent["metrics"]["prompt_tokens"], json!(u64::MAX));
+    assert_eq!(agent["metrics"]["cached_tokens"], json!(1));
+    assert_eq!(agent["metrics"]["completion_tokens"], json!(3));
+}

@@ -325,3 +325,31 @@ async fn a_capture_dropped_by_a_timeout_stops_its_agent() {
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
     assert!(!finished.load(std::sync::atomic::Ordering::SeqCst), "the agent ran on detached");
 }
+
+#[tokio::test]
+async fn token_totals_that_overflow_saturate_instead_of_panicking() {
+    let model = Arc::new(ScriptedClient::from_responses(
+        Some("model-x"),
+        vec![
+            LlmResponse::from_text("one").with_usage(Usage::new(u64::MAX, u64::MAX, u64::MAX)),
+            LlmResponse::from_text("two").with_usage(Usage::new(1, 2, 3)),
+        ],
+    ));
+    let captured = capture(model, &options(), |handle| async move {
+        let client = handle.client();
+        client.complete(ask("first")).await?;
+        client.complete(ask("second")).await?;
+        Ok::<_, Error>(())
+    })
+    .await;
+    assert!(captured.result.is_ok(), "{:?}", captured.result);
+    assert_eq!(
+        captured.trajectory["final_metrics"],
+        json!({
+            "total_prompt_tokens": u64::MAX,
+            "total_completion_tokens": u64::MAX,
+            "total_cached_tokens": u64::MAX,
+            "total_steps": 2
+        })
+    );
+}
