@@ -121,7 +121,15 @@ pub(crate) fn print(
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct CompareArgs {
     /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
-    #[arg(long, value_name = "F", default_value_t = 0.0, value_parser = parse_tolerance)]
+    // A negative value reaches `parse_tolerance` and gets its message, rather than clap's
+    // "unexpected argument '-1'" with a tip that would make it a positional argument.
+    #[arg(
+        long,
+        value_name = "F",
+        default_value_t = 0.0,
+        value_parser = parse_tolerance,
+        allow_negative_numbers = true
+    )]
     pub(crate) token_tolerance: f64,
     /// Do not compare the content hash: only structural fields count.
     #[arg(long)]

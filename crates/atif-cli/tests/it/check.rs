@@ -225,6 +225,23 @@ fn a_negative_or_non_numeric_token_tolerance_exits_2_saying_what_was_expected() 
 }
 
 #[test]
+fn a_negative_token_tolerance_as_a_separate_argument_gets_the_same_message() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    let output =
+        atif_check(dir.path(), &[CI], &["golden.json", "run.json", "--token-tolerance", "-1"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with(
+            "error: invalid value '-1' for '--token-tolerance <F>': expected a finite number of 0 or more (0.1 for 10%), got `-1`"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(files_in(dir.path()), ["run.json"]);
+}
+
+#[test]
 fn normalisation_flags_apply_to_both_sides() {
     let dir = tempfile::tempdir().unwrap();
     let mut recorded = trajectory(1, "grep", "a");
