@@ -13,7 +13,13 @@ use clap::{Parser, Subcommand};
 
 /// Validate, normalise, compare and import agent trajectories in the ATIF format.
 #[derive(Debug, Parser)]
-#[command(name = "atif", version, about, max_term_width = 100)]
+#[command(
+    name = "atif",
+    version,
+    about,
+    max_term_width = 100,
+    after_help = "Exit status: 0 success; 1 invalid input, or the behaviour changed; 2 the command could not run.\nGuide: README.md and docs/ in the repository."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
