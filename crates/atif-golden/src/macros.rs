@@ -150,7 +150,7 @@ pub mod __private {
     pub fn snapshot_text<T: Serialize + ?Sized>(actual: &T) -> String {
         match crate::canonical_text(actual, &Settings::clone_current()) {
             Ok(text) => text,
-            Err(err) => panic!("{err}"),
+            Err(err) => panic!("{}", with_causes(&err)),
         }
     }
 }

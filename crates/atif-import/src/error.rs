@@ -13,13 +13,16 @@ pub enum Error {
     #[error("the log is empty: expected one JSON object per line")]
     Empty,
     /// A line that is not JSON, and not a final line cut short by a killed writer.
-    #[error("line {line} is not JSON: {}", json_reason(source))]
+    ///
+    /// The message carries serde_json's reason with the column inside the line, and the
+    /// parser's error is not also exposed as [`source`](std::error::Error::source): each line is
+    /// parsed on its own, so serde_json's own text would say "line 1" for every line.
+    #[error("line {line} is not JSON: {}", json_reason(error))]
     NotJson {
         /// 1-based line number.
         line: usize,
-        /// What serde_json found.
-        #[source]
-        source: serde_json::Error,
+        /// What serde_json found (its line and column count from the start of this line).
+        error: serde_json::Error,
     },
     /// A line that is JSON but not an object.
     #[error("line {line} is not a log record: expected a JSON object, found {found}")]
@@ -75,7 +78,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The log file given to [`import_path`](crate::import_path) could not be imported.
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Log {
         /// The log file.
         path: PathBuf,
@@ -84,7 +87,7 @@ pub enum Error {
         source: Box<Error>,
     },
     /// A subagent file of a Claude Code session could not be imported.
-    #[error("subagent file {}: {source}", path.display())]
+    #[error("subagent file {}", path.display())]
     Subagent {
         /// The subagent file.
         path: PathBuf,
@@ -104,11 +107,11 @@ pub enum Error {
 
 /// What serde_json found, with the position inside the line (each line is parsed on its own,
 /// so serde_json's own "line 1" would mislead).
-fn json_reason(source: &serde_json::Error) -> String {
-    let text = source.to_string();
+fn json_reason(error: &serde_json::Error) -> String {
+    let text = error.to_string();
     match text.rfind(" at line ") {
-        Some(idx) if source.column() > 0 => {
-            format!("{} at column {}", &text[..idx], source.column())
+        Some(idx) if error.column() > 0 => {
+            format!("{} at column {}", &text[..idx], error.column())
         }
         Some(idx) => text[..idx].to_owned(),
         None => text,

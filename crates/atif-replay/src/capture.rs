@@ -166,7 +166,8 @@ where
             Err(Error::AgentPanicked { message })
         }
     };
-    let crash = result.as_ref().err().map(ToString::to_string);
+    // The whole chain: an agent's failure keeps its cause in `source()`, not in its message.
+    let crash = result.as_ref().err().map(|err| crate::error::with_causes(err));
     let trajectory = recorder.build(crash.as_deref());
     Captured { trajectory, result }
 }

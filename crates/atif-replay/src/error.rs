@@ -87,7 +87,7 @@ pub enum Error {
         message: String,
     },
     /// A script file could not be read or written.
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}")]
     Io {
         /// `read`, `write` or `rename`.
         action: &'static str,
@@ -148,7 +148,7 @@ pub enum Error {
         pointer: String,
     },
     /// A secret pattern given by the user is not a valid regular expression.
-    #[error("invalid secret pattern `{pattern}`: {source}")]
+    #[error("invalid secret pattern `{pattern}`")]
     Pattern {
         /// The pattern as given.
         pattern: String,
@@ -174,9 +174,10 @@ pub enum Error {
         trajectory: String,
     },
     /// A captured agent returned an error.
-    #[error("agent failed: {message}")]
+    #[error("agent failed")]
     AgentFailed {
-        /// The error's text.
+        /// The agent's error as text (the same text as `source`, which the message leaves to
+        /// error reporters that walk `source()`).
         message: String,
         /// The agent's error.
         #[source]
@@ -189,14 +190,14 @@ pub enum Error {
         message: String,
     },
     /// A captured trajectory could not be read into atif-schema's typed model.
-    #[error("captured trajectory does not fit the typed ATIF model: {source}")]
+    #[error("captured trajectory does not fit the typed ATIF model")]
     Schema {
         /// What atif-schema said.
         #[source]
         source: atif_schema::Error,
     },
     /// A value could not be serialised to JSON.
-    #[error("cannot serialise {what}: {source}")]
+    #[error("cannot serialise {what}")]
     Serialize {
         /// What was being serialised.
         what: &'static str,
@@ -209,6 +210,19 @@ pub enum Error {
 /// `at /calls/0: ` before a message about a value inside the file; nothing for the root.
 fn at(pointer: &str) -> String {
     if pointer.is_empty() { String::new() } else { format!("at {pointer}: ") }
+}
+
+/// The error's message followed by each of its causes (`agent failed: <the agent's error>`),
+/// for text that is stored or sent on rather than shown by an error reporter.
+pub(crate) fn with_causes(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(source) = cause {
+        text.push_str(": ");
+        text.push_str(&source.to_string());
+        cause = source.source();
+    }
+    text
 }
 
 /// The error of a model call: the same type as [`Error`], named for the [`LlmClient`](crate::LlmClient) trait.

@@ -180,7 +180,7 @@ impl<C: LlmClient> LlmClient for RecordingClient<C> {
         let result = self.inner.complete(request).await;
         let outcome = match &result {
             Ok(response) => Outcome::Response(response.clone()),
-            Err(err) => Outcome::Failed(err.to_string()),
+            Err(err) => Outcome::Failed(crate::error::with_causes(err)),
         };
         lock(&self.calls)[idx].outcome = outcome;
         result
@@ -195,7 +195,7 @@ impl<C: LlmClient> LlmClient for RecordingClient<C> {
         let mut inner = match self.inner.complete_stream(request).await {
             Ok(stream) => stream,
             Err(err) => {
-                lock(&self.calls)[idx].outcome = Outcome::Failed(err.to_string());
+                lock(&self.calls)[idx].outcome = Outcome::Failed(crate::error::with_causes(&err));
                 return Err(err);
             }
         };
@@ -215,7 +215,8 @@ impl<C: LlmClient> LlmClient for RecordingClient<C> {
                         }
                     }
                     Some(Err(err)) => {
-                        lock(&calls)[idx].outcome = Outcome::Failed(err.to_string());
+                        lock(&calls)[idx].outcome =
+                            Outcome::Failed(crate::error::with_causes(&err));
                         let _ = sender.send(Err(err)).await;
                         return;
                     }

@@ -308,6 +308,8 @@ mod tests {
         let redactor = Redactor::new(&["corp-[0-9]{4}".to_owned()]).unwrap();
         assert_eq!(redactor.redact_str("id corp-1234").as_deref(), Some("id [REDACTED]"));
         let err = Redactor::new(&["(".to_owned()]).unwrap_err();
-        assert!(err.to_string().starts_with("invalid secret pattern `(`"), "{err}");
+        assert_eq!(err.to_string(), "invalid secret pattern `(`");
+        let source = std::error::Error::source(&err).map(ToString::to_string).unwrap_or_default();
+        assert!(source.contains("unclosed group"), "{source}");
     }
 }

@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use atif_import::{Format, Import, ImportOptions};
 
 use crate::cmd::common::{print, read_input};
@@ -36,19 +35,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let bytes = read_input("-")?;
         atif_import::import(&bytes, &options)
     } else {
-        let path = Path::new(&args.input);
-        if !path.exists() {
-            anyhow::bail!("cannot read {}: no such file or folder", args.input);
-        }
-        atif_import::import_path(path, &options)
+        // A missing file is atif-import's `Io` error, which carries the operating system's reason.
+        atif_import::import_path(Path::new(&args.input), &options)
     };
     let imported = match result {
         Ok(imported) => imported,
-        Err(err @ atif_import::Error::Io { .. }) => return Err(err).context("import failed"),
+        Err(err @ atif_import::Error::Io { .. }) => return Err(err.into()),
         Err(err) => {
             let name = if args.input == "-" { "standard input" } else { args.input.as_str() };
-            // Every error of atif-import carries its causes in its own message.
-            let text = err.to_string();
+            // The message and its causes (`<file>: line 2 is not JSON: ...`): atif-import's
+            // errors keep their causes in `source()`, as anyhow's `{:#}` shows them.
+            let text = format!("{:#}", anyhow::Error::new(err));
             // Errors about a file or folder name it themselves.
             if text.starts_with(name) {
                 eprintln!("error: {text}");

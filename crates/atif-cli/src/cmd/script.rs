@@ -65,10 +65,9 @@ fn redact(file: &str, patterns: &[String]) -> anyhow::Result<ExitCode> {
     match atif_replay::redact_file(Path::new(file), patterns) {
         Ok(true) => println!("{file}: secrets redacted"),
         Ok(false) => println!("{file}: nothing to redact"),
-        Err(atif_replay::Error::Io { action, path, source }) => {
-            anyhow::bail!("cannot {action} {}: {source}", path.display())
+        Err(err @ (atif_replay::Error::Io { .. } | atif_replay::Error::Pattern { .. })) => {
+            return Err(err.into());
         }
-        Err(err @ atif_replay::Error::Pattern { .. }) => anyhow::bail!(err),
         Err(err) => return invalid_input(err),
     }
     Ok(ExitCode::SUCCESS)
@@ -80,7 +79,8 @@ fn invalid_input(err: atif_replay::Error) -> anyhow::Result<ExitCode> {
     if let atif_replay::Error::Io { .. } = err {
         return Err(err.into());
     }
-    eprintln!("error: {err}");
+    // With its causes, which atif-replay's errors keep in `source()`.
+    eprintln!("error: {:#}", anyhow::Error::new(err));
     Ok(ExitCode::from(1))
 }
 

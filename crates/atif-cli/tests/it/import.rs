@@ -108,7 +108,10 @@ fn an_unreadable_file_exits_2_and_an_unknown_format_name_is_a_usage_error() {
     let missing = dir.path().join("missing.jsonl");
     let output = atif(&["import", missing.to_str().unwrap()], None);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("cannot read"), "{}", stderr(&output));
+    // The operating system's own words for this file, shown once after the path.
+    let reason = std::fs::read(&missing).unwrap_err().to_string();
+    assert_eq!(stderr(&output), format!("error: cannot read {}: {reason}\n", missing.display()));
+    assert_eq!(stderr(&output).matches(&reason).count(), 1, "{}", stderr(&output));
     let output = atif(&["import", "--format", "gemini", "-"], Some(b""));
     assert_eq!(output.status.code(), Some(2));
 }

@@ -131,6 +131,21 @@ fn show_of_a_missing_file_exits_2() {
 }
 
 #[test]
+fn a_missing_file_shows_the_operating_system_reason_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("absent.json");
+    // The operating system's own words for this file, as the binary will meet them.
+    let reason = std::fs::read(&path).unwrap_err().to_string();
+    let expected = format!("error: cannot read {}: {reason}\n", path.display());
+    for command in ["show", "redact"] {
+        let output = atif(&["script", command, path.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2), "script {command}");
+        assert_eq!(stderr(&output), expected, "script {command}");
+        assert_eq!(stderr(&output).matches(&reason).count(), 1, "script {command}");
+    }
+}
+
+#[test]
 fn redact_replaces_secrets_in_place_and_keeps_the_script_readable() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_sample(dir.path());
@@ -178,10 +193,12 @@ fn redact_with_an_invalid_pattern_exits_2() {
     let output = atif(&["script", "redact", &path, "--pattern", "("]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).starts_with("error: invalid secret pattern `(`"),
+        stderr(&output).starts_with("error: invalid secret pattern `(`: regex parse error"),
         "{}",
         stderr(&output)
     );
+    // The regex engine's reason is shown once, not once in the message and again as its cause.
+    assert_eq!(stderr(&output).matches("unclosed group").count(), 1, "{}", stderr(&output));
 }
 
 /// One credential of each kind the redaction knows, planted by hand (not through

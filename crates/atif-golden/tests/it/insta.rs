@@ -2,6 +2,7 @@
 
 use atif_golden::{Settings, assert_trajectory_snapshot, canonical_text};
 
+use crate::macros::on_test_thread;
 use crate::run;
 
 #[test]
@@ -12,4 +13,17 @@ fn a_trajectory_reaches_insta_as_its_normalised_canonical_text() {
     assert_eq!(first, second);
     assert!(!first.contains("session-a"));
     assert_trajectory_snapshot!(run(2, "grep", "b"));
+}
+
+#[test]
+fn a_value_that_is_not_a_trajectory_panics_with_the_normaliser_reason() {
+    let message = on_test_thread("suite::not_a_trajectory", || {
+        assert_trajectory_snapshot!(serde_json::json!([1, 2]));
+    })
+    .unwrap();
+    assert_eq!(
+        message,
+        "cannot normalise the actual trajectory: not an ATIF trajectory at the root: expected a \
+         trajectory object, found an array"
+    );
 }

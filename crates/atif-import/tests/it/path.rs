@@ -2,7 +2,7 @@
 
 use atif_import::{Error, ImportOptions, import_path};
 
-use crate::support::{assert_valid, fixtures, functions, joins, sources, steps};
+use crate::support::{assert_valid, chain, fixtures, functions, joins, sources, steps};
 
 #[test]
 fn a_session_folder_embeds_its_subagents_linked_by_meta_file_or_agent_id() {
@@ -72,6 +72,30 @@ fn an_unlinked_subagent_is_embedded_with_a_warning() {
 }
 
 #[test]
+fn a_bad_line_in_a_subagent_file_names_the_file_then_the_line_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = fixtures().join("claude-code/project");
+    std::fs::copy(src.join("sess-0002.jsonl"), dir.path().join("sess-0002.jsonl")).unwrap();
+    let subagents = dir.path().join("sess-0002/subagents");
+    std::fs::create_dir_all(&subagents).unwrap();
+    let broken = subagents.join("agent-zz00.jsonl");
+    std::fs::write(&broken, "{\"type\":\"user\"}\n{\"type\": }\n{}\n").unwrap();
+    let err = import_path(dir.path(), &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Subagent { source, .. } if matches!(**source, Error::NotJson { line: 2, .. })),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), format!("subagent file {}", broken.display()));
+    assert_eq!(
+        chain(&err),
+        format!(
+            "subagent file {}: line 2 is not JSON: expected value at column 10",
+            broken.display()
+        )
+    );
+}
+
+#[test]
 fn folders_without_one_session_and_missing_files_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let err = import_path(dir.path(), &ImportOptions::default()).unwrap_err();
@@ -88,7 +112,12 @@ fn folders_without_one_session_and_missing_files_are_clear_errors() {
     let missing =
         import_path(&dir.path().join("nope.jsonl"), &ImportOptions::default()).unwrap_err();
     assert!(matches!(missing, Error::Io { .. }));
-    assert!(missing.to_string().starts_with("cannot read "), "{missing}");
+    let Error::Io { source, .. } = &missing else { unreachable!() };
+    assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+    // The message names the path; the operating system's reason is the source, shown once.
+    let nope = dir.path().join("nope.jsonl");
+    assert_eq!(missing.to_string(), format!("cannot read {}", nope.display()));
+    assert_eq!(chain(&missing), format!("cannot read {}: {source}", nope.display()));
 }
 
 const PARENT: &str =
@@ -153,8 +182,10 @@ fn a_bad_line_in_a_log_file_names_the_file_and_the_line() {
     assert!(
         matches!(&err, Error::Log { source, .. } if matches!(**source, Error::NotJson { line: 2, .. }))
     );
+    // The file, then the cause: each once.
+    assert_eq!(err.to_string(), log.display().to_string());
     assert_eq!(
-        err.to_string(),
+        chain(&err),
         format!("{}: line 2 is not JSON: expected value at column 10", log.display())
     );
 }

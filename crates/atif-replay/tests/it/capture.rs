@@ -132,13 +132,19 @@ async fn a_failing_agent_is_rethrown_alongside_its_trajectory() {
     assert_captured_well(&captured);
     let (trajectory, result) = captured.into_parts();
     let err = result.unwrap_err();
+    assert_eq!(err.to_string(), "agent failed");
     assert_eq!(
-        err.to_string(),
+        crate::chain(&err),
         "agent failed: scripted client was asked for response #1 but was given only 0"
     );
     let Error::AgentFailed { source, .. } = err else { panic!("expected AgentFailed") };
     assert!(matches!(source.downcast_ref::<Error>(), Some(Error::ScriptedExhausted { .. })));
     assert_eq!(trajectory["extra"]["crashed"], true);
+    // The trajectory keeps the cause, which the error itself leaves to `source()`.
+    assert_eq!(
+        trajectory["extra"]["error"],
+        "agent failed: scripted client was asked for response #1 but was given only 0"
+    );
     let steps = trajectory["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 1, "a run with no steps gets one explaining why");
     assert_eq!(steps[0]["source"], "system");
@@ -214,7 +220,7 @@ async fn a_tool_result_for_an_unknown_call_is_an_error() {
     assert_captured_well(&captured);
     let err = captured.result.unwrap_err();
     assert_eq!(
-        err.to_string(),
+        crate::chain(&err),
         "agent failed: no step of trajectory test-agent made tool call `nope`"
     );
 }
@@ -278,7 +284,7 @@ async fn a_subagent_for_an_unknown_call_is_an_error_and_leaves_no_orphan() {
     assert_captured_well(&captured);
     let err = captured.result.unwrap_err();
     assert_eq!(
-        err.to_string(),
+        crate::chain(&err),
         "agent failed: no step of trajectory test-agent made tool call `missing`"
     );
     assert!(captured.trajectory.get("subagent_trajectories").is_none());

@@ -44,7 +44,13 @@ fn a_hand_written_valid_script_reads() {
 fn a_missing_file_names_the_path() {
     let err = read_script(Path::new("/nonexistent/dir/s.json")).unwrap_err();
     assert!(matches!(err, Error::Io { action: "read", .. }), "{err:?}");
-    assert!(err.to_string().starts_with("cannot read /nonexistent/dir/s.json: "), "{err}");
+    // The message names the file; the operating system's reason is the source, shown once.
+    assert_eq!(err.to_string(), "cannot read /nonexistent/dir/s.json");
+    let Error::Io { source, .. } = &err else { unreachable!() };
+    assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+    let shown = crate::chain(&err);
+    assert_eq!(shown, format!("cannot read /nonexistent/dir/s.json: {source}"));
+    assert_eq!(shown.matches("(os error ").count(), 1, "{shown}");
 }
 
 #[test]

@@ -99,7 +99,10 @@ fn an_invalid_user_pattern_is_an_error() {
     let mut options = RecordOptions::default();
     options.add_secret_pattern("[unclosed");
     let err = RecordingClient::with_options(echo_everything(), options).unwrap_err();
-    assert!(err.to_string().starts_with("invalid secret pattern `[unclosed`"), "{err}");
+    assert_eq!(err.to_string(), "invalid secret pattern `[unclosed`");
+    let shown = crate::chain(&err);
+    assert!(shown.starts_with("invalid secret pattern `[unclosed`: regex parse error"), "{shown}");
+    assert_eq!(shown.matches("unclosed character class").count(), 1, "{shown}");
 }
 
 #[test]
