@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 
+use atif_schema::json_kind;
 use serde_json::Value;
 
 use crate::format::DETECT_RECORDS;
@@ -99,7 +100,7 @@ impl<'a> Records<'a> {
                 }
                 Ok(other) => {
                     self.failed = true;
-                    Some(Err(Error::NotAnObject { line: line_no, found: kind(&other) }))
+                    Some(Err(Error::NotAnObject { line: line_no, found: json_kind(&other) }))
                 }
                 Err(_) if !has_end && self.n_records > 0 => {
                     self.truncated_line = Some(line_no);
@@ -123,18 +124,6 @@ impl Iterator for Records<'_> {
             Some(record) => Some(Ok(record)),
             None => self.parse_next(),
         }
-    }
-}
-
-/// The JSON kind of `value`, for messages.
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 

@@ -72,6 +72,7 @@
 
 mod builder;
 mod error;
+mod json_kind;
 mod json_schema;
 mod trajectory;
 mod upgrade;
@@ -80,6 +81,7 @@ mod version;
 
 pub use builder::{AgentStepBuilder, StepBuilder, TrajectoryBuilder};
 pub use error::{Error, Result};
+pub use json_kind::json_kind;
 pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
 pub use trajectory::{
     Agent, AudioMediaType, AudioSource, ContentPart, FinalMetrics, ImageMediaType, ImageSource,

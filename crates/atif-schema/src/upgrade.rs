@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::{Error, Result, SchemaVersion};
+use crate::{Error, Result, SchemaVersion, json_kind};
 
 /// The result of [`upgrade`]: the rewritten document and what happened to it.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,7 +52,7 @@ fn upgrade_trajectory(
             column: None,
             message: format!(
                 "expected a JSON object (an ATIF trajectory) at {at}, found {}",
-                kind_of(trajectory)
+                json_kind(trajectory)
             ),
         });
     };
@@ -94,7 +94,7 @@ fn relabel(object: &mut Map<String, Value>, pointer: &str, notes: &mut Vec<Strin
                 column: None,
                 message: format!(
                     "{pointer}/schema_version: expected a label such as \"ATIF-v1.5\", found {}",
-                    kind_of(other)
+                    json_kind(other)
                 ),
             });
         }
@@ -190,17 +190,6 @@ fn fix_session_ref(
 
 fn string_at(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
