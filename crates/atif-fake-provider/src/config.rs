@@ -1,0 +1,135 @@
+//! The fake provider's settings: what it answers, and which failure it simulates.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use regex::Regex;
+
+/// The command a shell tool is called with by default; the shell prints `atif-e2e-42`.
+pub const DEFAULT_COMMAND: &str = "echo atif-e2e-$((6*7))";
+
+/// The reply when no tool result is to be quoted and no shell tool is offered.
+pub const DEFAULT_TEXT: &str = "Hello from the atif fake provider.";
+
+/// Settings of a [`FakeProvider`](crate::FakeProvider); `Config::default()` is a working server
+/// on a free loopback port.
+#[derive(Debug, Clone)]
+pub struct Config {
+    listen: SocketAddr,
+    command: String,
+    text: String,
+    models: Vec<String>,
+    quote_pattern: Regex,
+    fault: Option<Fault>,
+    event_delay: Duration,
+}
+
+/// A failure the fake provider simulates on every model request, for tests of what sits between
+/// an agent and its provider.
+///
+/// A provider that is down is simulated by [`unreachable_url`](crate::unreachable_url).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Fault {
+    /// Answer with this HTTP status and the protocol's own error body.
+    Status(u16),
+    /// Send this many SSE events (or the first half of a JSON body), then drop the connection
+    /// without finishing the response.
+    CutStream {
+        /// Events sent before the cut.
+        after_events: usize,
+    },
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            command: DEFAULT_COMMAND.to_owned(),
+            text: DEFAULT_TEXT.to_owned(),
+            models: vec!["fake-model".to_owned()],
+            quote_pattern: default_quote_pattern(),
+            fault: None,
+            event_delay: Duration::ZERO,
+        }
+    }
+}
+
+impl Config {
+    /// The address to listen on. Default `127.0.0.1:0` (a free port).
+    pub fn listen(&self) -> SocketAddr {
+        self.listen
+    }
+
+    /// Sets the address to listen on.
+    pub fn set_listen(&mut self, listen: SocketAddr) {
+        self.listen = listen;
+    }
+
+    /// The shell command a shell-like tool is called with. Default [`DEFAULT_COMMAND`].
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// Sets the shell command a shell-like tool is called with.
+    pub fn set_command(&mut self, command: impl Into<String>) {
+        self.command = command.into();
+    }
+
+    /// The plain-text reply. Default [`DEFAULT_TEXT`].
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Sets the plain-text reply.
+    pub fn set_text(&mut self, text: impl Into<String>) {
+        self.text = text.into();
+    }
+
+    /// The model ids `GET /v1/models` lists. Default `["fake-model"]`.
+    pub fn models(&self) -> &[String] {
+        &self.models
+    }
+
+    /// Sets the model ids `GET /v1/models` lists.
+    pub fn set_models(&mut self, models: Vec<String>) {
+        self.models = models;
+    }
+
+    /// What the final text quotes from a tool result: the first match of this pattern, or else
+    /// the result's last non-empty line. Default `atif-e2e-[0-9A-Za-z_-]+`.
+    pub fn quote_pattern(&self) -> &Regex {
+        &self.quote_pattern
+    }
+
+    /// Sets the pattern the final text quotes from a tool result.
+    pub fn set_quote_pattern(&mut self, pattern: Regex) {
+        self.quote_pattern = pattern;
+    }
+
+    /// The failure simulated on every model request. Default none.
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault
+    }
+
+    /// Sets the failure simulated on every model request.
+    pub fn set_fault(&mut self, fault: Option<Fault>) {
+        self.fault = fault;
+    }
+
+    /// The pause before each SSE event after the first, to make a stream observable in time.
+    /// Default zero.
+    pub fn event_delay(&self) -> Duration {
+        self.event_delay
+    }
+
+    /// Sets the pause before each SSE event after the first.
+    pub fn set_event_delay(&mut self, delay: Duration) {
+        self.event_delay = delay;
+    }
+}
+
+fn default_quote_pattern() -> Regex {
+    #[allow(clippy::expect_used, reason = "a constant pattern, checked by the tests")]
+    Regex::new("atif-e2e-[0-9A-Za-z_-]+").expect("the default quote pattern is valid")
+}

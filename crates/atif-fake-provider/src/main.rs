@@ -1,0 +1,106 @@
+//! The `atif-fake-provider` binary: the fake model server for tests in any language.
+
+#![forbid(unsafe_code)]
+#![allow(clippy::print_stdout, clippy::print_stderr, reason = "a command-line tool prints")]
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use atif_fake_provider::{Config, FakeProvider, Fault};
+
+const USAGE: &str = "usage: atif-fake-provider [OPTIONS]
+
+A scripted fake model server (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini).
+Prints `listening on http://HOST:PORT` as its first line, then serves until killed.
+
+options:
+  --listen ADDR          address to listen on (default 127.0.0.1:0, a free port)
+  --command CMD          shell command a shell tool is called with (default: echo atif-e2e-$((6*7)))
+  --text TEXT            plain-text reply when no tool is called
+  --model ID             a model id GET /v1/models lists (repeatable; default fake-model)
+  --fail-status CODE     answer every model request with this HTTP status
+  --cut-after N          cut every reply after N SSE events (a JSON body after half of it)
+  --event-delay-ms MS    pause before each SSE event after the first
+  -h, --help             print this help";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let config = match parse(&args) {
+        Ok(Some(config)) => config,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("atif-fake-provider: {message}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    let provider = match FakeProvider::start(config) {
+        Ok(provider) => provider,
+        Err(err) => {
+            let cause = std::error::Error::source(&err)
+                .map(|cause| format!(": {cause}"))
+                .unwrap_or_default();
+            eprintln!("atif-fake-provider: {err}{cause}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut stdout = std::io::stdout();
+    if writeln!(stdout, "listening on {}", provider.url()).and_then(|()| stdout.flush()).is_err() {
+        return ExitCode::from(2);
+    }
+    loop {
+        std::thread::park();
+    }
+}
+
+/// The configuration the arguments ask for; `None` for `--help`.
+fn parse(args: &[String]) -> Result<Option<Config>, String> {
+    let mut config = Config::default();
+    let mut models = Vec::new();
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        if flag == "-h" || flag == "--help" {
+            return Ok(None);
+        }
+        let mut value = || args.next().ok_or_else(|| format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--listen" => {
+                let addr = value()?;
+                let addr: SocketAddr = addr.parse().map_err(|_| {
+                    format!("--listen expects HOST:PORT such as 127.0.0.1:8080, got `{addr}`")
+                })?;
+                config.set_listen(addr);
+            }
+            "--command" => config.set_command(value()?.as_str()),
+            "--text" => config.set_text(value()?.as_str()),
+            "--model" => models.push(value()?.clone()),
+            "--fail-status" => {
+                let code = number(flag, value()?)?;
+                let code = u16::try_from(code).ok().filter(|code| (100..=599).contains(code));
+                let code = code
+                    .ok_or_else(|| format!("{flag} expects an HTTP status between 100 and 599"))?;
+                config.set_fault(Some(Fault::Status(code)));
+            }
+            "--cut-after" => {
+                let after_events = usize::try_from(number(flag, value()?)?).unwrap_or(usize::MAX);
+                config.set_fault(Some(Fault::CutStream { after_events }));
+            }
+            "--event-delay-ms" => {
+                config.set_event_delay(Duration::from_millis(number(flag, value()?)?))
+            }
+            other => return Err(format!("unknown option `{other}`")),
+        }
+    }
+    if !models.is_empty() {
+        config.set_models(models);
+    }
+    Ok(Some(config))
+}
+
+fn number(flag: &str, value: &str) -> Result<u64, String> {
+    value.parse().map_err(|_| format!("{flag} expects a whole number, got `{value}`"))
+}

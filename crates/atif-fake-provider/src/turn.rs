@@ -1,0 +1,429 @@
+//! Reading a request of any protocol into a [`Turn`], and deciding the scripted [`Reply`].
+
+use serde_json::{Map, Value, json};
+
+use crate::Config;
+
+/// The four wire protocols the fake provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Protocol {
+    /// OpenAI Chat Completions: `POST /v1/chat/completions`.
+    ChatCompletions,
+    /// OpenAI Responses: `POST /v1/responses`.
+    Responses,
+    /// Anthropic Messages: `POST /v1/messages`.
+    AnthropicMessages,
+    /// Gemini: `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`.
+    Gemini,
+}
+
+/// What the fake provider needs to know about one request, whatever its protocol.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Turn {
+    /// The model the request names (Gemini names it in the path).
+    pub(crate) model: String,
+    /// How many messages (or input items, or contents) the request carries.
+    pub(crate) n_messages: usize,
+    /// The text of the tool results, when the request's last message is one.
+    pub(crate) tool_result: Option<String>,
+    /// The tools offered: name and JSON Schema of the arguments (`Null` when none is given).
+    pub(crate) tools: Vec<(String, Value)>,
+    /// The JSON Schema of a structured reply the request asks for.
+    pub(crate) json_schema: Option<Value>,
+    /// Chat Completions only: whether a stream ends with a usage chunk
+    /// (`stream_options.include_usage`).
+    pub(crate) include_usage: bool,
+}
+
+/// The scripted reply to one request.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Reply {
+    /// Plain assistant text.
+    Text(String),
+    /// One call of a tool with these arguments.
+    ToolCall { name: String, arguments: Value },
+}
+
+impl Reply {
+    /// The deterministic reply for a turn: quote a tool result, else call a shell-like tool,
+    /// else answer in plain text.
+    pub(crate) fn decide(turn: &Turn, config: &Config) -> Reply {
+        if let Some(result) = &turn.tool_result {
+            return Reply::Text(format!("The command printed: {}", quote(result, config)));
+        }
+        if let Some(schema) = &turn.json_schema {
+            return Reply::Text(example_of(schema, "").to_string());
+        }
+        let shell = turn.tools.iter().find(|(name, _)| is_shell_tool(name));
+        match shell {
+            Some((name, schema)) => {
+                Reply::ToolCall { name: name.clone(), arguments: shell_arguments(schema, config) }
+            }
+            None => Reply::Text(config.text().to_owned()),
+        }
+    }
+
+    /// The reply's text, or its arguments as JSON text: what usage figures are counted from.
+    pub(crate) fn content_len(&self) -> usize {
+        match self {
+            Reply::Text(text) => text.len(),
+            Reply::ToolCall { arguments, .. } => arguments.to_string().len(),
+        }
+    }
+}
+
+/// Reads the parts of a request body that decide the reply.
+pub(crate) fn read_turn(protocol: Protocol, body: &Value, path_model: Option<&str>) -> Turn {
+    let model = path_model
+        .map(str::to_owned)
+        .or_else(|| body.get("model").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_else(|| "fake-model".to_owned());
+    let mut turn = Turn {
+        model,
+        n_messages: 0,
+        tool_result: None,
+        tools: Vec::new(),
+        json_schema: None,
+        include_usage: false,
+    };
+    match protocol {
+        Protocol::ChatCompletions => read_chat(body, &mut turn),
+        Protocol::Responses => read_responses(body, &mut turn),
+        Protocol::AnthropicMessages => read_anthropic(body, &mut turn),
+        Protocol::Gemini => read_gemini(body, &mut turn),
+    }
+    turn
+}
+
+fn read_chat(body: &Value, turn: &mut Turn) {
+    let messages = array(body, "messages");
+    turn.n_messages = messages.len();
+    turn.include_usage = body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true));
+    let last = messages.last().unwrap_or(&Value::Null);
+    if last.get("role").and_then(Value::as_str) == Some("tool") {
+        turn.tool_result = Some(text_of(last.get("content")));
+    }
+    for tool in array(body, "tools") {
+        let function = tool.get("function").unwrap_or(tool);
+        push_tool(turn, function, "parameters");
+    }
+    for function in array(body, "functions") {
+        push_tool(turn, function, "parameters");
+    }
+    if body.pointer("/response_format/type").and_then(Value::as_str) == Some("json_schema") {
+        let schema = body.pointer("/response_format/json_schema/schema");
+        turn.json_schema = Some(schema.cloned().unwrap_or(Value::Null));
+    }
+}
+
+fn read_responses(body: &Value, turn: &mut Turn) {
+    let items = array(body, "input");
+    turn.n_messages = if body.get("input").is_some_and(Value::is_string) { 1 } else { items.len() };
+    if let Some(last) = items.last() {
+        let kind = last.get("type").and_then(Value::as_str).unwrap_or_default();
+        if kind.ends_with("call_output") {
+            turn.tool_result = Some(text_of(last.get("output")));
+        }
+    }
+    for tool in array(body, "tools") {
+        match tool.get("type").and_then(Value::as_str) {
+            Some("local_shell") => turn.tools.push(("local_shell".to_owned(), Value::Null)),
+            _ => push_tool(turn, tool, "parameters"),
+        }
+    }
+    if body.pointer("/text/format/type").and_then(Value::as_str) == Some("json_schema") {
+        let schema = body.pointer("/text/format/schema");
+        turn.json_schema = Some(schema.cloned().unwrap_or(Value::Null));
+    }
+}
+
+fn read_anthropic(body: &Value, turn: &mut Turn) {
+    let messages = array(body, "messages");
+    turn.n_messages = messages.len();
+    if let Some(last) = messages.last() {
+        let results: Vec<String> = last
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))
+            .map(|block| text_of(block.get("content")))
+            .collect();
+        if !results.is_empty() {
+            turn.tool_result = Some(results.join("\n"));
+        }
+    }
+    for tool in array(body, "tools") {
+        push_tool(turn, tool, "input_schema");
+    }
+}
+
+fn read_gemini(body: &Value, turn: &mut Turn) {
+    let contents = array(body, "contents");
+    turn.n_messages = contents.len();
+    if let Some(last) = contents.last() {
+        let results: Vec<String> = array(last, "parts")
+            .iter()
+            .filter_map(|part| part.get("functionResponse"))
+            .map(|response| match response.pointer("/response/output") {
+                Some(Value::String(output)) => output.clone(),
+                _ => text_of(response.get("response")),
+            })
+            .collect();
+        if !results.is_empty() {
+            turn.tool_result = Some(results.join("\n"));
+        }
+    }
+    for tool in array(body, "tools") {
+        for declaration in array(tool, "functionDeclarations") {
+            let key = if declaration.get("parametersJsonSchema").is_some() {
+                "parametersJsonSchema"
+            } else {
+                "parameters"
+            };
+            push_tool(turn, declaration, key);
+        }
+    }
+    let config = body.get("generationConfig").unwrap_or(&Value::Null);
+    if config.get("responseMimeType").and_then(Value::as_str) == Some("application/json") {
+        let schema = config.get("responseJsonSchema").or_else(|| config.get("responseSchema"));
+        turn.json_schema = Some(schema.cloned().unwrap_or(Value::Null));
+    }
+}
+
+fn push_tool(turn: &mut Turn, tool: &Value, schema_key: &str) {
+    if let Some(name) = tool.get("name").and_then(Value::as_str) {
+        turn.tools.push((name.to_owned(), tool.get(schema_key).cloned().unwrap_or(Value::Null)));
+    }
+}
+
+fn array<'a>(value: &'a Value, key: &str) -> &'a [Value] {
+    value.get(key).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default()
+}
+
+/// The text of a message content or tool output: a string, a list of text parts, or JSON.
+fn text_of(content: Option<&Value>) -> String {
+    match content {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|part| match part {
+                Value::String(text) => text.clone(),
+                _ => match part.get("text").and_then(Value::as_str) {
+                    Some(text) => text.to_owned(),
+                    None => text_of(part.get("content").or(part.get("output"))),
+                },
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Names of tools that run a shell command, compared without case.
+const SHELL_TOOLS: [&str; 9] = [
+    "bash",
+    "shell",
+    "exec_command",
+    "run_shell_command",
+    "local_shell",
+    "shell_command",
+    "execute_command",
+    "run_command",
+    "terminal",
+];
+
+fn is_shell_tool(name: &str) -> bool {
+    SHELL_TOOLS.iter().any(|shell| shell.eq_ignore_ascii_case(name))
+}
+
+/// The part of a tool result the final text quotes: the first match of the quote pattern, else
+/// the last non-empty line (so volatile headers such as timings stay out of the reply).
+fn quote(result: &str, config: &Config) -> String {
+    if let Some(found) = config.quote_pattern().find(result) {
+        return found.as_str().to_owned();
+    }
+    let line = result.lines().map(str::trim).rfind(|line| !line.is_empty()).unwrap_or_default();
+    line.chars().take(200).collect()
+}
+
+/// Arguments for a shell tool with this JSON Schema: the scripted command under the command
+/// property, and a plain value for every other required property.
+fn shell_arguments(schema: &Value, config: &Config) -> Value {
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = array(schema, "required").iter().filter_map(Value::as_str).collect();
+    let command_key = ["command", "cmd", "script"]
+        .into_iter()
+        .find(|key| properties.is_some_and(|props| props.contains_key(*key)))
+        .or_else(|| {
+            required.iter().copied().find(|key| {
+                properties.and_then(|props| props.get(*key)).and_then(|p| p.get("type"))
+                    == Some(&json!("string"))
+            })
+        })
+        .unwrap_or("command");
+    let mut arguments = Map::new();
+    let command_schema = properties.and_then(|props| props.get(command_key));
+    let command = match command_schema.and_then(|p| p.get("type")).and_then(Value::as_str) {
+        Some("array") => json!(["bash", "-lc", config.command()]),
+        _ => json!(config.command()),
+    };
+    arguments.insert(command_key.to_owned(), command);
+    for key in required {
+        if key == command_key {
+            continue;
+        }
+        let property = properties.and_then(|props| props.get(key)).unwrap_or(&Value::Null);
+        arguments.insert(key.to_owned(), example_of(property, key));
+    }
+    Value::Object(arguments)
+}
+
+/// A small value that satisfies a JSON Schema (first enum value, required properties filled).
+fn example_of(schema: &Value, name: &str) -> Value {
+    if name == "next_speaker" {
+        return json!("user");
+    }
+    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
+        return first.clone();
+    }
+    if let Some(constant) = schema.get("const") {
+        return constant.clone();
+    }
+    let kind = match schema.get("type") {
+        Some(Value::Array(kinds)) => kinds.first().and_then(Value::as_str),
+        Some(kind) => kind.as_str(),
+        None => None,
+    };
+    match kind.map(str::to_ascii_lowercase).as_deref() {
+        Some("object") | None if schema.get("properties").is_some() => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let mut object = Map::new();
+            for (key, property) in properties.into_iter().flatten() {
+                object.insert(key.clone(), example_of(property, key));
+            }
+            Value::Object(object)
+        }
+        Some("object") => json!({}),
+        Some("array") => json!([]),
+        Some("boolean") => json!(false),
+        Some("integer") | Some("number") => json!(0),
+        Some("null") => Value::Null,
+        _ if name == "description" => json!("Run the scripted command"),
+        _ => json!("fake"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    fn check(protocol: Protocol, body: Value, expected: Reply) {
+        let turn = read_turn(protocol, &body, None);
+        assert_eq!(Reply::decide(&turn, &Config::default()), expected, "{turn:?}");
+    }
+
+    fn call(name: &str, arguments: Value) -> Reply {
+        Reply::ToolCall { name: name.to_owned(), arguments }
+    }
+
+    #[test]
+    fn a_shell_tool_is_called_with_the_scripted_command() {
+        let command = Config::default().command().to_owned();
+        check(
+            Protocol::ChatCompletions,
+            json!({"messages": [{"role": "user", "content": "hi"}],
+                   "tools": [{"type": "function", "function": {"name": "read"}},
+                             {"type": "function", "function": {"name": "bash", "parameters":
+                              {"type": "object", "properties": {"command": {"type": "string"},
+                               "description": {"type": "string"}}, "required": ["command", "description"]}}}]}),
+            call("bash", json!({"command": command, "description": "Run the scripted command"})),
+        );
+        check(
+            Protocol::Responses,
+            json!({"input": [{"type": "message", "role": "user", "content": "hi"}],
+                   "tools": [{"type": "function", "name": "exec_command", "parameters":
+                              {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}]}),
+            call("exec_command", json!({"cmd": command})),
+        );
+        check(
+            Protocol::AnthropicMessages,
+            json!({"messages": [{"role": "user", "content": "hi"}],
+                   "tools": [{"name": "Bash", "input_schema": {"type": "object", "properties":
+                              {"command": {"type": "string"}, "timeout": {"type": "number"}}, "required": ["command"]}}]}),
+            call("Bash", json!({"command": command})),
+        );
+        check(
+            Protocol::Gemini,
+            json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+                   "tools": [{"functionDeclarations": [{"name": "run_shell_command", "parametersJsonSchema":
+                              {"type": "object", "properties": {"command": {"type": "string"},
+                               "is_background": {"type": "boolean"}}, "required": ["command", "is_background"]}}]}]}),
+            call("run_shell_command", json!({"command": command, "is_background": false})),
+        );
+    }
+
+    #[test]
+    fn an_array_command_property_gets_an_argv() {
+        check(
+            Protocol::Responses,
+            json!({"input": "hi", "tools": [{"type": "function", "name": "shell", "parameters":
+                   {"type": "object", "properties": {"command": {"type": "array"}}}}]}),
+            call("shell", json!({"command": ["bash", "-lc", Config::default().command()]})),
+        );
+    }
+
+    #[test]
+    fn a_tool_result_is_quoted_in_the_final_text() {
+        let done = |text: &str| Reply::Text(format!("The command printed: {text}"));
+        check(
+            Protocol::ChatCompletions,
+            json!({"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c", "content": "atif-e2e-42\n"}],
+                   "tools": [{"type": "function", "function": {"name": "bash"}}]}),
+            done("atif-e2e-42"),
+        );
+        check(
+            Protocol::Responses,
+            json!({"input": [{"type": "function_call_output", "call_id": "c",
+                   "output": "Chunk ID: 1f2e3d\nWall time: 0.0012 seconds\nOutput:\natif-e2e-42\n"}]}),
+            done("atif-e2e-42"),
+        );
+        check(
+            Protocol::AnthropicMessages,
+            json!({"messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                   "content": [{"type": "text", "text": "no marker here\nlast line"}]}]}]}),
+            done("last line"),
+        );
+        check(
+            Protocol::Gemini,
+            json!({"contents": [{"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command",
+                   "response": {"output": "Output: atif-e2e-42\nExit Code: 0"}}}]}]}),
+            done("atif-e2e-42"),
+        );
+    }
+
+    #[test]
+    fn without_a_shell_tool_the_reply_is_plain_text() {
+        check(
+            Protocol::ChatCompletions,
+            json!({"messages": [{"role": "user", "content": "Generate a title"}]}),
+            Reply::Text(Config::default().text().to_owned()),
+        );
+    }
+
+    #[test]
+    fn a_structured_request_gets_json_fitting_its_schema() {
+        check(
+            Protocol::Gemini,
+            json!({"contents": [{"role": "user", "parts": [{"text": "who speaks next?"}]}],
+                   "generationConfig": {"responseMimeType": "application/json", "responseJsonSchema":
+                    {"type": "object", "properties": {"reasoning": {"type": "string"},
+                     "next_speaker": {"type": "string", "enum": ["model", "user"]}}}}}),
+            Reply::Text(json!({"reasoning": "fake", "next_speaker": "user"}).to_string()),
+        );
+    }
+}
