@@ -57,6 +57,7 @@ mod error;
 mod explain;
 mod normalize;
 mod options;
+mod paths;
 mod preset;
 mod raw;
 mod selector;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::canonical::{canonical_prefix, to_canonical_string};
+use crate::paths::Paths;
 use crate::{Error, NormalizeOptions, Result};
 
 /// Keys removed at every depth (outside tool-call arguments) by default.
@@ -57,11 +58,22 @@ pub fn normalize_owned(doc: Value, options: &NormalizeOptions) -> Result<Value> 
 
 struct Ctx<'a> {
     options: &'a NormalizeOptions,
+    paths: Paths,
 }
 
-impl Ctx<'_> {
-    fn new(options: &NormalizeOptions) -> Ctx<'_> {
-        Ctx { options }
+impl<'a> Ctx<'a> {
+    fn new(options: &'a NormalizeOptions) -> Ctx<'a> {
+        Ctx { options, paths: options.paths() }
+    }
+
+    /// The context for a trajectory whose root `extra` is `extra`: these paths, plus the ones
+    /// it records when the options ask for them.
+    fn for_trajectory(&self, extra: Option<&Value>) -> Ctx<'a> {
+        let mut paths = self.paths.clone();
+        if self.options.recorded_paths() {
+            paths.add_recorded(extra);
+        }
+        Ctx { options: self.options, paths }
     }
 
     fn is_volatile(&self, key: &str) -> bool {
@@ -70,6 +82,10 @@ impl Ctx<'_> {
     }
 
     fn mask(&self, s: &mut String) {
+        // Paths first: an address or date masker must not break a path before it is found.
+        if let Some(replaced) = self.paths.replace(s) {
+            *s = replaced;
+        }
         if let Some(masked) = mask_addresses(s) {
             *s = masked;
         }
@@ -84,6 +100,7 @@ impl Ctx<'_> {
 }
 
 fn normalize_trajectory(traj: &mut Map<String, Value>, ctx: &Ctx<'_>, pointer: &str) -> Result<()> {
+    let ctx = &ctx.for_trajectory(traj.get("extra"));
     // Subagents are whole trajectories, normalised on their own, so they are taken out before
     // anything touches this one and put back at the end.
     let subagents = match traj.remove("subagent_trajectories") {
@@ -329,6 +346,7 @@ fn renumber_call_ids(traj: &mut Map<String, Value>) {
 /// Removes nulls, volatile keys and emptied `extra` objects, and masks strings, at every depth.
 fn scrub_object(map: &mut Map<String, Value>, ctx: &Ctx<'_>) {
     map.retain(|key, value| !value.is_null() && !ctx.is_volatile(key));
+    ctx.paths.replace_keys(map);
     for (key, value) in map.iter_mut() {
         match (key.as_str(), value) {
             // A version bump and a model swap must show, so no masker touches these.
@@ -351,6 +369,7 @@ fn scrub_object(map: &mut Map<String, Value>, ctx: &Ctx<'_>) {
 /// passed to a tool: behaviour, so only masked.
 fn scrub_tool_call(call: &mut Map<String, Value>, ctx: &Ctx<'_>) {
     call.retain(|key, value| !value.is_null() && !ctx.is_volatile(key));
+    ctx.paths.replace_keys(call);
     for (key, value) in call.iter_mut() {
         match (key.as_str(), value) {
             ("arguments", value) => mask_only(value, ctx),
@@ -389,6 +408,7 @@ fn mask_only(value: &mut Value, ctx: &Ctx<'_>) {
             }
         }
         Value::Object(map) => {
+            ctx.paths.replace_keys(map);
             for item in map.values_mut() {
                 mask_only(item, ctx);
             }

@@ -3,6 +3,7 @@
 use regex::Regex;
 use serde_json::Value;
 
+use crate::paths::Paths;
 use crate::selector::Selector;
 use crate::{Error, Result};
 
@@ -59,7 +60,8 @@ impl PartialEq for Masker {
 /// How [`normalize`](crate::normalize) treats a trajectory beyond the fixed default contract.
 ///
 /// The default (`NormalizeOptions::default()`) applies exactly the documented contract:
-/// no extra volatile keys, no redactions, no extra maskers, subagents sorted.
+/// no extra volatile keys, no redactions, no extra maskers, no path placeholders, subagents
+/// sorted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NormalizeOptions {
     volatile_keys: Vec<String>,
@@ -68,6 +70,9 @@ pub struct NormalizeOptions {
     selectors: Vec<Selector>,
     maskers: Vec<Masker>,
     sort_subagents: bool,
+    cwd: Option<String>,
+    home: Option<String>,
+    recorded_paths: bool,
 }
 
 impl Default for NormalizeOptions {
@@ -78,6 +83,9 @@ impl Default for NormalizeOptions {
             selectors: Vec::new(),
             maskers: Vec::new(),
             sort_subagents: true,
+            cwd: None,
+            home: None,
+            recorded_paths: false,
         }
     }
 }
@@ -123,6 +131,56 @@ impl NormalizeOptions {
         self
     }
 
+    /// Sets the run's working directory: its exact occurrences (and the forms agents derive from
+    /// it, such as Claude Code's project folder name) become `<cwd>` in every string and key,
+    /// tool arguments included. The default is none. A relative path or `/` is ignored.
+    pub fn set_cwd(&mut self, cwd: Option<&str>) -> &mut NormalizeOptions {
+        self.cwd = cwd.map(str::to_owned);
+        self
+    }
+
+    /// The run's working directory given with [`set_cwd`](NormalizeOptions::set_cwd).
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
+    /// Sets the run's home folder: its exact occurrences become `<home>`, after the working
+    /// directory (so a working directory inside home is `<cwd>`). The default is none.
+    pub fn set_home(&mut self, home: Option<&str>) -> &mut NormalizeOptions {
+        self.home = home.map(str::to_owned);
+        self
+    }
+
+    /// The run's home folder given with [`set_home`](NormalizeOptions::set_home).
+    pub fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
+
+    /// Whether the working directory and home recorded in each trajectory's `extra.cwd` and
+    /// `extra.home` (as `atif import` writes them) become `<cwd>` and `<home>` too, in that
+    /// trajectory and its subagents (default `false`; the import presets turn it on).
+    pub fn set_recorded_paths(&mut self, on: bool) -> &mut NormalizeOptions {
+        self.recorded_paths = on;
+        self
+    }
+
+    /// Whether recorded paths become placeholders.
+    pub fn recorded_paths(&self) -> bool {
+        self.recorded_paths
+    }
+
+    /// The placeholders given explicitly, before any recorded in a trajectory.
+    pub(crate) fn paths(&self) -> Paths {
+        let mut paths = Paths::default();
+        if let Some(cwd) = &self.cwd {
+            paths.add_cwd(cwd);
+        }
+        if let Some(home) = &self.home {
+            paths.add_home(home);
+        }
+        paths
+    }
+
     /// Extra volatile keys, in the order added.
     pub fn volatile_keys(&self) -> &[String] {
         &self.volatile_keys
@@ -155,6 +213,13 @@ impl NormalizeOptions {
         self.selectors.extend(other.selectors.iter().cloned());
         self.maskers.extend(other.maskers.iter().cloned());
         self.sort_subagents &= other.sort_subagents;
+        if self.cwd.is_none() {
+            self.cwd.clone_from(&other.cwd);
+        }
+        if self.home.is_none() {
+            self.home.clone_from(&other.home);
+        }
+        self.recorded_paths |= other.recorded_paths;
         self
     }
 }

@@ -2,9 +2,14 @@
 //!
 //! A trajectory imported from an agent's log carries volatile content the default contract
 //! does not know about: provider ids (`toolu_…`, `msg_…`, `req_…`, `call_…`) quoted in
-//! text, session UUIDs, the absolute working folder (a fresh temp folder on every CI run) and
-//! dates inside injected context, and the bookkeeping keys the importer keeps in `extra`
-//! (`message_id`, `request_id`, `cwd`, durations). A preset removes exactly that.
+//! text, session UUIDs, the run's working folder and home (a fresh temp folder on every CI run)
+//! and dates inside injected context, and the bookkeeping keys the importer keeps in `extra`
+//! (`message_id`, `request_id`, `cwd`, durations, costs). A preset removes exactly that.
+//!
+//! Paths are replaced exactly: every preset turns on
+//! [`set_recorded_paths`](NormalizeOptions::set_recorded_paths), so the working directory and
+//! home the importer recorded in `extra.cwd` and `extra.home` become `<cwd>` and `<home>`
+//! everywhere, tool arguments included, and any other path is left as it is.
 //!
 //! Provider id maskers require at least 16 characters after the prefix, so the renumbered
 //! `call_1`, `call_2` of the default contract are never touched and the call join survives.
@@ -12,7 +17,7 @@
 use crate::{Error, Masker, NormalizeOptions, Result};
 
 /// The names of the known presets.
-pub const PRESETS: &[&str] = &["claude-code", "codex"];
+pub const PRESETS: &[&str] = &["claude-code", "codex", "gemini-cli", "opencode", "pi"];
 
 /// The options of the preset called `name`.
 ///
@@ -22,13 +27,17 @@ pub fn preset(name: &str) -> Result<NormalizeOptions> {
     let (keys, maskers): (&[&str], &[(&str, &str)]) = match name {
         "claude-code" => (CLAUDE_KEYS, CLAUDE_MASKERS),
         "codex" => (CODEX_KEYS, CODEX_MASKERS),
+        "gemini-cli" => (GEMINI_KEYS, &[]),
+        "opencode" => (OPENCODE_KEYS, OPENCODE_MASKERS),
+        "pi" => (PI_KEYS, &[]),
         _ => return Err(Error::UnknownPreset { name: name.to_owned(), known: PRESETS.join(", ") }),
     };
     let mut options = NormalizeOptions::default();
+    options.set_recorded_paths(true);
     for key in COMMON_KEYS.iter().chain(keys) {
         options.add_volatile_key(*key);
     }
-    // Agent-specific ids first, then the shared patterns: dates before plain dates, paths last.
+    // Agent-specific ids first, then the shared patterns, dates before plain dates.
     for (pattern, replacement) in maskers.iter().chain(COMMON_MASKERS) {
         options.add_masker(Masker::new(pattern, replacement)?);
     }
@@ -36,8 +45,17 @@ pub fn preset(name: &str) -> Result<NormalizeOptions> {
 }
 
 /// Bookkeeping keys the importer writes for every agent.
-const COMMON_KEYS: &[&str] =
-    &["cwd", "message_id", "request_id", "uuid", "duration_ms", "duration_api_ms"];
+const COMMON_KEYS: &[&str] = &[
+    "cwd",
+    "home",
+    "message_id",
+    "request_id",
+    "uuid",
+    "duration_ms",
+    "duration_api_ms",
+    "cost",
+    "costUSD",
+];
 
 /// Keys of Claude Code logs: git branch, durations and agent ids inside `toolUseResult`, and the
 /// per-model cost of the result line.
@@ -52,23 +70,36 @@ const CLAUDE_MASKERS: &[(&str, &str)] = &[
     (r"\breq_[A-Za-z0-9]{16,}", "req_ID"),
 ];
 
+/// Keys of Gemini CLI logs: the project hash (derived from the working directory) and the
+/// durations of the stream's closing statistics.
+const GEMINI_KEYS: &[&str] = &["project_hash", "projectHash", "durationMs", "duration"];
+
+/// Keys of OpenCode logs: the git snapshot of each step, ids of parts and messages, times.
+const OPENCODE_KEYS: &[&str] = &["snapshot", "part_id", "time"];
+
+const OPENCODE_MASKERS: &[(&str, &str)] = &[
+    (r"\bses_[A-Za-z0-9]{16,}", "ses_ID"),
+    (r"\bmsg_[A-Za-z0-9]{16,}", "msg_ID"),
+    (r"\bprt_[A-Za-z0-9]{16,}", "prt_ID"),
+    (r"\bcall_[A-Za-z0-9]{16,}", "call_ID"),
+];
+
+/// Keys of pi logs: entry ids of the session tree.
+const PI_KEYS: &[&str] = &["entry_id", "parent_id", "response_id"];
+
 const CODEX_MASKERS: &[(&str, &str)] = &[
     (r"\bcall_[A-Za-z0-9]{16,}", "call_ID"),
-    (r"<cwd>[^<]*</cwd>", "<cwd>CWD</cwd>"),
     // Tool outputs as the model saw them carry the command's duration: 0.40 wraps them in
     // JSON with `duration_seconds`, later versions write `Wall time: 0.2 seconds`.
     (r#"("duration_seconds":\s*)[0-9][0-9.eE+-]*"#, "${1}DURATION"),
     (r"Wall time: [0-9][0-9.]* seconds", "Wall time: DURATION seconds"),
 ];
 
-/// UUIDs, ISO dates, home folders and temp folders.
+/// UUIDs and ISO dates (the environment's date in injected context).
 const COMMON_MASKERS: &[(&str, &str)] = &[
     (r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b", "UUID"),
     (r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?", "DATETIME"),
     (r"\b\d{4}-\d{2}-\d{2}\b", "DATE"),
-    (r"/(?:private/)?var/folders/[^\s\x22'<>]+?/T/[^/\s\x22'<>]+", "/tmp/TMP"),
-    (r"/tmp/[^/\s\x22'<>]+", "/tmp/TMP"),
-    (r"/(Users|home)/[^/\s\x22'<>]+", "/${1}/USER"),
 ];
 
 #[cfg(test)]
@@ -90,10 +121,10 @@ mod tests {
         for name in PRESETS {
             assert!(!preset(name).unwrap().maskers().is_empty(), "{name}");
         }
-        let err = preset("opencode").unwrap_err();
+        let err = preset("aider").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown normalisation preset `opencode` (known: claude-code, codex)"
+            "unknown normalisation preset `aider` (known: claude-code, codex, gemini-cli, opencode, pi)"
         );
     }
 
@@ -108,12 +139,8 @@ mod tests {
     }
 
     #[test]
-    fn codex_call_ids_and_injected_cwd_are_masked() {
-        let text = "<environment_context>\n  <cwd>/work/run-17/repo</cwd>\n</environment_context> call_WmlLLopV6YokTw8Y639cqY5h";
-        assert_eq!(
-            mask("codex", text),
-            "<environment_context>\n  <cwd>CWD</cwd>\n</environment_context> call_ID"
-        );
+    fn codex_call_ids_are_masked() {
+        assert_eq!(mask("codex", "see call_WmlLLopV6YokTw8Y639cqY5h"), "see call_ID");
     }
 
     #[test]
@@ -129,17 +156,17 @@ mod tests {
     }
 
     #[test]
-    fn temp_and_home_folders_are_masked_but_the_rest_of_the_path_stays() {
-        assert_eq!(
-            mask("claude-code", "cat /tmp/tmp.Xa81/src/main.rs"),
-            "cat /tmp/TMP/src/main.rs"
-        );
-        assert_eq!(
-            mask("codex", "/private/var/folders/q1/abc123/T/.tmpQ9z/a.txt"),
-            "/tmp/TMP/a.txt"
-        );
-        assert_eq!(mask("claude-code", "/Users/alice/proj/a.py"), "/Users/USER/proj/a.py");
-        assert_eq!(mask("codex", "/home/bob/proj/a.py"), "/home/USER/proj/a.py");
+    fn paths_that_are_not_the_runs_are_left_alone() {
+        for text in ["cat /tmp/tmp.Xa81/src/main.rs", "/Users/alice/proj/a.py", "/home/bob/a.py"] {
+            assert_eq!(mask("claude-code", text), text);
+        }
+    }
+
+    #[test]
+    fn every_preset_replaces_the_recorded_paths() {
+        for name in PRESETS {
+            assert!(preset(name).unwrap().recorded_paths(), "{name}");
+        }
     }
 
     #[test]
@@ -163,7 +190,7 @@ mod tests {
                  "extra": {"message_id": msg, "request_id": format!("req_{msg}")},
                  "llm_call_count": 1}
             ],
-            "extra": {"cwd": cwd}
+            "extra": {"cwd": cwd, "home": format!("{cwd}-home")}
         })
     }
 
@@ -189,6 +216,7 @@ mod tests {
             !na.contains("durationMs") && !na.contains("message_id") && na.contains("call_1"),
             "{na}"
         );
+        assert!(na.contains("ls <cwd>") && na.contains("run in <cwd> on DATE"), "{na}");
         let plain = NormalizeOptions::default();
         assert_ne!(normalize(&a, &plain).unwrap(), normalize(&b, &plain).unwrap());
     }
@@ -202,7 +230,7 @@ mod tests {
             "msg_01AAAAAAAAAAAAAAAAAAAAAA",
         );
         let mut b = a.clone();
-        b["steps"][1]["tool_calls"][0]["arguments"]["command"] = json!("rm -rf /tmp/tmp.A1b2");
+        b["steps"][1]["tool_calls"][0]["arguments"]["command"] = json!("rm -rf /tmp/tmp.A1b2/x");
         let options = preset("claude-code").unwrap();
         assert_ne!(normalize(&a, &options).unwrap(), normalize(&b, &options).unwrap());
     }

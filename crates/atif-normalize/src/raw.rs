@@ -17,6 +17,7 @@ use crate::canonical::{
 use crate::normalize::{
     DEFAULT_VOLATILE_KEYS, NEVER_TOUCHED, id_mapping, mask_addresses, normalize_owned, sorted_order,
 };
+use crate::paths::Paths;
 use crate::{Error, Masker, NormalizeOptions, Result};
 
 /// Normalises the trajectory written as JSON in `json` and writes its canonical text to
@@ -79,6 +80,8 @@ fn normalize_json_inner(
         volatile: options.volatile_keys(),
         maskers: options.maskers(),
         sort: options.sort_subagents(),
+        paths: options.paths(),
+        recorded_paths: options.recorded_paths(),
     };
     normalize_trajectory(&mut members, &ctx, "")?;
     let root = Node::Object(members);
@@ -132,8 +135,14 @@ impl Text<'_> {
         }
     }
 
-    /// Applies the default address masker, then each extra masker in order, to the value.
-    fn mask(&mut self, maskers: &[Masker]) {
+    /// Writes path placeholders, then applies the default address masker and each extra
+    /// masker in order, to the value.
+    fn mask(&mut self, paths: &Paths, maskers: &[Masker]) {
+        if !paths.is_empty() {
+            if let Some(replaced) = paths.replace(&self.decoded()) {
+                *self = Text::Decoded(replaced);
+            }
+        }
         let masked = match self {
             // An address is `0x` and hex digits; in a raw string without `\u` escapes every
             // escape decodes to a character that is none of those, so masking the raw text is
@@ -509,9 +518,67 @@ struct Ctx<'o> {
     volatile: &'o [String],
     maskers: &'o [Masker],
     sort: bool,
+    paths: Paths,
+    recorded_paths: bool,
 }
 
-impl Ctx<'_> {
+impl<'o> Ctx<'o> {
+    /// The context for a trajectory: these paths, plus the ones it records in `extra` when the
+    /// options ask for them (as `normalize::Ctx::for_trajectory`).
+    fn for_trajectory(&self, traj: &Members<'_>) -> Ctx<'o> {
+        let mut paths = self.paths.clone();
+        if self.recorded_paths {
+            let extra = find(traj, "extra").map(|idx| &traj[idx].1);
+            let field = |key: &str| match extra {
+                Some(Node::Object(extra)) => match find(extra, key).map(|idx| &extra[idx].1) {
+                    Some(Node::Str(text)) => Some(text.decoded()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(cwd) = field("cwd") {
+                paths.add_cwd(&cwd);
+            }
+            if let Some(home) = field("home") {
+                paths.add_home(&home);
+            }
+        }
+        Ctx {
+            volatile: self.volatile,
+            maskers: self.maskers,
+            sort: self.sort,
+            paths,
+            recorded_paths: self.recorded_paths,
+        }
+    }
+
+    /// Renames the keys that hold a path, as `Paths::replace_keys` does: re-sorted, and of two
+    /// keys that end up alike the later one (in the old order) wins.
+    fn replace_keys(&self, members: &mut Members<'_>) {
+        if self.paths.is_empty() {
+            return;
+        }
+        let mut renamed = false;
+        for (key, _) in members.iter_mut() {
+            if let Some(new) = self.paths.replace(key) {
+                *key = Cow::Owned(new);
+                renamed = true;
+            }
+        }
+        if renamed {
+            // A stable sort keeps equal keys in their old order; the last of each run wins.
+            members.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut kept: Members<'_> = Vec::with_capacity(members.len());
+            for member in members.drain(..) {
+                match kept.last_mut() {
+                    Some(last) if last.0 == member.0 => *last = member,
+                    _ => kept.push(member),
+                }
+            }
+            *members = kept;
+        }
+    }
+
     fn is_volatile(&self, key: &str) -> bool {
         DEFAULT_VOLATILE_KEYS.contains(&key) || self.volatile.iter().any(|k| k == key)
     }
@@ -519,6 +586,7 @@ impl Ctx<'_> {
 
 /// The contract of `normalize::normalize_trajectory`, on the borrowed tree.
 fn normalize_trajectory(traj: &mut Members<'_>, ctx: &Ctx<'_>, pointer: &str) -> Result<()> {
+    let ctx = &ctx.for_trajectory(traj);
     let subagents = match remove(traj, "subagent_trajectories") {
         Some(Node::Array(items)) => Some(normalize_subagents(items, traj, ctx, pointer)?),
         Some(other) => {
@@ -669,6 +737,7 @@ fn renumber_call_ids(traj: &mut Members<'_>) {
 
 fn scrub_members(members: &mut Members<'_>, ctx: &Ctx<'_>) {
     members.retain(|(key, value)| !matches!(value, Node::Null) && !ctx.is_volatile(key));
+    ctx.replace_keys(members);
     for (key, value) in members.iter_mut() {
         match (key.as_ref(), value) {
             (key, Node::Str(_)) if NEVER_TOUCHED.contains(&key) => {}
@@ -688,6 +757,7 @@ fn scrub_members(members: &mut Members<'_>, ctx: &Ctx<'_>) {
 
 fn scrub_tool_call(call: &mut Members<'_>, ctx: &Ctx<'_>) {
     call.retain(|(key, value)| !matches!(value, Node::Null) && !ctx.is_volatile(key));
+    ctx.replace_keys(call);
     for (key, value) in call.iter_mut() {
         match (key.as_ref(), value) {
             ("arguments", value) => mask_only(value, ctx),
@@ -708,7 +778,7 @@ fn drop_empty_extra(members: &mut Members<'_>) {
 
 fn scrub_node(node: &mut Node<'_>, ctx: &Ctx<'_>) {
     match node {
-        Node::Str(text) => text.mask(ctx.maskers),
+        Node::Str(text) => text.mask(&ctx.paths, ctx.maskers),
         Node::Array(items) => items.iter_mut().for_each(|item| scrub_node(item, ctx)),
         Node::Object(members) => scrub_members(members, ctx),
         _ => {}
@@ -717,9 +787,12 @@ fn scrub_node(node: &mut Node<'_>, ctx: &Ctx<'_>) {
 
 fn mask_only(node: &mut Node<'_>, ctx: &Ctx<'_>) {
     match node {
-        Node::Str(text) => text.mask(ctx.maskers),
+        Node::Str(text) => text.mask(&ctx.paths, ctx.maskers),
         Node::Array(items) => items.iter_mut().for_each(|item| mask_only(item, ctx)),
-        Node::Object(members) => members.iter_mut().for_each(|(_, value)| mask_only(value, ctx)),
+        Node::Object(members) => {
+            ctx.replace_keys(members);
+            members.iter_mut().for_each(|(_, value)| mask_only(value, ctx));
+        }
         _ => {}
     }
 }

@@ -39,7 +39,8 @@ pub(crate) struct NormalizeArgs {
     /// Keep embedded subagents in their recorded order (ids are still renumbered).
     #[arg(long)]
     pub(crate) keep_subagent_order: bool,
-    /// Start from a named preset for logs of a known agent (`claude-code`, `codex`).
+    /// Start from a named preset for logs of a known agent (`claude-code`, `codex`, `gemini-cli`,
+    /// `opencode`, `pi`): their volatile keys and ids, and the recorded cwd and home as `<cwd>`, `<home>`.
     #[arg(long, value_name = "NAME")]
     pub(crate) preset: Option<String>,
 }

@@ -6,6 +6,7 @@ mod canonical;
 mod diff;
 mod explain;
 mod normalize;
+mod paths;
 mod properties;
 mod raw;
 mod shape;

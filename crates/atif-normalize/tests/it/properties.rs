@@ -40,6 +40,9 @@ const KEYS: &[&str] = &[
     "source",
     "function_name",
     "model_name",
+    "cwd",
+    "home",
+    "/w/a",
     "x",
 ];
 
@@ -50,6 +53,8 @@ fn string() -> impl Strategy<Value = String> {
         Just("call_1".to_owned()),
         Just("subagent_1".to_owned()),
         Just("0xADDR".to_owned()),
+        Just("/w/a".to_owned()),
+        Just("/w/a/b at /w/ab -w-a-b1".to_owned()),
         "[a-c0-9x]{0,10}",
         any::<String>(),
     ]
@@ -80,17 +85,22 @@ pub(crate) fn arbitrary_json() -> impl Strategy<Value = Value> {
 
 #[test]
 fn normalising_twice_equals_normalising_once_and_nothing_panics() {
+    let mut with_paths = NormalizeOptions::default();
+    with_paths.set_cwd(Some("/w/a")).set_home(Some("/w")).set_recorded_paths(true);
     run(arbitrary_json(), |doc| {
-        let options = NormalizeOptions::default();
-        match normalize(&doc, &options) {
-            Ok(once) => {
-                let twice = normalize(&once, &options).unwrap();
-                prop_assert_eq!(to_canonical_string(&twice), to_canonical_string(&once));
-                // The other functions take any JSON too.
-                let _ = shape(&once);
-                let _ = atif_normalize::explain(&doc, &once);
+        for options in [&NormalizeOptions::default(), &with_paths] {
+            match normalize(&doc, options) {
+                Ok(once) => {
+                    let twice = normalize(&once, options).unwrap();
+                    prop_assert_eq!(to_canonical_string(&twice), to_canonical_string(&once));
+                    // The other functions take any JSON too.
+                    let _ = shape(&once);
+                    let _ = atif_normalize::explain(&doc, &once);
+                }
+                Err(err) => {
+                    prop_assert!(err.to_string().starts_with("not an ATIF trajectory at "))
+                }
             }
-            Err(err) => prop_assert!(err.to_string().starts_with("not an ATIF trajectory at ")),
         }
         Ok(())
     });

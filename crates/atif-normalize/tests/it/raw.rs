@@ -219,6 +219,11 @@ fn the_fast_path_agrees_with_normalize_on_arbitrary_documents() {
             options.add_volatile_key("x").set_sort_subagents(false);
             options.add_masker(Masker::new("[a\n]|ADDR", "\"$0\\").unwrap());
             check_with(&text, &options);
+            let mut paths = NormalizeOptions::default();
+            paths.set_home(Some("/w")).set_recorded_paths(true);
+            check_with(&text, &paths);
+            paths.set_cwd(Some("/w/a/"));
+            check_with(&text, &paths);
             Ok(())
         })
         .unwrap();
