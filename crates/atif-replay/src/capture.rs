@@ -503,13 +503,7 @@ impl Recorder {
             node.steps.iter().filter_map(|step| step.usage).fold(Usage::default(), |sum, usage| {
                 // Saturating: a client's absurd counts must not overflow (a panic in debug
                 // builds) and cost the caller the trajectory.
-                Usage {
-                    prompt_tokens: sum.prompt_tokens.saturating_add(usage.prompt_tokens),
-                    completion_tokens: sum
-                        .completion_tokens
-                        .saturating_add(usage.completion_tokens),
-                    cached_tokens: sum.cached_tokens.saturating_add(usage.cached_tokens),
-                }
+                sum.saturating_add(usage)
             });
 
         let mut trajectory = Map::new();

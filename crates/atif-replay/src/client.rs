@@ -316,13 +316,37 @@ pub struct Usage {
     /// Input tokens served from the provider's cache.
     #[serde(default)]
     pub cached_tokens: u64,
+    /// Output tokens spent on reasoning, included in `completion_tokens` (OpenAI
+    /// `reasoning_tokens`, Gemini `thoughtsTokenCount` added to the candidates' count).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
-    /// A usage record.
+    /// A usage record without reasoning tokens.
     pub fn new(prompt_tokens: u64, completion_tokens: u64, cached_tokens: u64) -> Self {
-        Usage { prompt_tokens, completion_tokens, cached_tokens }
+        Usage { prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens: 0 }
     }
+
+    /// Sets [`reasoning_tokens`](Usage::reasoning_tokens).
+    pub fn with_reasoning_tokens(mut self, reasoning_tokens: u64) -> Self {
+        self.reasoning_tokens = reasoning_tokens;
+        self
+    }
+
+    /// The sum of two records, each count saturating rather than overflowing on absurd input.
+    pub fn saturating_add(self, other: Usage) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self.completion_tokens.saturating_add(other.completion_tokens),
+            cached_tokens: self.cached_tokens.saturating_add(other.cached_tokens),
+            reasoning_tokens: self.reasoning_tokens.saturating_add(other.reasoning_tokens),
+        }
+    }
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 /// The model's reply.
@@ -344,6 +368,10 @@ pub struct LlmResponse {
     /// Token counts.
     #[serde(default)]
     pub usage: Usage,
+    /// The model that answered, as the provider named it in the reply (`model`,
+    /// Gemini's `modelVersion`), when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
     /// The provider's raw reply, for the agent's own use; never written to a script.
     #[serde(skip)]
     pub raw: Option<Value>,

@@ -78,12 +78,16 @@ pub enum Error {
         /// What the provider said.
         message: String,
     },
-    /// A provider's reply lacks a field an [`LlmResponse`](crate::LlmResponse) needs.
-    #[error("malformed provider reply at {pointer}: {message}")]
-    ProviderReply {
-        /// JSON Pointer of the field in the raw reply.
+    /// A request or reply does not have the shape of its provider's wire protocol.
+    #[error("malformed {protocol} {what} at {}: {message}", root(pointer))]
+    WireFormat {
+        /// The protocol, such as `OpenAI Chat Completions`.
+        protocol: &'static str,
+        /// `request`, `reply` or `stream`.
+        what: &'static str,
+        /// JSON Pointer of the field (in a stream: `/events/N/data/...`).
         pointer: String,
-        /// What was expected.
+        /// What was expected and what was found.
         message: String,
     },
     /// A script file could not be read or written.
@@ -205,6 +209,11 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+}
+
+/// A JSON Pointer as shown in a message: `/` for the root, which `""` would hide.
+fn root(pointer: &str) -> &str {
+    if pointer.is_empty() { "/" } else { pointer }
 }
 
 /// `at /calls/0: ` before a message about a value inside the file; nothing for the root.

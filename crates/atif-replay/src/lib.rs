@@ -18,8 +18,10 @@
 //! a replay; only the model is a tape. So a replay exercises everything but the model, and any
 //! change in what the agent asks the model shows up as a failure naming the call.
 //!
-//! [`openai_response`] and [`anthropic_response`] read the two common reply shapes into an
-//! [`LlmResponse`] for adapters of real providers; the HTTP call stays in the adapter.
+//! The providers' wire protocols (OpenAI Chat Completions and Responses, Anthropic Messages,
+//! Gemini) are mapped once, here: [`parse_request`], [`parse_response`] and [`parse_stream`]
+//! read request bodies and replies (whole or as server-sent events) into [`LlmRequest`] and
+//! [`LlmResponse`], and [`request_body`] writes a request back. This crate does no HTTP itself.
 //!
 //! Script reading, writing and redaction ([`read_script`], [`write_script`], [`redact_file`])
 //! are plain functions that need no async runtime.
@@ -57,12 +59,12 @@
 mod capture;
 mod client;
 mod error;
-mod providers;
 mod record;
 mod replay;
 mod script;
 mod scripted;
 mod secrets;
+mod wire;
 
 pub use capture::{CaptureHandle, CaptureOptions, Captured, capture};
 pub use client::{
@@ -70,7 +72,6 @@ pub use client::{
     ToolCall, ToolDefinition, Usage,
 };
 pub use error::{Error, LlmError, Result};
-pub use providers::{anthropic_response, openai_response};
 pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, ReplayClient, ReplayOptions, RequestCheck};
 pub use script::{
@@ -79,3 +80,7 @@ pub use script::{
 };
 pub use scripted::ScriptedClient;
 pub use secrets::{DEFAULT_SECRET_PATTERNS, REDACTED};
+pub use wire::{
+    SseEvent, StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path,
+    openai_response, parse_request, parse_response, parse_stream, request_body,
+};
