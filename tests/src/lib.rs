@@ -10,7 +10,11 @@
 //! [`calculator_model`] and [`classifier_model`] stand in for a live model (deterministic, but
 //! for the classifier's provider-style random call ids): the tests record scripts from them
 //! exactly as a user would record from a real provider.
+//!
+//! [`e2e`] locates the pinned agent CLIs and Python SDKs of `cargo xtask e2e-setup`.
 #![forbid(unsafe_code)]
+
+pub mod e2e;
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};

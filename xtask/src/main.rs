@@ -2,6 +2,7 @@
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a developer tool prints")]
 
+mod e2e;
 mod golden;
 mod schema;
 
@@ -16,7 +17,9 @@ commands:
   golden-review [FILTER]   list pending .json.new files with their deltas and diffs
   golden-accept [FILTER]   move pending .json.new files over their goldens
   golden-reject [FILTER]   delete pending .json.new files
-  schema [--check]         regenerate docs/schema/*.schema.json (or check they are current)";
+  schema [--check]         regenerate docs/schema/*.schema.json (or check they are current)
+  e2e-setup                install the pinned agent CLIs (npm) and Python packages (venv) of
+                           the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,6 +33,7 @@ fn main() -> ExitCode {
         "golden-accept" => golden::accept(rest),
         "golden-reject" => golden::reject(rest),
         "schema" => schema::run(rest),
+        "e2e-setup" => e2e::setup(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

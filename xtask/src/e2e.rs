@@ -1,0 +1,223 @@
+//! `cargo xtask e2e-setup`: installs the pinned agent CLIs and Python packages that the
+//! end-to-end tests run, into one cache folder, skipping what is already there.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, bail};
+
+use crate::project_root;
+
+/// The pinned npm packages, `name@version` one a line (relative to the project root).
+const AGENT_CLIS: &str = "tests/e2e/agent-clis.txt";
+
+/// The pinned Python packages (relative to the project root).
+const REQUIREMENTS: &str = "tests/e2e/requirements.txt";
+
+/// Written in the venv once the requirements are installed: a copy of the requirements file.
+const REQUIREMENTS_STAMP: &str = ".atif-requirements.txt";
+
+pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
+    if let Some(arg) = args.first() {
+        bail!("e2e-setup takes no arguments, got `{arg}`");
+    }
+    let root = project_root();
+    let cache = cache_dir(&root);
+    std::fs::create_dir_all(&cache)
+        .with_context(|| format!("cannot create {}", cache.display()))?;
+
+    let pins_path = root.join(AGENT_CLIS);
+    let pins_text = std::fs::read_to_string(&pins_path)
+        .with_context(|| format!("cannot read {}", pins_path.display()))?;
+    let pins = parse_pins(&pins_text).with_context(|| format!("in {}", pins_path.display()))?;
+    let stale = stale_packages(&cache, &pins);
+    if stale.is_empty() {
+        println!(
+            "e2e-setup: {} agent CLIs already installed in {}",
+            pins.len(),
+            node_modules(&cache).display()
+        );
+    } else {
+        let names: Vec<String> = stale.iter().map(|pin| pin.spec()).collect();
+        println!("e2e-setup: installing {}", names.join(" "));
+        let specs: Vec<String> = pins.iter().map(Pin::spec).collect();
+        run(Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--save-exact", "--prefix"])
+            .arg(&cache)
+            .args(&specs))
+        .context("npm (Node.js 20 or later) is needed for the agent CLIs")?;
+        let still = stale_packages(&cache, &pins);
+        if let Some(pin) = still.first() {
+            bail!(
+                "npm finished but {} is not installed in {}",
+                pin.spec(),
+                node_modules(&cache).display()
+            );
+        }
+    }
+
+    let requirements_path = root.join(REQUIREMENTS);
+    let requirements = std::fs::read_to_string(&requirements_path)
+        .with_context(|| format!("cannot read {}", requirements_path.display()))?;
+    let venv = cache.join("venv");
+    let python = venv_python(&venv);
+    if !python.exists() {
+        println!("e2e-setup: creating the Python venv {}", venv.display());
+        let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+        run(Command::new(&base).args(["-m", "venv"]).arg(&venv))
+            .with_context(|| format!("`{base} -m venv` is needed for the Python SDK tests"))?;
+    }
+    let stamp = venv.join(REQUIREMENTS_STAMP);
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(requirements.as_str()) {
+        println!("e2e-setup: Python packages already installed in {}", venv.display());
+    } else {
+        println!("e2e-setup: installing {REQUIREMENTS} into {}", venv.display());
+        run(Command::new(&python)
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(&requirements_path))?;
+        std::fs::write(&stamp, &requirements)
+            .with_context(|| format!("cannot write {}", stamp.display()))?;
+    }
+    println!("e2e-setup: ready; tests find the cache at {}", cache.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `$ATIF_E2E_CACHE`, or `target/e2e-cache` in the project.
+fn cache_dir(root: &Path) -> PathBuf {
+    match std::env::var_os("ATIF_E2E_CACHE") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => root.join("target").join("e2e-cache"),
+    }
+}
+
+fn node_modules(cache: &Path) -> PathBuf {
+    cache.join("node_modules")
+}
+
+fn venv_python(venv: &Path) -> PathBuf {
+    if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    }
+}
+
+/// One pinned npm package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pin {
+    name: String,
+    version: String,
+}
+
+impl Pin {
+    fn spec(&self) -> String {
+        format!("{}@{}", self.name, self.version)
+    }
+}
+
+/// Reads `name@version` lines (scoped names such as `@scope/name@1.2.3` included), skipping
+/// blank lines and `#` comments.
+fn parse_pins(text: &str) -> anyhow::Result<Vec<Pin>> {
+    let mut pins = Vec::new();
+    for (idx, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let pin = line.rsplit_once('@').filter(|(name, version)| {
+            !name.is_empty()
+                && !version.is_empty()
+                && version.chars().all(|c| c.is_ascii_alphanumeric() || ".-+".contains(c))
+        });
+        let Some((name, version)) = pin else {
+            bail!("line {}: expected `name@exact-version`, got `{line}`", idx + 1);
+        };
+        pins.push(Pin { name: name.to_owned(), version: version.to_owned() });
+    }
+    Ok(pins)
+}
+
+/// The pins whose package is missing from the cache or installed at another version.
+fn stale_packages(cache: &Path, pins: &[Pin]) -> Vec<Pin> {
+    pins.iter()
+        .filter(|pin| {
+            let manifest = node_modules(cache).join(&pin.name).join("package.json");
+            let installed = std::fs::read_to_string(manifest)
+                .ok()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                .and_then(|manifest| {
+                    manifest.get("version").and_then(|v| v.as_str()).map(str::to_owned)
+                });
+            installed.as_deref() != Some(pin.version.as_str())
+        })
+        .cloned()
+        .collect()
+}
+
+fn run(command: &mut Command) -> anyhow::Result<()> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let status = command.status().with_context(|| format!("cannot run `{program}`"))?;
+    if !status.success() {
+        bail!("`{program}` failed ({status})");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    fn pin(name: &str, version: &str) -> Pin {
+        Pin { name: name.to_owned(), version: version.to_owned() }
+    }
+
+    #[test]
+    fn pins_are_read_with_scopes_and_comments() {
+        let pins = parse_pins("# comment\n\n@openai/codex@0.169.0\nopencode-ai@1.18.33\n").unwrap();
+        assert_eq!(pins, [pin("@openai/codex", "0.169.0"), pin("opencode-ai", "1.18.33")]);
+    }
+
+    #[test]
+    fn a_pin_without_an_exact_version_is_refused_with_its_line() {
+        for bad in ["opencode-ai", "opencode-ai@^1.2", "@scope/name", "x@latest tag"] {
+            let err = parse_pins(&format!("# c\n{bad}\n")).unwrap_err().to_string();
+            assert_eq!(err, format!("line 2: expected `name@exact-version`, got `{bad}`"));
+        }
+    }
+
+    #[test]
+    fn the_committed_pins_parse() {
+        let text = std::fs::read_to_string(project_root().join(AGENT_CLIS)).unwrap();
+        assert_eq!(parse_pins(&text).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn packages_missing_or_at_another_version_are_stale() {
+        let cache = tempfile::tempdir().unwrap();
+        let install = |name: &str, version: &str| {
+            let dir = node_modules(cache.path()).join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("package.json"),
+                format!(r#"{{"name":"{name}","version":"{version}"}}"#),
+            )
+            .unwrap();
+        };
+        install("@openai/codex", "0.169.0");
+        install("opencode-ai", "1.0.0");
+        let pins = [
+            pin("@openai/codex", "0.169.0"),
+            pin("opencode-ai", "1.18.33"),
+            pin("absent", "1.0.0"),
+        ];
+        assert_eq!(
+            stale_packages(cache.path(), &pins),
+            [pin("opencode-ai", "1.18.33"), pin("absent", "1.0.0")]
+        );
+        install("opencode-ai", "1.18.33");
+        install("absent", "1.0.0");
+        assert!(stale_packages(cache.path(), &pins).is_empty());
+    }
+}
