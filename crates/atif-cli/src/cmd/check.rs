@@ -21,6 +21,10 @@ pub(crate) struct Args {
     /// diff of what that erased. Without it, `ATIF_GOLDEN` and `CI` decide (see docs/golden.md).
     #[arg(long)]
     pub(crate) update: bool,
+    /// The command a failure message names to accept the change (default: this command line
+    /// with `--update`); test harnesses that drive `atif check` name their own update flag.
+    #[arg(long, value_name = "CMD")]
+    pub(crate) update_command: Option<String>,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]
@@ -40,7 +44,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .set_normalize_options(args.normalize.to_options()?)
         .set_token_tolerance(args.compare.token_tolerance)
         .set_compare_content(!args.compare.no_content)
-        .set_update_command(Some(update_command()));
+        .set_update_command(Some(args.update_command.clone().unwrap_or_else(update_command)));
     if args.update {
         settings.set_mode(Some(Mode::Update));
     }

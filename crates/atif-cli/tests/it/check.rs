@@ -72,6 +72,27 @@ fn a_missing_golden_exits_1_names_atif_check_update_and_is_not_created() {
 }
 
 #[test]
+fn update_command_replaces_the_fix_named_in_both_failure_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    let fix = "pytest --atif-update 'tests/test_agent.py::test_x[a b]'";
+    let missing =
+        atif_check(dir.path(), &[CI], &["golden.json", "run.json", "--update-command", fix]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    assert_eq!(
+        stdout(&missing),
+        format!("golden file golden.json does not exist; record it with: {fix}\n")
+    );
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    write(dir.path(), "run.json", &trajectory(2, "grep", "b"));
+    let changed =
+        atif_check(dir.path(), &[CI], &["golden.json", "run.json", "--update-command", fix]);
+    assert_eq!(changed.status.code(), Some(1), "{}", stderr(&changed));
+    let text = stdout(&changed);
+    assert_eq!(text.lines().last().unwrap(), format!("if this change is intended: {fix}"));
+}
+
+#[test]
 fn update_creates_then_prints_what_it_erased_then_stays_silent_when_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "run.json", &trajectory(1, "grep", "a"));

@@ -1,0 +1,409 @@
+"""The pytest plugin: command-line options, the `atif_replay` and `atif_golden` fixtures, reports.
+
+Registered through the ``pytest11`` entry point of the `atif` wheel, so installing the wheel is
+all it takes. Every check is the `atif` binary's; this module only names files, starts and
+stops processes, and turns their verdicts into test failures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import pytest
+
+from atif_pytest._binary import find_atif
+from atif_pytest._errors import AtifError
+from atif_pytest._golden import GOLDEN_MODES, check
+from atif_pytest._names import sanitize, test_name
+from atif_pytest._server import Server, Verdict
+
+# A dummy key for each SDK that refuses to start without one; replay never uses it.
+_DUMMY_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("atif", "golden trajectories and model replay (atif)")
+    group.addoption(
+        "--atif-record",
+        action="store_true",
+        help="record each atif_replay test's model traffic into its script instead of replaying "
+        "it (refused on CI)",
+    )
+    group.addoption(
+        "--atif-upstream",
+        metavar="URL",
+        help="with --atif-record: the provider origin to record from (default: each protocol's "
+        "public endpoint)",
+    )
+    group.addoption(
+        "--atif-update",
+        action="store_true",
+        help="atif_golden writes goldens that no longer match, and missing ones (same as "
+        "ATIF_GOLDEN=update)",
+    )
+    group.addoption(
+        "--atif-listen",
+        metavar="ADDR",
+        help="a fixed address for atif serve (default: a free port per test), for agents "
+        "configured by file; one test at a time",
+    )
+    group.addoption(
+        "--atif-drift",
+        choices=("strict", "warn"),
+        default="strict",
+        help="strict (default): a request that matches no recorded one fails; warn: serve the "
+        "nearest one and report the difference",
+    )
+    parser.addini(
+        "atif_script_dir",
+        "folder of the replay scripts, relative to the rootdir (default tests/scripts)",
+        default="tests/scripts",
+    )
+    parser.addini(
+        "atif_golden_dir",
+        "folder of the golden trajectories, relative to the rootdir (default tests/golden)",
+        default="tests/golden",
+    )
+    parser.addini(
+        "atif_masks",
+        "regular expressions atif serve masks in requests before matching them (--mask)",
+        type="linelist",
+        default=[],
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "atif_script(path): the replay script of this test, instead of the default"
+    )
+    golden_mode = os.environ.get("ATIF_GOLDEN", "")
+    if golden_mode not in GOLDEN_MODES:
+        raise pytest.UsageError(
+            f"unknown ATIF_GOLDEN value `{golden_mode}`: expected one of auto, check, review, "
+            "update (or unset)"
+        )
+    record = config.getoption("--atif-record")
+    if config.getoption("--atif-upstream") and not record:
+        raise pytest.UsageError("--atif-upstream only applies to recording: add --atif-record")
+    if record and _on_ci():
+        raise pytest.UsageError(
+            f"--atif-record is refused on CI (CI={os.environ.get('CI')}): recording calls the "
+            "live model and rewrites committed scripts; record locally, review the script's diff "
+            "and commit it"
+        )
+    config.stash[_STATE] = _State(config)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    outcome = yield
+    if call.when != "call":
+        return
+    replay = item.stash.get(_REPLAY, None)
+    if replay is None:
+        return
+    report: pytest.TestReport = outcome.get_result()
+    # The test function has returned (or raised): stop the server now, so its verdict (and, when
+    # recording, the saved script) belongs to this test's report, crash or not.
+    verdict = replay._server.stop()
+    state = item.config.stash[_STATE]
+    if replay.recording:
+        if verdict.exit_code == 0:
+            state.recorded.append(replay.script)
+        else:
+            _fail_report(report, _record_failure(replay.script, verdict))
+        return
+    if verdict.exact:
+        return
+    _fail_report(report, _replay_failure(replay.script, verdict, item))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is None:
+        return
+    lines = [f"recorded {_shown(path, state.cwd)}" for path in state.recorded]
+    lines += state.golden_lines
+    if state.pending:
+        lines.append(
+            f"{len(state.pending)} golden(s) left a pending .json.new file for review: "
+            f"atif golden review --dir {_shown(state.golden_dir, state.cwd)}"
+        )
+    if lines:
+        terminalreporter.write_sep("-", "atif")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture
+def atif_replay(request: pytest.FixtureRequest):
+    """Replays the model for this test from its script (``--atif-record`` records it instead).
+
+    Starts ``atif serve`` on a free port for ``<atif_script_dir>/<module>__<test>.json``, points
+    ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL``, ``GOOGLE_GEMINI_BASE_URL`` (and their aliases)
+    at it for the test's duration, and when the test function returns, stops it and fails the
+    test with its verdict when the agent made more, fewer or different model calls than recorded.
+    """
+    state: _State = request.config.stash[_STATE]
+    item = request.node
+    script = state.script_path(item)
+    try:
+        replay = state.start_replay(script)
+    except AtifError as err:
+        pytest.fail(str(err), pytrace=False)
+    item.stash[_REPLAY] = replay
+    with pytest.MonkeyPatch.context() as env:
+        for name, value in replay.environment(state.dummy_keys).items():
+            env.setenv(name, value)
+        try:
+            yield replay
+        finally:
+            replay._server.stop()
+
+
+@pytest.fixture
+def atif_golden(request: pytest.FixtureRequest):
+    """Compares a trajectory with this test's golden file through ``atif check``.
+
+    Call it with no argument for the trajectory captured from the test's model traffic (needs
+    ``atif_replay``), or with a trajectory as a dict or a path; ``name=`` tells several goldens of
+    one test apart. The golden is ``<atif_golden_dir>/<module>__<test>[__<name>].json``.
+    """
+    return AtifGolden(request)
+
+
+@dataclass
+class AtifReplay:
+    """The value of the ``atif_replay`` fixture: the server of one test."""
+
+    url: str
+    """The server's origin, e.g. ``http://127.0.0.1:41234`` (OpenAI clients add ``/v1``)."""
+    script: Path
+    """The script this test replays (or records)."""
+    recording: bool
+    """True under ``--atif-record``."""
+    _server: Server = field(repr=False)
+    _upstream: Optional[str] = field(default=None, repr=False)
+
+    def trajectory(self) -> dict:
+        """The ATIF trajectory captured from this test's model traffic so far, as a dict."""
+        __tracebackhide__ = True
+        try:
+            return self._server.trajectory()
+        except AtifError as err:
+            pytest.fail(str(err), pytrace=False)
+
+    def environment(self, dummy_keys: bool) -> dict:
+        """The variables that point each provider's SDK at the server."""
+        env = {
+            "OPENAI_BASE_URL": f"{self.url}/v1",
+            "OPENAI_API_BASE": f"{self.url}/v1",
+            "ANTHROPIC_BASE_URL": self.url,
+            "GOOGLE_GEMINI_BASE_URL": self.url,
+            "GEMINI_API_BASE_URL": self.url,
+            "ATIF_PROXY_URL": self.url,
+        }
+        if dummy_keys and (not self.recording or self._upstream):
+            for key in _DUMMY_KEYS:
+                if not os.environ.get(key):
+                    env[key] = "atif-replay-dummy-key"
+        return env
+
+
+class AtifGolden:
+    """The value of the ``atif_golden`` fixture: call it to compare a trajectory with its golden."""
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self._request = request
+        self._checked: set[Path] = set()
+
+    def __call__(self, trajectory: Union[None, dict, str, os.PathLike] = None, *, name: Optional[str] = None) -> None:
+        """Compares ``trajectory`` (default: the captured one) with the golden; fails the test on a change."""
+        __tracebackhide__ = True
+        try:
+            outcome = self._check(trajectory, name)
+        except AtifError as err:
+            pytest.fail(str(err), pytrace=False)
+        if outcome is not None:
+            pytest.fail(outcome, pytrace=False)
+
+    def _check(self, trajectory: Union[None, dict, str, os.PathLike], name: Optional[str]) -> Optional[str]:
+        request = self._request
+        state: _State = request.config.stash[_STATE]
+        item = request.node
+        golden = state.golden_path(item, name)
+        if golden in self._checked:
+            raise AtifError(state.claimed_message(golden, item.nodeid))
+        self._checked.add(golden)
+        state.claim(golden, item.nodeid)
+        actual = self._actual(trajectory, golden, state)
+        outcome = check(
+            state.binary(),
+            golden,
+            actual,
+            update=state.update,
+            update_command=state.update_command(item),
+            cwd=state.cwd,
+        )
+        if outcome.matched:
+            if outcome.report and not outcome.report.startswith("matched"):
+                state.golden_lines.append(outcome.report.splitlines()[0])
+            return None
+        if outcome.pending:
+            state.pending.append(golden)
+            return f"{outcome.report}\nreview pending goldens with: atif golden review --dir {_shown(golden.parent, state.cwd)}"
+        return outcome.report
+
+    def _actual(self, trajectory: Any, golden: Path, state: "_State") -> Path:
+        request = self._request
+        if trajectory is None:
+            if "atif_replay" not in request.fixturenames:
+                raise AtifError(
+                    "atif_golden() without a trajectory compares the one captured from the "
+                    "test's model traffic, which needs the atif_replay fixture: add `atif_replay` "
+                    "to the test's arguments, or pass a trajectory (a dict or a path)"
+                )
+            trajectory = request.getfixturevalue("atif_replay").trajectory()
+        if isinstance(trajectory, dict):
+            scratch = request.getfixturevalue("tmp_path_factory").mktemp("atif-actual")
+            path = scratch / f"{golden.stem}.json"
+            path.write_text(json.dumps(trajectory, ensure_ascii=False), encoding="utf-8")
+            return path
+        if isinstance(trajectory, (str, os.PathLike)):
+            path = Path(trajectory)
+            if not path.is_file():
+                raise AtifError(f"the trajectory file {path} does not exist (atif_golden was given it)")
+            return path.resolve()
+        raise AtifError(
+            f"atif_golden() takes a trajectory as a dict, a path or nothing (the captured one), "
+            f"not a {type(trajectory).__name__}"
+        )
+
+
+class _State:
+    """The session's settings and what it did, for the summary."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.cwd = Path(config.invocation_params.dir).resolve()
+        root = Path(config.rootpath).resolve()
+        self.script_dir = root / config.getini("atif_script_dir")
+        self.golden_dir = root / config.getini("atif_golden_dir")
+        self.record = bool(config.getoption("--atif-record"))
+        self.upstream = config.getoption("--atif-upstream")
+        self.listen = config.getoption("--atif-listen")
+        self.drift = config.getoption("--atif-drift")
+        self.masks = tuple(config.getini("atif_masks"))
+        self.update = bool(config.getoption("--atif-update"))
+        self.dummy_keys = True
+        self.recorded: list[Path] = []
+        self.golden_lines: list[str] = []
+        self.pending: list[Path] = []
+        self._claims: dict[Path, str] = {}
+        self._binary: Optional[str] = None
+
+    def binary(self) -> str:
+        if self._binary is None:
+            self._binary = find_atif()
+        return self._binary
+
+    def script_path(self, item: pytest.Item) -> Path:
+        marker = item.get_closest_marker("atif_script")
+        if marker is not None and marker.args:
+            named = Path(marker.args[0])
+            return named if named.is_absolute() else Path(self.config.rootpath) / named
+        return self.script_dir / f"{test_name(item.path, item.nodeid)}.json"
+
+    def golden_path(self, item: pytest.Item, name: Optional[str]) -> Path:
+        base = test_name(item.path, item.nodeid)
+        if name is not None:
+            base = f"{base}__{sanitize(name)}"
+        return self.golden_dir / f"{base}.json"
+
+    def claim(self, golden: Path, nodeid: str) -> None:
+        """Fails when two checks of this session resolve to one golden file."""
+        owner = self._claims.setdefault(golden, nodeid)
+        if owner != nodeid:
+            raise AtifError(self.claimed_message(golden, owner))
+
+    def claimed_message(self, golden: Path, owner: str) -> str:
+        return (
+            f"the golden {_shown(golden, self.cwd)} is already checked by {owner}; "
+            'give this check its own name: atif_golden(..., name="...")'
+        )
+
+    def start_replay(self, script: Path) -> AtifReplay:
+        if script.is_dir():
+            raise AtifError(f"the replay script {_shown(script, self.cwd)} is a directory, not a script file")
+        if not self.record and not script.is_file():
+            raise AtifError(
+                f"the replay script {_shown(script, self.cwd)} does not exist: record it with "
+                "`pytest --atif-record` (add `--atif-upstream URL` to record from a local "
+                "provider) and commit it"
+            )
+        if self.record:
+            script.parent.mkdir(parents=True, exist_ok=True)
+        server = Server(
+            self.binary(),
+            script,
+            record=self.record,
+            upstream=self.upstream,
+            listen=self.listen,
+            drift=self.drift,
+            masks=self.masks,
+        )
+        return AtifReplay(server.url, script, self.record, server, self.upstream)
+
+    def update_command(self, item: pytest.Item) -> str:
+        """The pytest command that writes this test's golden."""
+        file_part, _, rest = item.nodeid.partition("::")
+        target = _shown(Path(item.path), self.cwd)
+        nodeid = f"{target}::{rest}" if rest else target
+        return f"pytest --atif-update {shlex.quote(nodeid)}"
+
+
+def _on_ci() -> bool:
+    value = os.environ.get("CI")
+    return value is not None and value.strip().lower() not in ("", "0", "false")
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    try:
+        return str(path.relative_to(cwd))
+    except ValueError:
+        return str(path)
+
+
+def _fail_report(report: pytest.TestReport, message: str) -> None:
+    """Makes a passing report fail with ``message``, or adds it to a failing one's report."""
+    if report.passed:
+        report.outcome = "failed"
+        report.longrepr = message
+    else:
+        report.sections.append(("atif replay verdict", message))
+
+
+def _replay_failure(script: Path, verdict: Verdict, item: pytest.Item) -> str:
+    if verdict.exit_code == 1:
+        heading = f"the replay of {script} was not exact: the agent's model calls differ from the recording"
+        fix = f"if this change is intended, re-record the script: pytest --atif-record {shlex.quote(item.nodeid)}"
+    else:
+        heading = f"atif serve failed while replaying {script} (exit {verdict.exit_code})"
+        fix = ""
+    return "\n".join(part for part in (heading, verdict.message.rstrip(), fix) if part)
+
+
+def _record_failure(script: Path, verdict: Verdict) -> str:
+    return (
+        f"recording {script} failed (atif serve exit {verdict.exit_code}):\n"
+        f"{verdict.message.rstrip() or '(it printed nothing)'}"
+    )
+
+
+_STATE = pytest.StashKey[_State]()
+_REPLAY = pytest.StashKey[AtifReplay]()
