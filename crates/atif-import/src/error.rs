@@ -60,6 +60,20 @@ pub enum Error {
         /// The record's type, as `type` or `type/subtype`.
         record_type: String,
     },
+    /// A log written by a version of its format newer than this importer knows.
+    #[error(
+        "line {line}: {format} version {version} is newer than this importer knows (up to {known}); upgrade atif"
+    )]
+    TooNew {
+        /// 1-based line number.
+        line: usize,
+        /// The format being imported.
+        format: &'static str,
+        /// The version the log names.
+        version: String,
+        /// The newest version known.
+        known: String,
+    },
     /// A format name that is not one of the known ones.
     #[error("unknown log format `{name}` (known: {known})")]
     UnknownFormat {

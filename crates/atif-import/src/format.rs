@@ -23,27 +23,79 @@ pub enum Format {
     CodexRollout,
     /// The standard output of `codex exec --json`.
     CodexExec,
+    /// A Gemini CLI session (`~/.gemini/tmp/<project>/chats/session-*.json` or `.jsonl`).
+    GeminiSession,
+    /// The standard output of `gemini -p … --output-format stream-json`.
+    GeminiStream,
+    /// The standard output of `opencode run --format json`.
+    OpenCodeRun,
+    /// The document `opencode export SESSION` prints.
+    OpenCodeExport,
+    /// A pi session file (`~/.pi/agent/sessions/--<cwd>--/*.jsonl`).
+    PiSession,
+    /// The standard output of `pi -p --mode json`.
+    PiJson,
 }
 
 impl Format {
     /// Every format, in the order detection tries them.
-    pub const ALL: &'static [Format] =
-        &[Format::ClaudeCode, Format::ClaudeStream, Format::CodexRollout, Format::CodexExec];
+    pub const ALL: &'static [Format] = &[
+        Format::ClaudeCode,
+        Format::ClaudeStream,
+        Format::CodexRollout,
+        Format::CodexExec,
+        Format::GeminiSession,
+        Format::GeminiStream,
+        Format::OpenCodeRun,
+        Format::OpenCodeExport,
+        Format::PiJson,
+        Format::PiSession,
+    ];
 
     /// The name used on the command line (`claude-code`, `claude-stream`, `codex-rollout`,
-    /// `codex-exec`).
+    /// `codex-exec`, `gemini-session`, `gemini-stream`, `opencode-run`, `opencode-export`,
+    /// `pi-session`, `pi-json`).
     pub fn name(self) -> &'static str {
         match self {
             Format::ClaudeCode => "claude-code",
             Format::ClaudeStream => "claude-stream",
             Format::CodexRollout => "codex-rollout",
             Format::CodexExec => "codex-exec",
+            Format::GeminiSession => "gemini-session",
+            Format::GeminiStream => "gemini-stream",
+            Format::OpenCodeRun => "opencode-run",
+            Format::OpenCodeExport => "opencode-export",
+            Format::PiSession => "pi-session",
+            Format::PiJson => "pi-json",
+        }
+    }
+
+    /// The agent whose logs this format holds, as `--latest` and the normalisation presets
+    /// name it (`claude-code`, `codex`, `gemini-cli`, `opencode`, `pi`).
+    pub fn agent(self) -> &'static str {
+        match self {
+            Format::ClaudeCode | Format::ClaudeStream => "claude-code",
+            Format::CodexRollout | Format::CodexExec => "codex",
+            Format::GeminiSession | Format::GeminiStream => "gemini-cli",
+            Format::OpenCodeRun | Format::OpenCodeExport => "opencode",
+            Format::PiSession | Format::PiJson => "pi",
         }
     }
 
     /// The known names, comma-separated (for error messages).
     pub fn known_names() -> String {
         Format::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The agent's own folder under home, as it shows in paths (`/.codex/`).
+    pub(crate) fn home_marker(self) -> &'static str {
+        match self.agent() {
+            "claude-code" => "/.claude/",
+            "codex" => "/.codex/",
+            "gemini-cli" => "/.gemini/",
+            "pi" => "/.pi/agent/",
+            _ => "/.local/share/opencode/",
+        }
     }
 
     /// Whether `record` is unmistakably a record of this format.
@@ -83,6 +135,45 @@ impl Format {
                         && record.get("item").is_some_and(Value::is_object))
                     || (record_type.starts_with("turn.") && record.get("payload").is_none())
             }
+            Format::GeminiSession => {
+                let metadata =
+                    str_field("sessionId").is_some() && str_field("projectHash").is_some();
+                let update = record.get("$set").is_some_and(Value::is_object)
+                    || str_field("$rewindTo").is_some();
+                metadata || update
+            }
+            Format::GeminiStream => {
+                let stamped = str_field("timestamp").is_some();
+                (record_type == "init" && str_field("session_id").is_some() && stamped)
+                    || (record_type == "tool_use" && str_field("tool_id").is_some())
+                    || (record_type == "tool_result" && str_field("tool_id").is_some())
+                    || (record_type == "message" && str_field("role").is_some() && stamped)
+            }
+            Format::OpenCodeRun => {
+                str_field("sessionID").is_some()
+                    && (record.get("part").is_some_and(Value::is_object)
+                        || matches!(record_type, "error" | "done" | "user"))
+            }
+            Format::OpenCodeExport => {
+                record.get("info").and_then(|info| info.get("id")).is_some_and(Value::is_string)
+                    && record.get("messages").is_some_and(Value::is_array)
+            }
+            Format::PiSession => {
+                (record_type == "session"
+                    && str_field("id").is_some()
+                    && record.get("payload").is_none())
+                    || (record_type == "message"
+                        && record.get("message").is_some_and(|m| m.get("role").is_some()))
+            }
+            Format::PiJson => matches!(
+                record_type,
+                "agent_start"
+                    | "turn_start"
+                    | "message_start"
+                    | "message_end"
+                    | "turn_end"
+                    | "agent_end"
+            ),
         }
     }
 }
@@ -104,10 +195,19 @@ impl FromStr for Format {
 }
 
 /// Names the format of a log from its first records.
-pub(crate) fn detect_records<'r>(records: impl Iterator<Item = &'r Record>) -> Option<Format> {
-    records.take(DETECT_RECORDS).find_map(|record| {
+pub(crate) fn detect_records<'r>(
+    records: impl Iterator<Item = &'r Record> + Clone,
+) -> Option<Format> {
+    let found = records.clone().take(DETECT_RECORDS).find_map(|record| {
         Format::ALL.iter().copied().find(|format| format.recognizes(&record.value))
-    })
+    })?;
+    // pi writes the same header line to its session file and ahead of its JSON-mode events.
+    if found == Format::PiSession
+        && records.take(DETECT_RECORDS).any(|record| Format::PiJson.recognizes(&record.value))
+    {
+        return Some(Format::PiJson);
+    }
+    Some(found)
 }
 
 /// Names the format of a log from its content (never its file name).

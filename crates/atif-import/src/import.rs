@@ -16,6 +16,8 @@ use crate::{Error, Result};
 pub struct ImportOptions {
     format: Option<Format>,
     strict: bool,
+    cwd: Option<String>,
+    home: Option<String>,
 }
 
 impl ImportOptions {
@@ -46,6 +48,31 @@ impl ImportOptions {
     pub fn strict(&self) -> bool {
         self.strict
     }
+
+    /// The run's working directory, recorded as `extra.cwd` in place of the one the log
+    /// names (default: the log's own, if it names one).
+    pub fn set_cwd(&mut self, cwd: Option<&str>) -> &mut ImportOptions {
+        self.cwd = cwd.map(str::to_owned);
+        self
+    }
+
+    /// The working directory given with [`set_cwd`](ImportOptions::set_cwd).
+    pub fn cwd(&self) -> Option<&str> {
+        self.cwd.as_deref()
+    }
+
+    /// The run's home folder, recorded as `extra.home` (default: the one the log reveals, in a
+    /// path to the agent's own folder such as `~/.codex/skills`, or the folder a session file
+    /// was read from).
+    pub fn set_home(&mut self, home: Option<&str>) -> &mut ImportOptions {
+        self.home = home.map(str::to_owned);
+        self
+    }
+
+    /// The home folder given with [`set_home`](ImportOptions::set_home).
+    pub fn home(&self) -> Option<&str> {
+        self.home.as_deref()
+    }
 }
 
 /// What an import met on its way: record counts, skipped records, warnings.
@@ -54,6 +81,7 @@ pub struct Stats {
     records: usize,
     ignored: BTreeMap<String, usize>,
     skipped: BTreeMap<String, usize>,
+    dropped: BTreeMap<String, usize>,
     warnings: Vec<String>,
     truncated_line: Option<usize>,
 }
@@ -73,6 +101,12 @@ impl Stats {
     /// Records of unknown types that were skipped, by type (`--strict` makes them errors).
     pub fn skipped(&self) -> &BTreeMap<String, usize> {
         &self.skipped
+    }
+
+    /// Records of known types left out of the trajectory, by the reason why (for example a pi
+    /// entry on an abandoned branch of the session tree).
+    pub fn dropped(&self) -> &BTreeMap<String, usize> {
+        &self.dropped
     }
 
     /// The total number of skipped unknown records.
@@ -98,6 +132,9 @@ impl Stats {
         }
         for (k, v) in other.skipped {
             *self.skipped.entry(k).or_insert(0) += v;
+        }
+        for (k, v) in other.dropped {
+            *self.dropped.entry(k).or_insert(0) += v;
         }
         self.warnings.extend(other.warnings.into_iter().map(|w| format!("{file}: {w}")));
     }
@@ -214,7 +251,67 @@ pub(crate) fn import_raw(
         );
         trajectory.crashed = true;
     }
+    record_paths(&mut trajectory, format, options);
     Ok((trajectory, format, ctx.stats))
+}
+
+/// Records the run's working directory and home in `extra.cwd` and `extra.home`, so the
+/// normaliser can write them as `<cwd>` and `<home>`: the ones the options give, else the ones
+/// the log states (Gemini CLI's session context lists the workspace; each agent's own folder,
+/// `<home>/.codex/…`, shows up in its injected context).
+fn record_paths(trajectory: &mut Trajectory, format: Format, options: &ImportOptions) {
+    if let Some(cwd) = &options.cwd {
+        trajectory.extra.insert("cwd".into(), cwd.clone().into());
+    }
+    if let Some(home) = &options.home {
+        trajectory.extra.insert("home".into(), home.clone().into());
+    }
+    let context_texts = || {
+        trajectory
+            .steps
+            .iter()
+            .filter(|step| step.source != crate::build::Source::Agent)
+            .flat_map(|step| &step.parts)
+            .filter_map(|part| match part {
+                crate::build::Part::Text(text) => Some(text.as_str()),
+                crate::build::Part::Image { .. } => None,
+            })
+    };
+    let cwd = match trajectory.extra.contains_key("cwd") {
+        true => None,
+        false => {
+            context_texts().find_map(|text| line_after(text, "- **Workspace Directories:**\n  - "))
+        }
+    };
+    let marker = format.home_marker();
+    let home = match trajectory.extra.contains_key("home") {
+        true => None,
+        false => context_texts().find_map(|text| path_before(text, marker)),
+    };
+    if let Some(cwd) = cwd {
+        trajectory.extra.insert("cwd".into(), cwd.into());
+    }
+    if let Some(home) = home {
+        trajectory.extra.insert("home".into(), home.into());
+    }
+}
+
+/// The rest of the line that follows `prefix` in `text`.
+fn line_after(text: &str, prefix: &str) -> Option<String> {
+    let start = text.find(prefix)? + prefix.len();
+    let line = text[start..].lines().next()?.trim();
+    line.starts_with('/').then(|| line.to_owned())
+}
+
+/// The absolute path written just before `marker` in `text` (`/home/ann` in
+/// `` `/home/ann/.codex/skills` ``).
+pub(crate) fn path_before(text: &str, marker: &str) -> Option<String> {
+    let end = text.find(marker)?;
+    let start = text[..end]
+        .rfind(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | '=' | ':' | ','))
+        .map_or(0, |idx| idx + 1);
+    let path = &text[start..end];
+    (path.starts_with('/') && path.len() > 1).then(|| path.to_owned())
 }
 
 /// What a format module needs while it reads records: the strict flag and the statistics.
@@ -246,6 +343,16 @@ impl Context {
         }
         *self.stats.skipped.entry(record_type.to_owned()).or_insert(0) += 1;
         Ok(())
+    }
+
+    /// Counts `n` records left out of the trajectory for `reason`.
+    pub(crate) fn skip(&mut self, reason: &str, n: usize) {
+        *self.stats.dropped.entry(reason.to_owned()).or_insert(0) += n;
+    }
+
+    /// The name of the format being imported.
+    pub(crate) fn format_name(&self) -> &'static str {
+        self.format.name()
     }
 
     /// Records a problem that does not stop the import.

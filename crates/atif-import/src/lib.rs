@@ -1,9 +1,12 @@
-//! Import Claude Code and Codex logs as ATIF-v1.8 trajectories, so runs of agents that do not
-//! speak ATIF can be normalised, shaped and compared against golden files.
+//! Import the logs of Claude Code, Codex, Gemini CLI, OpenCode and pi as ATIF-v1.8
+//! trajectories, so runs of agents that do not speak ATIF can be normalised, shaped and compared
+//! against golden files.
 //!
-//! Four formats are read, each detected from the content of its first records (never from a
-//! file name): Claude Code session transcripts, `claude -p --output-format stream-json`, Codex
-//! rollout files and `codex exec --json` ([`Format`]). [`import`] takes the bytes of a log and
+//! Each agent's session files and the JSON its CLI prints are read ([`Format`]), each detected
+//! from the content of its first records (never from a file name): Claude Code session
+//! transcripts and `claude -p --output-format stream-json` (JSON Lines or one JSON array), Codex
+//! rollout files and `codex exec --json`, Gemini CLI sessions and `--output-format stream-json`,
+//! `opencode run --format json` and `opencode export`, pi sessions and `pi --mode json`. [`import`] takes the bytes of a log and
 //! returns an [`Import`]: the trajectory as a [`serde_json::Value`], the format, and [`Stats`]
 //! (records skipped, warnings). Subagents are embedded as `subagent_trajectories` linked from
 //! the call that spawned them: the sidechain conversations of a Claude Code transcript and the

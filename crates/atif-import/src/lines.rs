@@ -43,6 +43,9 @@ impl<'a> Records<'a> {
     /// [`Error::Empty`] when there is no record at all; the error of a bad line among the first.
     pub(crate) fn open(bytes: &'a [u8]) -> Result<Records<'a>> {
         let rest = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        if let Some(records) = Records::document(rest)? {
+            return Ok(records);
+        }
         let mut records = Records {
             ahead: VecDeque::new(),
             rest,
@@ -63,8 +66,56 @@ impl<'a> Records<'a> {
         Ok(records)
     }
 
+    /// The records of a log written as one JSON document rather than JSON Lines: a JSON array
+    /// of records (`claude -p --output-format json --verbose`), numbered from 1 in array order,
+    /// or one object spread over several lines (a Gemini CLI `chats/*.json` session, `opencode
+    /// export`), which is one record. `None` when `bytes` is JSON Lines.
+    fn document(bytes: &'a [u8]) -> Result<Option<Records<'a>>> {
+        let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
+        let first_line_end =
+            bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |end| start + end);
+        let values = match bytes.get(start) {
+            Some(b'[') => match serde_json::from_slice::<Vec<Value>>(bytes) {
+                Ok(values) if values.iter().all(Value::is_object) => values,
+                // An array cut short cannot be read line by line either.
+                Err(error) if error.is_eof() => return Err(document_error(error)),
+                // Anything else: the line reader names what is wrong.
+                _ => return Ok(None),
+            },
+            // An object whose first line is not a whole object is a document over many lines.
+            Some(b'{')
+                if serde_json::from_slice::<serde::de::IgnoredAny>(
+                    &bytes[start..first_line_end],
+                )
+                .is_err() =>
+            {
+                match serde_json::from_slice::<Value>(bytes) {
+                    Ok(value) => vec![value],
+                    Err(error) => return Err(document_error(error)),
+                }
+            }
+            _ => return Ok(None),
+        };
+        let ahead: VecDeque<Record> = values
+            .into_iter()
+            .enumerate()
+            .map(|(idx, value)| Record { line: idx + 1, value })
+            .collect();
+        if ahead.is_empty() {
+            return Err(Error::Empty);
+        }
+        Ok(Some(Records {
+            n_records: ahead.len(),
+            ahead,
+            rest: &[],
+            line_no: 0,
+            truncated_line: None,
+            failed: false,
+        }))
+    }
+
     /// The records read ahead (at most the first [`DETECT_RECORDS`]) not yet consumed.
-    pub(crate) fn ahead(&self) -> impl Iterator<Item = &Record> {
+    pub(crate) fn ahead(&self) -> impl Iterator<Item = &Record> + Clone {
         self.ahead.iter()
     }
 
@@ -114,6 +165,11 @@ impl<'a> Records<'a> {
         }
         None
     }
+}
+
+/// The error for a JSON document that does not parse, naming its line.
+fn document_error(error: serde_json::Error) -> Error {
+    Error::NotJson { line: error.line().max(1), error }
 }
 
 impl Iterator for Records<'_> {

@@ -38,6 +38,13 @@ pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
     let bytes = read(&main)?;
     let (mut trajectory, format, mut stats) = import_raw(&bytes, options)
         .map_err(|err| Error::Log { path: main.clone(), source: Box::new(err) })?;
+    if !trajectory.extra.contains_key("home") {
+        // A session file read where the agent keeps it: `<home>/.codex/sessions/…`.
+        let marker = format.home_marker();
+        if let Some(home) = main.to_str().and_then(|p| crate::import::path_before(p, marker)) {
+            trajectory.extra.insert("home".into(), home.into());
+        }
+    }
     match format {
         Format::ClaudeCode => {
             let folder = main.with_extension("").join("subagents");
@@ -46,7 +53,7 @@ pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
             embed_subagents(&mut trajectory, files, options, &mut stats)?;
         }
         Format::CodexRollout => embed_threads(&mut trajectory, &main, options, &mut stats, 0)?,
-        Format::ClaudeStream | Format::CodexExec => {}
+        _ => {}
     }
     Ok(Import::from_parts(trajectory.into_value(), format, options.format().is_none(), stats))
 }

@@ -27,7 +27,7 @@ pub fn preset(name: &str) -> Result<NormalizeOptions> {
     let (keys, maskers): (&[&str], &[(&str, &str)]) = match name {
         "claude-code" => (CLAUDE_KEYS, CLAUDE_MASKERS),
         "codex" => (CODEX_KEYS, CODEX_MASKERS),
-        "gemini-cli" => (GEMINI_KEYS, &[]),
+        "gemini-cli" => (GEMINI_KEYS, GEMINI_MASKERS),
         "opencode" => (OPENCODE_KEYS, OPENCODE_MASKERS),
         "pi" => (PI_KEYS, &[]),
         _ => return Err(Error::UnknownPreset { name: name.to_owned(), known: PRESETS.join(", ") }),
@@ -74,6 +74,13 @@ const CLAUDE_MASKERS: &[(&str, &str)] = &[
 /// durations of the stream's closing statistics.
 const GEMINI_KEYS: &[&str] = &["project_hash", "projectHash", "durationMs", "duration"];
 
+const GEMINI_MASKERS: &[(&str, &str)] = &[
+    // The shell tool's output names the process group it ran in.
+    (r"Process Group PGID: \d+", "Process Group PGID: PID"),
+    // The session context states the day in words.
+    (r"(Today's date is )[A-Z][a-z]+, [A-Z][a-z]+ \d{1,2}, \d{4}", "${1}DATE"),
+];
+
 /// Keys of OpenCode logs: the git snapshot of each step, ids of parts and messages, times.
 const OPENCODE_KEYS: &[&str] = &["snapshot", "part_id", "time"];
 
@@ -93,6 +100,9 @@ const CODEX_MASKERS: &[(&str, &str)] = &[
     // JSON with `duration_seconds`, later versions write `Wall time: 0.2 seconds`.
     (r#"("duration_seconds":\s*)[0-9][0-9.eE+-]*"#, "${1}DURATION"),
     (r"Wall time: [0-9][0-9.]* seconds", "Wall time: DURATION seconds"),
+    // `exec_command` output starts with a random chunk id; the environment names the time zone.
+    (r"Chunk ID: [0-9a-f]{6}\b", "Chunk ID: ID"),
+    (r"<timezone>[^<]*</timezone>", "<timezone>TZ</timezone>"),
 ];
 
 /// UUIDs and ISO dates (the environment's date in injected context).
@@ -139,8 +149,21 @@ mod tests {
     }
 
     #[test]
-    fn codex_call_ids_are_masked() {
+    fn codex_call_ids_chunk_ids_and_time_zones_are_masked() {
         assert_eq!(mask("codex", "see call_WmlLLopV6YokTw8Y639cqY5h"), "see call_ID");
+        assert_eq!(
+            mask("codex", "Chunk ID: 817350\n<timezone>Europe/Paris</timezone>"),
+            "Chunk ID: ID\n<timezone>TZ</timezone>"
+        );
+    }
+
+    #[test]
+    fn gemini_process_groups_and_spelled_dates_are_masked() {
+        assert_eq!(
+            mask("gemini-cli", "Today's date is Tuesday, December 1, 2026 (formatted"),
+            "Today's date is DATE (formatted"
+        );
+        assert_eq!(mask("gemini-cli", "Process Group PGID: 6415"), "Process Group PGID: PID");
     }
 
     #[test]

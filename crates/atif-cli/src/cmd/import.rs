@@ -11,11 +11,19 @@ use crate::cmd::common::{print, read_input};
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The log's format; `auto` detects it from the first records (never from the file name).
-    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec"])]
+    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec", "gemini-session", "gemini-stream", "opencode-run", "opencode-export", "pi-session", "pi-json"])]
     format: String,
     /// Fail on a record type the importer does not know, instead of skipping and counting it.
     #[arg(long)]
     strict: bool,
+    /// The run's working directory, recorded as `extra.cwd` (default: the one the log names).
+    /// Normalising with a preset writes it as `<cwd>`.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<String>,
+    /// The run's home folder, recorded as `extra.home` (default: the one the log reveals).
+    /// Normalising with a preset writes it as `<home>`.
+    #[arg(long, value_name = "DIR")]
+    home: Option<String>,
     /// The log file, a Claude Code session folder (subagents included), or `-` for standard input.
     #[arg(value_name = "FILE|-")]
     input: String,
@@ -27,7 +35,7 @@ pub(crate) struct Args {
 /// Exit 0 on success, 1 when the log is not a log of a known format, 2 when it cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut options = ImportOptions::new();
-    options.set_strict(args.strict);
+    options.set_strict(args.strict).set_cwd(args.cwd.as_deref()).set_home(args.home.as_deref());
     if args.format != "auto" {
         options.set_format(Some(args.format.parse::<Format>()?));
     }
@@ -76,6 +84,9 @@ fn report(imported: &Import) {
     );
     for (record_type, count) in stats.skipped() {
         eprintln!("  skipped {count} × unknown record type `{record_type}`");
+    }
+    for (reason, count) in stats.dropped() {
+        eprintln!("  left out {count} × {reason}");
     }
     for warning in stats.warnings() {
         eprintln!("  warning: {warning}");

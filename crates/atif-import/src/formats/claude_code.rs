@@ -24,6 +24,14 @@ const BOOKKEEPING: &[&str] = &[
     "progress",
     "tag",
     "agent-name",
+    // 2.1.x: copies of the API requests (system prompt, tool schemas), their content hashes,
+    // the tools used and the running cost; the conversation is in the other records.
+    "api-request",
+    "api-request-blob",
+    "api-request-shape",
+    "atis-latch",
+    "tools-used",
+    "cost-state",
 ];
 
 /// The agent name written to `agent.name`.
@@ -217,7 +225,7 @@ pub(crate) fn import_chain(records: &mut Records<'_>, ctx: &mut Context) -> Resu
 #[derive(Debug)]
 struct Chain {
     claude: Claude,
-    seen_uuids: HashSet<String>,
+    seen_uuids: HashSet<(String, String, String)>,
     /// How many records were added (bookkeeping included).
     n_records: usize,
 }
@@ -240,9 +248,16 @@ impl Chain {
         let seen_uuids = &mut self.seen_uuids;
         let value = &record.value;
         let field = |key: &str| value.get(key).and_then(Value::as_str);
+        // A resumed or forked session replays earlier records, same uuid, same time. A uuid
+        // seen again on another record (a placeholder uuid, a reused one) is not a replay.
         if let Some(uuid) = field("uuid") {
-            if !seen_uuids.insert(uuid.to_owned()) {
-                ctx.ignore("duplicate uuid");
+            let key = (
+                uuid.to_owned(),
+                field("type").unwrap_or("").to_owned(),
+                field("timestamp").unwrap_or("").to_owned(),
+            );
+            if !seen_uuids.insert(key) {
+                ctx.skip("replayed record (same uuid, type and timestamp as an earlier one)", 1);
                 return Ok(());
             }
         }

@@ -37,6 +37,12 @@ struct State {
     /// The last model call that has not been given its usage (Follows order).
     unbound_call: Option<usize>,
     last_total: Option<Value>,
+    /// The totals of earlier segments of a resumed session: the running total restarts from
+    /// zero when a session is resumed, so the session's total is the sum of each segment's last.
+    banked: Option<Value>,
+    /// Usage from `token_usage_record` lines (Codex 0.169 on), used for the totals only when the
+    /// log has no `token_count` with usage (they state the same usage).
+    usage_records: Option<Value>,
     model: Option<String>,
     effort: Option<Value>,
     seen_session: bool,
@@ -61,6 +67,8 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         pending_usage: None,
         unbound_call: None,
         last_total: None,
+        banked: None,
+        usage_records: None,
         model: None,
         effort: None,
         seen_session: false,
@@ -106,6 +114,13 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
                 state.trajectory.push(step);
             }
             "world_state" | "inter_agent_communication_metadata" => ctx.ignore(&record_type),
+            "token_usage_record" => {
+                // One model response's usage, which the `token_count` event after it repeats.
+                if let Some(usage) = payload.get("usage").filter(|u| u.is_object()) {
+                    state.usage_records = Some(add_usage(state.usage_records.take(), usage));
+                }
+                ctx.ignore("token_usage_record (the usage token_count states)");
+            }
             other => ctx.unknown(line, if other.is_empty() { "(no type)" } else { other })?,
         }
     }
@@ -117,7 +132,11 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
     }
     let mut trajectory = state.trajectory;
     let sums = trajectory.summed_metrics();
-    trajectory.final_metrics = Some(match state.last_total {
+    let last_total = match (state.banked, state.last_total) {
+        (Some(banked), Some(last)) => Some(add_usage(Some(banked), &last)),
+        (banked, last) => last.or(banked),
+    };
+    trajectory.final_metrics = Some(match last_total.or(state.usage_records) {
         Some(total) => {
             let metrics = usage_metrics(&total);
             if (metrics.prompt, metrics.completion, metrics.cached)
@@ -139,6 +158,36 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
     });
     trajectory.crashed |= trajectory.ends_in_error();
     Ok(trajectory)
+}
+
+/// Whether `total` is below `last` in some counter: the running total started again.
+fn restarted(last: &Value, total: &Value) -> bool {
+    let counters = |usage: &Value| -> Vec<(String, u64)> {
+        usage
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(k, v)| v.as_u64().map(|v| (k.clone(), v)))
+            .collect()
+    };
+    counters(last).into_iter().any(|(key, before)| {
+        total.get(&key).and_then(Value::as_u64).is_some_and(|now| now < before)
+    })
+}
+
+/// `sum` plus every integer counter of `usage`.
+fn add_usage(sum: Option<Value>, usage: &Value) -> Value {
+    let mut sum = match sum {
+        Some(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    for (key, value) in usage.as_object().into_iter().flatten() {
+        if let Some(value) = value.as_u64() {
+            let before = sum.get(key).and_then(Value::as_u64).unwrap_or(0);
+            sum.insert(key.clone(), before.saturating_add(value).into());
+        }
+    }
+    Value::Object(sum)
 }
 
 /// The usage order this record reveals, if it is the first `token_count` with usage (usage
@@ -376,8 +425,14 @@ impl State {
             ctx.ignore("event_msg/token_count (repeated totals)");
             return;
         }
-        if total.is_some() {
-            self.last_total = total;
+        if let Some(total) = total {
+            // A total below the last one: the session was resumed and its counter restarted.
+            if let Some(last) = self.last_total.take() {
+                if restarted(&last, &total) {
+                    self.banked = Some(add_usage(self.banked.take(), &last));
+                }
+            }
+            self.last_total = Some(total);
         }
         let metrics = usage_metrics(usage);
         match self.order {

@@ -1,13 +1,16 @@
 //! One module per log format; each turns records into a [`Trajectory`](crate::build::Trajectory).
 //!
-//! Adding a format (OpenCode, Gemini CLI, pi) is one file here, one [`Format`] variant and one
-//! arm below.
+//! Adding a format is one file here, one [`Format`] variant and one arm below.
 
 mod anthropic;
 pub(crate) mod claude_code;
 mod claude_stream;
 mod codex_exec;
 mod codex_rollout;
+mod common;
+mod gemini;
+mod opencode;
+mod pi;
 
 use crate::Result;
 use crate::build::Trajectory;
@@ -26,5 +29,11 @@ pub(crate) fn import(
         Format::ClaudeStream => claude_stream::import(records, ctx),
         Format::CodexRollout => codex_rollout::import(records, ctx),
         Format::CodexExec => codex_exec::import(records, ctx),
+        Format::GeminiSession => gemini::import_session(records, ctx),
+        Format::GeminiStream => gemini::import_stream(records, ctx),
+        Format::OpenCodeRun => opencode::import_run(records, ctx),
+        Format::OpenCodeExport => opencode::import_export(records, ctx),
+        Format::PiSession => pi::import_session(records, ctx),
+        Format::PiJson => pi::import_json(records, ctx),
     }
 }

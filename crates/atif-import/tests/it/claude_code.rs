@@ -165,7 +165,21 @@ fn replayed_lines_with_a_known_uuid_are_imported_once() {
     let log = format!("{line}\n{line}\n");
     let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
     assert_eq!(sources(imported.trajectory()), "u");
-    assert_eq!(imported.stats().ignored().get("duplicate uuid"), Some(&1));
+    let reason = "replayed record (same uuid, type and timestamp as an earlier one)";
+    assert_eq!(imported.stats().dropped().get(reason), Some(&1));
+}
+
+#[test]
+fn records_sharing_a_repeated_or_placeholder_uuid_are_all_kept() {
+    let log = br#"{"type":"user","uuid":"00000000-0000-0000-0000-000000000000","sessionId":"S","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"first"}}
+{"type":"user","uuid":"00000000-0000-0000-0000-000000000000","sessionId":"S","timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"second"}}
+{"type":"assistant","uuid":"00000000-0000-0000-0000-000000000000","sessionId":"S","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"ok"}]}}
+"#;
+    let imported = import(log, &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(sources(t), "uua");
+    assert_eq!(steps(t)[1]["message"], "second");
+    assert!(imported.stats().dropped().is_empty());
 }
 
 #[test]

@@ -149,3 +149,24 @@ fn a_message_from_another_agent_is_input_that_ends_the_model_call_and_keeps_its_
     assert!(imported.stats().skipped().is_empty());
     assert_eq!(imported.stats().ignored().get("inter_agent_communication_metadata"), Some(&1));
 }
+
+#[test]
+fn a_resumed_session_adds_the_segments_of_its_restarted_running_total() {
+    let mut options = ImportOptions::new();
+    options.set_strict(true);
+    let imported = import(&fixture("codex-rollout/resumed.jsonl"), &options).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(t["final_metrics"]["total_prompt_tokens"], 130);
+    assert_eq!(t["final_metrics"]["total_completion_tokens"], 15);
+    assert_eq!(t["final_metrics"]["total_cached_tokens"], 40);
+    // The per-step usage sums to the same totals, so no note says otherwise.
+    let prompt: u64 = steps(t).iter().filter_map(|s| s["metrics"]["prompt_tokens"].as_u64()).sum();
+    assert_eq!(prompt, 130);
+    assert!(t.get("notes").is_none(), "{}", t["notes"]);
+    // Codex 0.169's token_usage_record is known: the usage token_count repeats.
+    assert!(imported.stats().skipped().is_empty());
+    assert_eq!(
+        imported.stats().ignored().get("token_usage_record (the usage token_count states)"),
+        Some(&1)
+    );
+}

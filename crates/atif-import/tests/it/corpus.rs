@@ -60,7 +60,8 @@ const ALL_SHELL_34: &[&str] = &["shell"; 34];
 ///   `token_count`; tool names from `function_call.name` (other call items by our names:
 ///   web_search, tool_search, image_generation); joins by `call_id`; the first call's usage is
 ///   the first non-empty `token_count` (written before the call's items in 0.40: 3587 and
-///   2899); totals = the last `total_token_usage`.
+///   2899); totals = the last `total_token_usage` of each segment (the running total restarts
+///   on a resume), summed.
 /// - codex exec: an agent step per run of `item.completed` outputs, a tool item closing it;
 ///   totals = the sum of `turn.completed` usage.
 const EXPECTED: &[Expected] = &[
@@ -163,8 +164,9 @@ const EXPECTED: &[Expected] = &[
         // call with its id, so it cannot join (it is the extra user step): 5 joins.
         n_joins: 5,
         unanswered: &["web_search"],
-        // The last total_token_usage is all zeros in this fixture.
-        totals: (0, 0, 0),
+        // The running total drops back to zeros (a new segment, as when a session is resumed),
+        // so the totals are the sum of each segment's last total: 16341 + 0, 81 + 0, 3584 + 0.
+        totals: (16341, 81, 3584),
         first_prompt: None,
         n_metrics: 2,
     },

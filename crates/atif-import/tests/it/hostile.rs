@@ -31,11 +31,16 @@ fn a_json_document_that_is_not_a_log_is_unrecognised_and_the_known_formats_are_l
     let err = import_err(trajectory.to_string().as_bytes());
     assert_eq!(
         err.to_string(),
-        "unrecognised log: none of the first 1 records looks like a known format (known: claude-code, claude-stream, codex-rollout, codex-exec)"
+        "unrecognised log: none of the first 1 records looks like a known format (known: claude-code, claude-stream, codex-rollout, codex-exec, gemini-session, gemini-stream, opencode-run, opencode-export, pi-json, pi-session)"
     );
-    // Pretty-printed, its first line is not a JSON value on its own.
+    // Pretty-printed, it is read as one JSON document (as `opencode export` writes), which is
+    // no known log either.
     let pretty = serde_json::to_string_pretty(&trajectory).unwrap();
-    assert!(matches!(import_err(pretty.as_bytes()), Error::NotJson { line: 1, .. }));
+    assert!(matches!(import_err(pretty.as_bytes()), Error::Unrecognized { scanned: 1, .. }));
+    // A document cut short names the line where it stops.
+    let cut = &pretty[..pretty.len() - 3];
+    let err = import_err(cut.as_bytes());
+    assert!(matches!(err, Error::NotJson { line, .. } if line == cut.lines().count()), "{err:?}");
     assert_eq!(
         import_err(b"[1, 2, 3]\n").to_string(),
         "line 1 is not a log record: expected a JSON object, found an array"

@@ -12,4 +12,5 @@ mod golden;
 mod hostile;
 mod normalize;
 mod path;
+mod real;
 mod support;

@@ -1,0 +1,377 @@
+//! Gemini CLI: its session files (`~/.gemini/tmp/<project>/chats/session-*.json` or `.jsonl`)
+//! and `gemini -p … --output-format stream-json`.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::Result;
+use crate::build::{FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::formats::common::{object_arguments, text_parts, type_name, u64_field};
+use crate::import::Context;
+use crate::lines::Records;
+
+/// The agent name Gemini CLI imports carry.
+pub(crate) const AGENT_NAME: &str = "gemini-cli";
+
+/// Imports a session: one JSON document with `messages[]`, or JSON Lines of a metadata line,
+/// message records (a record whose `id` was seen before replaces it), `{"$set": {…}}` updates
+/// (a `messages` list replaces the messages so far) and `{"$rewindTo": id}`, which drops that
+/// message and every later one.
+pub(crate) fn import_session(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
+    let mut trajectory = Trajectory::new(AGENT_NAME);
+    let mut messages: Vec<(usize, Value)> = Vec::new();
+    let mut by_id: HashMap<String, usize> = HashMap::new();
+    let reindex = |messages: &Vec<(usize, Value)>, by_id: &mut HashMap<String, usize>| {
+        by_id.clear();
+        for (idx, (_, m)) in messages.iter().enumerate() {
+            if let Some(id) = m.get("id").and_then(Value::as_str) {
+                by_id.insert(id.to_owned(), idx);
+            }
+        }
+    };
+    for record in records {
+        let record = record?;
+        let value = record.value;
+        if let Some(set) = value.get("$set") {
+            if let Some(list) = set.get("messages").and_then(Value::as_array) {
+                messages = list.iter().map(|m| (record.line, m.clone())).collect();
+                reindex(&messages, &mut by_id);
+            }
+            metadata(&mut trajectory, set);
+            continue;
+        }
+        if let Some(target) = value.get("$rewindTo") {
+            match target.as_str().and_then(|id| by_id.get(id)).copied() {
+                Some(idx) => {
+                    messages.truncate(idx);
+                    reindex(&messages, &mut by_id);
+                }
+                None => ctx.warn(record.line, "`$rewindTo` names no message seen before"),
+            }
+            continue;
+        }
+        if value.get("sessionId").is_some() {
+            metadata(&mut trajectory, &value);
+            if let Some(list) = value.get("messages").and_then(Value::as_array) {
+                messages.extend(list.iter().map(|m| (record.line, m.clone())));
+                reindex(&messages, &mut by_id);
+            }
+            continue;
+        }
+        match value.get("id").and_then(Value::as_str) {
+            Some(id) if by_id.contains_key(id) => {
+                let idx = by_id[id];
+                messages[idx] = (record.line, value);
+            }
+            Some(id) => {
+                by_id.insert(id.to_owned(), messages.len());
+                messages.push((record.line, value));
+            }
+            None => messages.push((record.line, value)),
+        }
+    }
+    for (line, message) in &messages {
+        session_message(&mut trajectory, *line, message, ctx)?;
+    }
+    trajectory.final_metrics = Some(trajectory.summed_metrics());
+    trajectory.crashed |= trajectory.ends_in_error();
+    Ok(trajectory)
+}
+
+fn metadata(trajectory: &mut Trajectory, value: &Value) {
+    if let Some(id) = value.get("sessionId").and_then(Value::as_str) {
+        trajectory.session_id = Some(id.to_owned());
+    }
+    if let Some(hash) = value.get("projectHash").and_then(Value::as_str) {
+        trajectory.extra.insert("project_hash".into(), hash.into());
+    }
+    if let Some(kind) = value.get("kind").and_then(Value::as_str) {
+        trajectory.extra.insert("kind".into(), kind.into());
+    }
+}
+
+fn session_message(
+    trajectory: &mut Trajectory,
+    line: usize,
+    message: &Value,
+    ctx: &mut Context,
+) -> Result<()> {
+    let record_type = message.get("type").and_then(Value::as_str).unwrap_or("");
+    let content = message.get("content").unwrap_or(&Value::Null);
+    match record_type {
+        "user" => {
+            // The tool results the CLI sends back are written as a user record too; they are
+            // already on the call records.
+            if is_function_responses(content) {
+                ctx.ignore("user/functionResponse");
+                return Ok(());
+            }
+            let mut step = Step::new(Source::User);
+            step.set_timestamp(message.get("timestamp"));
+            step.parts = content_parts(content);
+            trajectory.push(step);
+        }
+        "gemini" => {
+            let mut step = Step::model_call();
+            step.set_timestamp(message.get("timestamp"));
+            step.parts = content_parts(content);
+            step.parts.retain(|p| !matches!(p, Part::Text(t) if t.is_empty()));
+            step.model_name = message.get("model").and_then(Value::as_str).map(str::to_owned);
+            if trajectory.model_name.is_none() {
+                trajectory.model_name.clone_from(&step.model_name);
+            }
+            for thought in message.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
+                let subject = thought.get("subject").and_then(Value::as_str).unwrap_or("");
+                let description = thought.get("description").and_then(Value::as_str).unwrap_or("");
+                step.reasoning.push(match (subject.is_empty(), description.is_empty()) {
+                    (false, false) => format!("{subject}: {description}"),
+                    (false, true) => subject.to_owned(),
+                    _ => description.to_owned(),
+                });
+            }
+            step.metrics = message.get("tokens").map(tokens_metrics);
+            let step_idx = trajectory.push(step);
+            let calls = message.get("toolCalls").and_then(Value::as_array);
+            for (n, call) in calls.into_iter().flatten().enumerate() {
+                session_call(trajectory, step_idx, line, n, call);
+            }
+        }
+        "error" => {
+            let text = text_of(content);
+            trajectory.push_error("error", &text, message.get("timestamp"));
+        }
+        "info" | "warning" => {
+            let mut step = Step::new(Source::System);
+            step.set_timestamp(message.get("timestamp"));
+            step.parts = content_parts(content);
+            step.extra.insert("type".into(), record_type.into());
+            trajectory.push(step);
+        }
+        other => ctx.unknown(line, type_name(other))?,
+    }
+    Ok(())
+}
+
+/// A call of a `gemini` record, with its result, which the session keeps on the call.
+fn session_call(trajectory: &mut Trajectory, step_idx: usize, line: usize, n: usize, call: &Value) {
+    let field = |key: &str| call.get(key).and_then(Value::as_str);
+    let id = field("id").map_or_else(|| format!("call_line_{line}_{n}"), str::to_owned);
+    let (arguments, mut extra) = object_arguments(call.get("args"));
+    if let Some(name) = field("displayName") {
+        extra.insert("display_name".into(), name.into());
+    }
+    trajectory.add_call(
+        step_idx,
+        ToolCall { id: id.clone(), name: field("name").unwrap_or("").to_owned(), arguments, extra },
+    );
+    let status = field("status");
+    let Some(parts) = call.get("result").and_then(Value::as_array) else {
+        if status.is_some_and(|s| s != "success") {
+            let mut result = ObsResult { source_call_id: Some(id), ..ObsResult::default() };
+            result.extra.insert("status".into(), status.unwrap_or("").into());
+            trajectory.add_result(result);
+        }
+        return;
+    };
+    let mut result = function_responses(parts);
+    result.source_call_id = Some(id);
+    if let Some(status) = status {
+        if status != "success" {
+            result.extra.insert("is_error".into(), Value::Bool(true));
+        }
+        result.extra.insert("status".into(), status.into());
+    }
+    trajectory.add_result(result);
+}
+
+/// A result made of Gemini parts: the `output` (or `error`) of each `functionResponse`, text
+/// parts and inline images.
+fn function_responses(parts: &[Value]) -> ObsResult {
+    let mut result = ObsResult { content: Some(Vec::new()), ..ObsResult::default() };
+    let content = result.content.get_or_insert_with(Vec::new);
+    for part in parts {
+        if let Some(response) = part.pointer("/functionResponse/response") {
+            match (response.get("output"), response.get("error")) {
+                (Some(output), _) => content.push(Part::Text(string_or_json(output))),
+                (None, Some(error)) => {
+                    content.push(Part::Text(string_or_json(error)));
+                    result.extra.insert("is_error".into(), Value::Bool(true));
+                }
+                (None, None) => content.push(Part::Text(response.to_string())),
+            }
+        } else {
+            content.extend(content_parts(&Value::Array(vec![part.clone()])));
+        }
+    }
+    result
+}
+
+/// Imports `gemini -p … --output-format stream-json`: assistant text arrives in `delta` chunks
+/// and there is no per-call usage, so each model call is inferred (a new one starts at the first
+/// assistant message or tool call after a tool result or a user message) and the totals come
+/// from the closing `result` line.
+pub(crate) fn import_stream(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
+    let mut trajectory = Trajectory::new(AGENT_NAME);
+    let mut current: Option<usize> = None;
+    let mut finished = false;
+    for record in records {
+        let record = record?;
+        let value = &record.value;
+        let field = |key: &str| value.get(key).and_then(Value::as_str);
+        match field("type").unwrap_or("") {
+            "init" => {
+                trajectory.session_id = field("session_id").map(str::to_owned);
+                trajectory.model_name = field("model").map(str::to_owned);
+            }
+            "message" if field("role") == Some("assistant") => {
+                let idx = *current.get_or_insert_with(|| agent_step(&mut trajectory, value));
+                let text = field("content").unwrap_or("");
+                match trajectory.steps[idx].parts.last_mut() {
+                    Some(Part::Text(last)) => last.push_str(text),
+                    _ => trajectory.steps[idx].parts.push(Part::Text(text.to_owned())),
+                }
+            }
+            "message" => {
+                current = None;
+                let mut step = Step::new(Source::User);
+                step.set_timestamp(value.get("timestamp"));
+                step.parts = content_parts(value.get("content").unwrap_or(&Value::Null));
+                trajectory.push(step);
+            }
+            "tool_use" => {
+                let idx = *current.get_or_insert_with(|| agent_step(&mut trajectory, value));
+                let id = field("tool_id")
+                    .map_or_else(|| format!("call_line_{}", record.line), str::to_owned);
+                let (arguments, extra) = object_arguments(value.get("parameters"));
+                let name = field("tool_name").unwrap_or("").to_owned();
+                trajectory.add_call(idx, ToolCall { id, name, arguments, extra });
+            }
+            "tool_result" => {
+                current = None;
+                let id = field("tool_id").unwrap_or("").to_owned();
+                let mut result = ObsResult { source_call_id: Some(id), ..ObsResult::default() };
+                let status = field("status").unwrap_or("");
+                let text = match (value.get("output"), value.get("error")) {
+                    (Some(output), _) => string_or_json(output),
+                    (None, Some(error)) => {
+                        let message = error.get("message").and_then(Value::as_str);
+                        message.map_or_else(|| error.to_string(), str::to_owned)
+                    }
+                    (None, None) => String::new(),
+                };
+                result.content = Some(vec![Part::Text(text)]);
+                if status != "success" {
+                    result.extra.insert("is_error".into(), Value::Bool(true));
+                }
+                if let Some(error) = value.get("error") {
+                    result.extra.insert("error".into(), error.clone());
+                }
+                result.extra.insert("status".into(), status.into());
+                if let Some(orphan) = trajectory.add_result(result) {
+                    let id =
+                        trajectory.push_orphan_result(orphan, "tool_id", value.get("timestamp"));
+                    ctx.warn(record.line, &format!("tool result for unknown tool_id `{id}`"));
+                }
+            }
+            "error" => {
+                let kind = field("severity").unwrap_or("error");
+                trajectory.push_error(kind, field("message").unwrap_or(""), value.get("timestamp"));
+                if kind == "error" {
+                    current = None;
+                }
+            }
+            "result" => {
+                finished = true;
+                let stats = value.get("stats").unwrap_or(&Value::Null);
+                let mut totals = FinalMetrics {
+                    prompt: u64_field(stats, "input_tokens"),
+                    completion: u64_field(stats, "output_tokens"),
+                    cached: u64_field(stats, "cached"),
+                    ..FinalMetrics::default()
+                };
+                totals.extra.insert("stats".into(), stats.clone());
+                trajectory.final_metrics = Some(totals);
+                let status = field("status").unwrap_or("");
+                trajectory.extra.insert("outcome".into(), status.into());
+                if status != "success" {
+                    let error = value.get("error");
+                    let message = error
+                        .and_then(|e| e.get("message"))
+                        .and_then(Value::as_str)
+                        .unwrap_or(status);
+                    let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
+                    trajectory.push_error(kind.unwrap_or(status), message, value.get("timestamp"));
+                    trajectory.crashed = true;
+                }
+            }
+            other => ctx.unknown(record.line, type_name(other))?,
+        }
+    }
+    if !finished {
+        trajectory
+            .notes
+            .push("The stream has no closing result line: the run did not finish.".into());
+        trajectory.final_metrics = Some(trajectory.summed_metrics());
+        trajectory.crashed = true;
+    }
+    trajectory.crashed |= trajectory.ends_in_error();
+    Ok(trajectory)
+}
+
+fn agent_step(trajectory: &mut Trajectory, value: &Value) -> usize {
+    let mut step = Step::model_call();
+    step.set_timestamp(value.get("timestamp"));
+    step.model_name.clone_from(&trajectory.model_name);
+    trajectory.push(step)
+}
+
+/// Usage of one `gemini` record: `input` already counts the cached tokens, `tool` is prompt
+/// tokens of tool use, and `output` leaves out `thoughts`.
+fn tokens_metrics(tokens: &Value) -> Metrics {
+    let input = u64_field(tokens, "input");
+    let tool = u64_field(tokens, "tool").unwrap_or(0);
+    let output = u64_field(tokens, "output");
+    let thoughts = u64_field(tokens, "thoughts").unwrap_or(0);
+    Metrics {
+        prompt: input.map(|i| i.saturating_add(tool)),
+        completion: output.map(|o| o.saturating_add(thoughts)),
+        cached: u64_field(tokens, "cached"),
+        extra: Map::from_iter([("tokens".to_owned(), tokens.clone())]),
+    }
+}
+
+fn is_function_responses(content: &Value) -> bool {
+    content.as_array().is_some_and(|parts| {
+        !parts.is_empty() && parts.iter().all(|p| p.get("functionResponse").is_some())
+    })
+}
+
+/// Content as a string or a Gemini part list.
+fn content_parts(content: &Value) -> Vec<Part> {
+    text_parts(content, |part| {
+        let data = part.get("inlineData")?;
+        Some((
+            data.get("mimeType").and_then(Value::as_str).unwrap_or("").to_owned(),
+            data.get("data").and_then(Value::as_str).unwrap_or("").to_owned(),
+        ))
+    })
+}
+
+fn text_of(content: &Value) -> String {
+    content_parts(content)
+        .into_iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t),
+            Part::Image { .. } => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn string_or_json(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
