@@ -11,9 +11,12 @@
 //! for the classifier's provider-style random call ids): the tests record scripts from them
 //! exactly as a user would record from a real provider.
 //!
-//! [`e2e`] locates the pinned agent CLIs and Python SDKs of `cargo xtask e2e-setup`.
+//! [`e2e`] locates the pinned agent CLIs and Python SDKs of `cargo xtask e2e-setup`;
+//! [`agents`] runs those CLIs against a local model server in a fresh working directory and
+//! HOME.
 #![forbid(unsafe_code)]
 
+pub mod agents;
 pub mod e2e;
 
 use std::collections::hash_map::RandomState;

@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use regex::Regex;
 
-/// The command a shell tool is called with by default; the shell prints `atif-e2e-42`.
-pub const DEFAULT_COMMAND: &str = "echo atif-e2e-$((6*7))";
+/// The command a shell tool is called with by default; the shell prints `atif-e2e-42`, which
+/// the command text itself does not contain (so a quoted result proves the command ran). It
+/// avoids `$(...)`, which some agents (Gemini CLI) refuse to run.
+pub const DEFAULT_COMMAND: &str = r"printf 'atif-e2e-%d\n' 42";
 
 /// The reply when no tool result is to be quoted and no shell tool is offered.
 pub const DEFAULT_TEXT: &str = "Hello from the atif fake provider.";

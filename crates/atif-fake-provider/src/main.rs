@@ -17,7 +17,7 @@ Prints `listening on http://HOST:PORT` as its first line, then serves until kill
 
 options:
   --listen ADDR          address to listen on (default 127.0.0.1:0, a free port)
-  --command CMD          shell command a shell tool is called with (default: echo atif-e2e-$((6*7)))
+  --command CMD          shell command a shell tool is called with (default: printf 'atif-e2e-%d\n' 42)
   --text TEXT            plain-text reply when no tool is called
   --model ID             a model id GET /v1/models lists (repeatable; default fake-model)
   --fail-status CODE     answer every model request with this HTTP status
