@@ -63,18 +63,26 @@ fn closure(graph: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<S
     seen
 }
 
-const OURS: [&str; 6] =
-    ["atif-schema", "atif-normalize", "atif-golden", "atif-replay", "atif-import", "atif-cli"];
+const OURS: [&str; 7] = [
+    "atif-schema",
+    "atif-normalize",
+    "atif-golden",
+    "atif-replay",
+    "atif-import",
+    "atif-proxy",
+    "atif-cli",
+];
 
 #[test]
 fn library_crates_depend_only_on_the_layers_below_them() {
     let graph = normal_dependency_graph();
-    let allowed: [(&str, &[&str]); 6] = [
+    let allowed: [(&str, &[&str]); 7] = [
         ("atif-schema", &[]),
         ("atif-normalize", &["atif-schema"]),
         ("atif-golden", &["atif-schema", "atif-normalize"]),
         ("atif-replay", &["atif-schema"]),
         ("atif-import", &["atif-schema"]),
+        ("atif-proxy", &["atif-schema", "atif-replay"]),
         ("atif-cli", &OURS),
     ];
     for (package, may_use) in allowed {
@@ -87,7 +95,17 @@ fn library_crates_depend_only_on_the_layers_below_them() {
 }
 
 #[test]
-fn only_replay_and_the_cli_pull_in_an_async_runtime() {
+fn nobody_who_only_replays_in_process_compiles_an_http_server() {
+    let graph = normal_dependency_graph();
+    let replay = closure(&graph, "atif-replay");
+    for server in ["axum", "atif-proxy", "atif-fake-provider"] {
+        assert!(!replay.contains(server), "atif-replay pulls in {server}: {replay:?}");
+    }
+    assert!(closure(&graph, "atif-proxy").contains("axum"), "the check itself still works");
+}
+
+#[test]
+fn only_replay_the_proxy_and_the_cli_pull_in_an_async_runtime() {
     let graph = normal_dependency_graph();
     for package in ["atif-schema", "atif-normalize", "atif-golden", "atif-import"] {
         let deps = closure(&graph, package);
@@ -144,7 +162,8 @@ fn every_source_file_starts_with_a_module_doc_line() {
 #[test]
 fn every_library_forbids_unsafe_code() {
     let root = workspace_root();
-    for crate_name in ["atif-schema", "atif-normalize", "atif-golden", "atif-replay", "atif-import"]
+    for crate_name in
+        ["atif-schema", "atif-normalize", "atif-golden", "atif-replay", "atif-import", "atif-proxy"]
     {
         let lib = std::fs::read_to_string(root.join("crates").join(crate_name).join("src/lib.rs"))
             .unwrap();

@@ -127,15 +127,15 @@ pub enum Error {
     },
     /// A script file of a format version this crate does not read.
     #[error(
-        "{path}: unsupported script format version {found} at /version: this build reads version \
-         {supported}; re-record the script with this version of atif-replay"
+        "{path}: unsupported script format version {found} at /version: this build reads versions \
+         1 to {supported}; use the atif version that wrote it, or re-record the script with this one"
     )]
     UnsupportedVersion {
         /// The script file.
         path: PathBuf,
         /// The version found in the file.
         found: String,
-        /// The version this crate reads and writes.
+        /// The newest version this crate reads (the one it writes).
         supported: u32,
     },
     /// A secret pattern still matched after redaction, so the script was not saved.

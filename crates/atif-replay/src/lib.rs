@@ -59,6 +59,7 @@
 mod capture;
 mod client;
 mod error;
+mod exchange;
 mod record;
 mod replay;
 mod script;
@@ -72,15 +73,16 @@ pub use client::{
     ToolCall, ToolDefinition, Usage,
 };
 pub use error::{Error, LlmError, Result};
+pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
 pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, ReplayClient, ReplayOptions, RequestCheck};
 pub use script::{
-    RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script, read_script, redact_file,
-    redact_script, request_fingerprint, write_script,
+    OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
+    read_script, redact_file, redact_json, redact_script, request_fingerprint, write_script,
 };
 pub use scripted::ScriptedClient;
 pub use secrets::{DEFAULT_SECRET_PATTERNS, REDACTED};
 pub use wire::{
-    SseEvent, StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path,
-    openai_response, parse_request, parse_response, parse_stream, request_body,
+    StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path, openai_response,
+    parse_request, parse_response, parse_stream, request_body,
 };

@@ -10,13 +10,19 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::secrets::Redactor;
-use crate::{Chunk, Error, LlmRequest, LlmResponse, Result};
+use crate::{Chunk, Error, HttpExchange, LlmRequest, LlmResponse, Recording, Result};
 
 /// The value of a script's `format` field.
 pub const SCRIPT_FORMAT: &str = "atif-replay-script";
 
-/// The script format version this crate reads and writes.
-pub const SCRIPT_VERSION: u32 = 1;
+/// The script format version this crate writes. It reads this one and every older one.
+///
+/// Version 2 added [`Script::exchanges`] and [`Script::recording`]; a version 1 script reads
+/// as a version 2 script without them.
+pub const SCRIPT_VERSION: u32 = 2;
+
+/// The oldest script format version this crate reads.
+pub const OLDEST_SCRIPT_VERSION: u32 = 1;
 
 /// A recorded conversation with a model: what it replied to each call, in call order.
 ///
@@ -26,13 +32,21 @@ pub const SCRIPT_VERSION: u32 = 1;
 pub struct Script {
     /// Always [`SCRIPT_FORMAT`].
     pub format: String,
-    /// Always [`SCRIPT_VERSION`] for scripts this crate writes.
+    /// [`SCRIPT_VERSION`]: scripts this crate writes carry it, and an older script read is
+    /// upgraded to it in memory.
     pub version: u32,
     /// The model the replies came from (the recorded client's [`model`](crate::LlmClient::model)).
     #[serde(default)]
     pub model: Option<String>,
-    /// One entry per model call, in the order the calls were made.
+    /// One entry per model call through an [`LlmClient`](crate::LlmClient), in the order the
+    /// calls were made (`[]` in a script of HTTP exchanges).
     pub calls: Vec<RecordedCall>,
+    /// What an HTTP recording replaced and masked (`atif record`), if this is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<Recording>,
+    /// The HTTP exchanges recorded by `atif record`, in the order their replies completed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exchanges: Vec<HttpExchange>,
 }
 
 impl Script {
@@ -43,6 +57,8 @@ impl Script {
             version: SCRIPT_VERSION,
             model,
             calls: Vec::new(),
+            recording: None,
+            exchanges: Vec::new(),
         }
     }
 }
@@ -186,7 +202,10 @@ pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
         }
     }
     match root.get("version") {
-        Some(Value::Number(n)) if n.as_u64() == Some(u64::from(SCRIPT_VERSION)) => {}
+        Some(Value::Number(n))
+            if n.as_u64().is_some_and(|version| {
+                (u64::from(OLDEST_SCRIPT_VERSION)..=u64::from(SCRIPT_VERSION)).contains(&version)
+            }) => {}
         Some(Value::Number(other)) => {
             return Err(Error::UnsupportedVersion {
                 path: path.to_owned(),
@@ -205,11 +224,46 @@ pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
         }
         None => return Err(invalid(path, "", "missing field `version`")),
     }
-    let script: Script = serde_json::from_str(text).map_err(|err| parse_error(path, text, &err))?;
+    let mut script: Script =
+        serde_json::from_str(text).map_err(|err| parse_error(path, text, &err))?;
     for (idx, call) in script.calls.iter().enumerate() {
         check_call(call, idx, path)?;
     }
+    for (idx, exchange) in script.exchanges.iter().enumerate() {
+        check_exchange(exchange, idx, path)?;
+    }
+    if let Some(recording) = &script.recording {
+        for (idx, mask) in recording.masks.iter().enumerate() {
+            if let Err(err) = regex::Regex::new(mask) {
+                let message = format!("expected a regular expression: {err}");
+                return Err(invalid(path, &format!("/recording/masks/{idx}"), &message));
+            }
+        }
+    }
+    // Every older version is a subset of this one.
+    script.version = SCRIPT_VERSION;
     Ok(script)
+}
+
+fn check_exchange(exchange: &HttpExchange, idx: usize, path: &Path) -> Result<()> {
+    let at = |field: &str| format!("/exchanges/{idx}{field}");
+    if !exchange.path.starts_with('/') {
+        let message = format!("expected a path starting with `/`, found \"{}\"", exchange.path);
+        return Err(invalid(path, &at("/path"), &message));
+    }
+    if exchange.method.is_empty() || !exchange.method.bytes().all(|b| b.is_ascii_uppercase()) {
+        let message = format!("expected an upper-case HTTP method, found \"{}\"", exchange.method);
+        return Err(invalid(path, &at("/method"), &message));
+    }
+    if !(100..=599).contains(&exchange.status) {
+        let message = format!("expected an HTTP status from 100 to 599, found {}", exchange.status);
+        return Err(invalid(path, &at("/status"), &message));
+    }
+    let replies = [exchange.body.is_some(), exchange.text.is_some(), exchange.events.is_some()];
+    if replies.into_iter().filter(|present| *present).count() > 1 {
+        return Err(invalid(path, &at(""), "expected at most one of `body`, `text` or `events`"));
+    }
+    Ok(())
 }
 
 fn check_call(call: &RecordedCall, idx: usize, path: &Path) -> Result<()> {
@@ -240,6 +294,17 @@ fn check_call(call: &RecordedCall, idx: usize, path: &Path) -> Result<()> {
 pub fn redact_script(script: &Script, secret_patterns: &[String]) -> Result<Script> {
     let redactor = Redactor::new(secret_patterns)?;
     redact_with(script, &redactor, Path::new("<memory>"))
+}
+
+/// Redacts every secret in a JSON value in place (the default credential shapes and
+/// `secret_patterns`), as [`write_script`] does before saving.
+///
+/// # Errors
+///
+/// [`Error::Pattern`] when a pattern is not a valid regex.
+pub fn redact_json(value: &mut Value, secret_patterns: &[String]) -> Result<()> {
+    Redactor::new(secret_patterns)?.redact_value(value);
+    Ok(())
 }
 
 fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Script> {

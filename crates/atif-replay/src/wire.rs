@@ -15,12 +15,11 @@ mod openai_responses;
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::{
-    Chunk, Content, Error, FinishReason, LlmRequest, LlmResponse, Result, ToolCall, ToolDefinition,
-    Usage,
+    Chunk, Content, Error, FinishReason, LlmRequest, LlmResponse, Result, SseEvent, ToolCall,
+    ToolDefinition, Usage,
 };
 
 /// A provider wire protocol.
@@ -79,32 +78,6 @@ pub fn gemini_model_from_path(path: &str) -> Option<&str> {
     let (_, rest) = path.rsplit_once("/models/")?;
     let (model, _) = rest.split_once(':')?;
     (!model.is_empty()).then_some(model)
-}
-
-/// One server-sent event of a streamed reply: its `event:` name, if any, and its `data`,
-/// parsed as JSON where it is JSON and kept as a string otherwise (such as `[DONE]`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SseEvent {
-    /// The `event:` line's value.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub event: Option<String>,
-    /// The data lines, parsed.
-    pub data: Value,
-}
-
-impl SseEvent {
-    /// An event named `event` (or unnamed) carrying `data`.
-    pub fn new(event: Option<&str>, data: Value) -> Self {
-        SseEvent { event: event.map(str::to_owned), data }
-    }
-
-    /// Reads the data of one event as it arrived on the wire: JSON where it parses, a string
-    /// otherwise.
-    pub fn from_text(event: Option<&str>, data: &str) -> Self {
-        let data = serde_json::from_str(data).unwrap_or_else(|_| Value::String(data.to_owned()));
-        SseEvent::new(event, data)
-    }
 }
 
 /// Reads a request body of `protocol` into an [`LlmRequest`].

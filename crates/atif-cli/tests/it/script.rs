@@ -84,7 +84,7 @@ fn show_reads_standard_input() {
 fn show_of_a_script_of_another_version_exits_1_naming_file_and_position() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_sample(dir.path());
-    let text = std::fs::read_to_string(&path).unwrap().replace("\"version\": 1", "\"version\": 9");
+    let text = std::fs::read_to_string(&path).unwrap().replace("\"version\": 2", "\"version\": 9");
     std::fs::write(&path, text).unwrap();
     let output = atif(&["script", "show", &path]);
     assert_eq!(output.status.code(), Some(1));
@@ -92,7 +92,8 @@ fn show_of_a_script_of_another_version_exits_1_naming_file_and_position() {
         stderr(&output),
         format!(
             "error: {path}: unsupported script format version 9 at /version: this build reads \
-             version 1; re-record the script with this version of atif-replay\n"
+             versions 1 to 2; use the atif version that wrote it, or re-record the script with \
+             this one\n"
         )
     );
 }

@@ -38,6 +38,63 @@ fn a_hand_written_valid_script_reads() {
     let script = read_script(&path).unwrap();
     assert_eq!(script.calls.len(), 1);
     assert_eq!(script.calls[0].response.as_ref().unwrap().text(), "hi");
+    // A version 1 script is a version 2 script without HTTP exchanges.
+    assert_eq!(script.version, 2);
+    assert!(script.exchanges.is_empty() && script.recording.is_none());
+}
+
+const HTTP: &str = r#"{
+  "format": "atif-replay-script",
+  "version": 2,
+  "calls": [],
+  "recording": {"cwd": "/rec", "masks": ["seed [0-9]+"]},
+  "exchanges": [
+    {
+      "method": "POST",
+      "path": "/v1/chat/completions",
+      "request": {"model": "m"},
+      "status": 200,
+      "headers": {"content-type": "text/event-stream"},
+      "events": [{"data": {"choices": []}}, {"data": "[DONE]"}]
+    }
+  ]
+}
+"#;
+
+#[test]
+fn a_script_of_http_exchanges_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("http.json");
+    std::fs::write(&path, HTTP).unwrap();
+    let script = read_script(&path).unwrap();
+    let exchange = &script.exchanges[0];
+    assert_eq!(exchange.content_type(), Some("text/event-stream"));
+    assert_eq!(exchange.events_wire().concat(), "data: {\"choices\":[]}\n\ndata: [DONE]\n\n");
+    assert_eq!(script.recording.unwrap().cwd.as_deref(), Some("/rec"));
+}
+
+#[test]
+fn a_hand_edited_exchange_is_an_error_naming_its_position() {
+    check_error(
+        &HTTP.replace("\"status\": 200", "\"status\": 900"),
+        "$PATH: at /exchanges/0/status: expected an HTTP status from 100 to 599, found 900",
+    );
+    check_error(
+        &HTTP.replace("\"status\": 200,", "\"status\": 200, \"body\": {},"),
+        "$PATH: at /exchanges/0: expected at most one of `body`, `text` or `events`",
+    );
+    check_error(
+        &HTTP.replace("\"method\": \"POST\"", "\"method\": \"post\""),
+        "$PATH: at /exchanges/0/method: expected an upper-case HTTP method, found \"post\"",
+    );
+    check_error(
+        &HTTP.replace("seed [0-9]+", "seed ("),
+        "$PATH: at /recording/masks/0: expected a regular expression: regex parse error:\n    seed (\n         ^\nerror: unclosed group",
+    );
+    check_error(
+        &HTTP.replace("\"data\": \"[DONE]\"", "\"date\": \"[DONE]\""),
+        "$PATH:13:51: at /exchanges/0/events/1/date: unknown field `date`, expected one of `event`, `id`, `data`",
+    );
 }
 
 #[test]
@@ -64,16 +121,16 @@ fn an_unknown_field_names_the_field_and_its_line() {
     let edited = VALID.replace("\"model\": \"m\",", "\"model\": \"m\",\n  \"temperature\": 1,");
     check_error(
         &edited,
-        "$PATH:5:15: at /temperature: unknown field `temperature`, expected one of `format`, `version`, `model`, `calls`",
+        "$PATH:5:15: at /temperature: unknown field `temperature`, expected one of `format`, `version`, `model`, `calls`, `recording`, `exchanges`",
     );
 }
 
 #[test]
 fn another_format_version_is_its_own_error() {
     check_error(
-        &VALID.replace("\"version\": 1", "\"version\": 2"),
-        "$PATH: unsupported script format version 2 at /version: this build reads version 1; \
-         re-record the script with this version of atif-replay",
+        &VALID.replace("\"version\": 1", "\"version\": 3"),
+        "$PATH: unsupported script format version 3 at /version: this build reads versions 1 to \
+         2; use the atif version that wrote it, or re-record the script with this one",
     );
 }
 
@@ -81,7 +138,7 @@ fn another_format_version_is_its_own_error() {
 fn a_version_that_is_not_a_number_says_what_was_expected() {
     check_error(
         &VALID.replace("\"version\": 1", "\"version\": \"1\""),
-        "$PATH: at /version: expected the format version as a number (1), found \"1\"",
+        "$PATH: at /version: expected the format version as a number (2), found \"1\"",
     );
 }
 

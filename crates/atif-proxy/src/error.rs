@@ -1,0 +1,72 @@
+//! The error type of this crate: a server that could not start or stop, and a run that was
+//! not exact.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use crate::Verdict;
+
+/// Everything that can go wrong in this crate.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The address to listen on could not be bound (a port in use, say).
+    #[error("cannot listen on {addr}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The script to replay could not be read, or the recording could not be saved.
+    #[error(transparent)]
+    Script(#[from] atif_replay::Error),
+    /// The script to record into is a directory.
+    #[error("{path} is a directory; give the path of a script file")]
+    ScriptIsDirectory {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// A `--mask` pattern is not a valid regular expression.
+    #[error("invalid mask `{pattern}`")]
+    Mask {
+        /// The pattern as given.
+        pattern: String,
+        /// Why the regex engine rejected it.
+        #[source]
+        source: regex::Error,
+    },
+    /// The upstream URL is not an `http://` or `https://` URL.
+    #[error(
+        "invalid upstream `{url}`: expected an http:// or https:// URL such as https://api.openai.com"
+    )]
+    Upstream {
+        /// The URL as given.
+        url: String,
+    },
+    /// The HTTP client for the upstream could not be built.
+    #[error("cannot build the HTTP client for the upstream")]
+    Client {
+        /// reqwest's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The server stopped with an error.
+    #[error("the server failed")]
+    Serve {
+        /// The error it stopped with.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run was not exact: the agent asked for more, fewer or different replies than were
+    /// recorded, or a recording failed. The verdict says what and where.
+    #[error("{}", verdict.summary())]
+    NotExact {
+        /// What the server saw.
+        verdict: Box<Verdict>,
+    },
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

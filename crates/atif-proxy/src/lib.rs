@@ -1,0 +1,80 @@
+//! A local server that speaks the model providers' HTTP protocols, to record any agent's model
+//! traffic once and replay it strictly offline.
+//!
+//! Every agent SDK and CLI already takes a base URL. Point it at this server and the agent
+//! needs no instrumentation at all:
+//!
+//! - **Record** ([`Options::record`]): each request is forwarded to the upstream (the
+//!   provider's public API, or `set_upstream`) and its reply streamed back as it arrives, while
+//!   a copy is saved in the script as an [`HttpExchange`](atif_replay::HttpExchange): the
+//!   request JSON, the status, the content type, and the body as JSON or as its list of
+//!   server-sent events. Credentials travel in the agent's own headers and are never saved;
+//!   key-shaped strings in bodies are redacted before anything reaches disk.
+//! - **Replay** ([`Options::replay`]): each request is answered from the script with the same
+//!   status, content type and body, events in the same order and framing, and no network
+//!   connection is ever opened.
+//!
+//! It speaks OpenAI Chat Completions (`POST /v1/chat/completions`), OpenAI Responses
+//! (`POST /v1/responses`), Anthropic Messages (`POST /v1/messages`, `/v1/messages/count_tokens`)
+//! and Gemini (`POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`),
+//! streamed and not, and answers `GET /v1/models` with the models recorded.
+//!
+//! The key design decision: a replay matches by content, not by position. Each request is
+//! normalised (dates, times, UUIDs, long hex ids, session and user ids, the working and home
+//! directories and the user's masks are masked) and gets the first unused exchange of its
+//! endpoint whose normalised request is equal. Identical requests (a tool loop) are served in
+//! recorded order, and concurrent requests (subagents) find their own replies whatever order
+//! they arrive in. A request that matches nothing fails with a unified diff against the next
+//! unused exchange; one too many fails naming the count; exchanges never requested make
+//! [`Proxy::finish`] fail. Every failure reaches the agent as a non-retryable 4xx in its
+//! provider's own error shape, so its SDK gives up at once.
+//!
+//! # Example
+//!
+//! Replay a one-exchange script to a client, and check the run was exact:
+//!
+//! ```
+//! use atif_proxy::{Options, start};
+//! use atif_replay::{HttpExchange, Script, write_script};
+//! use serde_json::json;
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("hello.script.json");
+//! let request = json!({"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]});
+//! let mut script = Script::new(None);
+//! let reply = json!({"choices": [{"message": {"role": "assistant", "content": "hello"}}]});
+//! script.exchanges.push(
+//!     HttpExchange::new("POST", "/v1/chat/completions", request.clone(), 200).with_body(reply),
+//! );
+//! write_script(&path, &script, &[])?;
+//!
+//! let proxy = start(&Options::replay(&path)).await?;
+//! let reply = reqwest::Client::new()
+//!     .post(format!("{}/v1/chat/completions", proxy.url()))
+//!     .header("content-type", "application/json")
+//!     .body(request.to_string())
+//!     .send()
+//!     .await?;
+//! assert_eq!(reply.status(), 200);
+//! assert!(reply.text().await?.contains("hello"));
+//! let verdict = proxy.finish().await?;
+//! assert_eq!(verdict.requests_served, 1);
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+mod error;
+mod normalize;
+mod protocol;
+mod record;
+mod server;
+mod tape;
+mod verdict;
+
+pub use error::{Error, Result};
+pub use protocol::Provider;
+pub use server::{DriftPolicy, Options, Proxy, start};
+pub use verdict::{Mode, UnusedExchange, Verdict};

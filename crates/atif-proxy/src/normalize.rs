@@ -1,0 +1,295 @@
+//! Request normalisation for matching: what changes from run to run (dates, ids, the working
+//! directory, secrets) is masked, so a replay matches a recording made elsewhere and earlier.
+
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex};
+use serde_json::{Map, Value};
+
+use crate::{Error, Result};
+
+/// Values masked by default wherever they appear in a string, as one alternation so a large
+/// request is scanned once. Each alternative is a named group; its name is the placeholder.
+const BUILT_IN_MASKS: &str = concat!(
+    r"(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)",
+    r"|(?P<datetime>\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b)",
+    r"|(?P<date>\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}(?:,? \d{4})?\b)",
+    r"|(?P<time>\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b)",
+    r"|(?P<hex>\b[0-9a-fA-F]{16,}\b)",
+);
+
+/// Keys whose string values identify a run, a session or a user rather than what was asked:
+/// masked whole at the top of a request and inside its `metadata`.
+const ID_KEYS: &[&str] = &[
+    "user",
+    "user_id",
+    "session_id",
+    "request_id",
+    "conversation_id",
+    "prompt_cache_key",
+    "safety_identifier",
+];
+
+/// What a request is normalised with: secret patterns, the run's directories, user masks.
+#[derive(Debug, Clone)]
+pub(crate) struct Normalizer {
+    cwd: Option<String>,
+    home: Option<String>,
+    user_masks: Vec<Regex>,
+}
+
+impl Normalizer {
+    /// A normaliser for a run in `cwd` with home `home`, with the user's extra `masks`.
+    pub(crate) fn new(
+        cwd: Option<String>,
+        home: Option<String>,
+        masks: &[String],
+    ) -> Result<Normalizer> {
+        let user_masks = masks
+            .iter()
+            .map(|pattern| {
+                Regex::new(pattern)
+                    .map_err(|source| Error::Mask { pattern: pattern.clone(), source })
+            })
+            .collect::<Result<_>>()?;
+        let usable = |dir: Option<String>| dir.filter(|dir| dir.len() > 1);
+        Ok(Normalizer { cwd: usable(cwd), home: usable(home), user_masks })
+    }
+
+    /// Replaces the run's working and home directories with `<cwd>` and `<home>` in every
+    /// string of `value` (the working directory first, since it often lies in the home).
+    pub(crate) fn insert_placeholders(&self, value: &mut Value) {
+        if self.cwd.is_none() && self.home.is_none() {
+            return;
+        }
+        map_strings(value, &mut |text| {
+            let mut out = None;
+            for (dir, placeholder) in [(&self.cwd, "<cwd>"), (&self.home, "<home>")] {
+                if let Some(dir) = dir {
+                    let current = out.as_deref().unwrap_or(text);
+                    if let Some(replaced) = replace_path(current, dir, placeholder) {
+                        out = Some(replaced);
+                    }
+                }
+            }
+            out
+        });
+    }
+
+    /// Writes this run's directories where a recorded reply says `<cwd>` or `<home>`.
+    pub(crate) fn fill_placeholders(&self, value: &mut Value) {
+        map_strings(value, &mut |text| self.fill_placeholders_str(text));
+    }
+
+    /// `text` with `<cwd>` and `<home>` replaced by this run's directories, if it holds any.
+    pub(crate) fn fill_placeholders_str(&self, text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        for (dir, placeholder) in [(&self.cwd, "<cwd>"), (&self.home, "<home>")] {
+            if let Some(dir) = dir {
+                let current = out.as_deref().unwrap_or(text);
+                if current.contains(placeholder) {
+                    out = Some(current.replace(placeholder, dir));
+                }
+            }
+        }
+        out
+    }
+
+    /// The form of a request that matching compares: secrets redacted, directories replaced,
+    /// run, session and user ids, dates, times, UUIDs, long hex ids and user masks masked.
+    /// `path_and_query` contributes its query, which a Gemini stream (`alt=sse`) needs.
+    pub(crate) fn normalize(&self, path_and_query: &str, request: &Value) -> Value {
+        let mut body = request.clone();
+        // The patterns are the defaults only: they compiled when the crate was tested.
+        let _ = atif_replay::redact_json(&mut body, &[]);
+        self.insert_placeholders(&mut body);
+        mask_id_keys(&mut body);
+        if let Some(metadata) = body.get_mut("metadata") {
+            mask_id_keys(metadata);
+        }
+        map_strings(&mut body, &mut |text| self.mask_str(text));
+        let query = path_and_query.split_once('?').map(|(_, query)| query.to_owned());
+        let mut normalized = Map::new();
+        if let Some(query) = query {
+            normalized.insert("query".to_owned(), Value::String(query));
+        }
+        normalized.insert("body".to_owned(), body);
+        Value::Object(normalized)
+    }
+
+    fn mask_str(&self, text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        let built_in = built_in_masks();
+        if built_in.is_match(text) {
+            let replaced = built_in.replace_all(text, |caps: &Captures<'_>| {
+                let name = ["uuid", "datetime", "date", "time", "hex"]
+                    .into_iter()
+                    .find(|name| caps.name(name).is_some())
+                    .unwrap_or("masked");
+                format!("<{name}>")
+            });
+            out = Some(replaced.into_owned());
+        }
+        for mask in &self.user_masks {
+            let current = out.as_deref().unwrap_or(text);
+            if mask.is_match(current) {
+                out = Some(mask.replace_all(current, "<masked>").into_owned());
+            }
+        }
+        out
+    }
+}
+
+fn built_in_masks() -> &'static Regex {
+    static MASKS: OnceLock<Regex> = OnceLock::new();
+    MASKS.get_or_init(|| {
+        #[allow(clippy::expect_used, reason = "a constant pattern, compiled by every test")]
+        Regex::new(BUILT_IN_MASKS).expect("the built-in masks are a valid regex")
+    })
+}
+
+fn mask_id_keys(value: &mut Value) {
+    if let Value::Object(map) = value {
+        for (key, item) in map.iter_mut() {
+            if ID_KEYS.contains(&key.as_str()) && item.is_string() {
+                *item = Value::String("<id>".to_owned());
+            }
+        }
+    }
+}
+
+/// Calls `f` on every string value (not object keys) and replaces the string when it returns
+/// a new one.
+fn map_strings(value: &mut Value, f: &mut impl FnMut(&str) -> Option<String>) {
+    match value {
+        Value::String(text) => {
+            if let Some(replaced) = f(text) {
+                *text = replaced;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| map_strings(item, f)),
+        Value::Object(map) => map.values_mut().for_each(|item| map_strings(item, f)),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {}
+    }
+}
+
+/// `text` with each occurrence of the directory `dir` replaced by `placeholder`, when the
+/// occurrence ends where a path component ends (so `/tmp/a` does not match in `/tmp/ab`).
+fn replace_path(text: &str, dir: &str, placeholder: &str) -> Option<String> {
+    if !text.contains(dir) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut changed = false;
+    while let Some(at) = rest.find(dir) {
+        let after = &rest[at + dir.len()..];
+        let ends_component = after
+            .chars()
+            .next()
+            .is_none_or(|next| !(next.is_alphanumeric() || matches!(next, '_' | '-' | '.')));
+        out.push_str(&rest[..at]);
+        if ends_component {
+            out.push_str(placeholder);
+            changed = true;
+        } else {
+            out.push_str(dir);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    changed.then_some(out)
+}
+
+/// `value` as pretty JSON with object keys sorted and the newlines inside strings shown as
+/// line breaks, for a readable line diff.
+pub(crate) fn render_for_diff(value: &Value) -> String {
+    let text = serde_json::to_string_pretty(&sorted(value)).unwrap_or_default();
+    text.replace("\\n", "\\n\n")
+}
+
+fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries.into_iter().map(|(key, item)| (key.clone(), sorted(item))).collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        scalar => scalar.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn normalizer() -> Normalizer {
+        Normalizer::new(
+            Some("/home/ann/project".to_owned()),
+            Some("/home/ann".to_owned()),
+            &["build-[0-9]+".to_owned()],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn what_changes_between_runs_is_masked() {
+        let request = json!({
+            "model": "m",
+            "user": "user-42",
+            "metadata": {"user_id": "user_abc_account__session_x"},
+            "messages": [{"role": "user", "content":
+                "Today is 2026-12-01T22:53:52Z (Tue Dec 1 2026, 22:53:52). Run \
+                 0f8fad5b-d9cb-469f-a165-70867728950e in /home/ann/project/src, see /home/ann/.rc, \
+                 commit 3f2a9c0d1e4b5a6978695a4b3c2d1e0f, build-1234; keep /home/ann/projects"}],
+        });
+        let normalized = normalizer().normalize("/v1/messages?beta=true", &request);
+        assert_eq!(
+            normalized,
+            json!({
+                "query": "beta=true",
+                "body": {
+                    "model": "m",
+                    "user": "<id>",
+                    "metadata": {"user_id": "<id>"},
+                    "messages": [{"role": "user", "content":
+                        "Today is <datetime> (<date>, <time>). Run <uuid> in <cwd>/src, see \
+                         <home>/.rc, commit <hex>, <masked>; keep <home>/projects"}],
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn secrets_are_redacted_before_comparing() {
+        let a = json!({"messages": [{"content": "key sk-ant-api03-AAAAAAAAAAAAAAAAAAAA"}]});
+        let b = json!({"messages": [{"content": "key sk-ant-api03-BBBBBBBBBBBBBBBBBBBB"}]});
+        let normalizer = normalizer();
+        assert_eq!(
+            normalizer.normalize("/v1/messages", &a),
+            normalizer.normalize("/v1/messages", &b)
+        );
+    }
+
+    #[test]
+    fn placeholders_go_back_to_this_runs_directories() {
+        let recorded = Normalizer::new(Some("/tmp/rec".into()), Some("/root".into()), &[]).unwrap();
+        let mut reply = json!({"args": {"path": "/tmp/rec/file.txt", "other": "/tmp/record"}});
+        recorded.insert_placeholders(&mut reply);
+        assert_eq!(reply, json!({"args": {"path": "<cwd>/file.txt", "other": "/tmp/record"}}));
+        let replay = Normalizer::new(Some("/srv/ci".into()), None, &[]).unwrap();
+        replay.fill_placeholders(&mut reply);
+        assert_eq!(reply, json!({"args": {"path": "/srv/ci/file.txt", "other": "/tmp/record"}}));
+    }
+
+    #[test]
+    fn an_invalid_mask_is_named() {
+        let err = Normalizer::new(None, None, &["(".to_owned()]).unwrap_err();
+        assert_eq!(err.to_string(), "invalid mask `(`");
+    }
+}

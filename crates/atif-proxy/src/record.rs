@@ -1,0 +1,274 @@
+//! Recording: each request is forwarded to the upstream and its reply streamed back to the
+//! agent as it arrives, while a copy is parsed (as JSON or as server-sent events) and saved.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+
+use atif_replay::{HttpExchange, Recording, Script, SseParser};
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::Response;
+use futures_util::Stream;
+use serde_json::Value;
+
+use crate::normalize::Normalizer;
+use crate::protocol::{Endpoint, strip_credentials};
+use crate::server::{Shared, is_hop_header};
+use crate::{Error, Result};
+
+/// The recording side of the server: the upstream client and the exchanges saved so far.
+#[derive(Debug)]
+pub(crate) struct Recorder {
+    client: reqwest::Client,
+    upstream: Option<String>,
+    recording: Recording,
+    next: AtomicU64,
+    exchanges: Arc<Mutex<Vec<(u64, HttpExchange)>>>,
+}
+
+/// A request to forward.
+#[derive(Debug)]
+pub(crate) struct Forward {
+    pub(crate) endpoint: Endpoint,
+    pub(crate) method: Method,
+    pub(crate) path_and_query: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    pub(crate) json: Value,
+}
+
+impl Recorder {
+    /// A recorder sending every request to `upstream` (or each provider's public API).
+    pub(crate) fn new(upstream: Option<&str>, recording: Recording) -> Result<Recorder> {
+        if let Some(url) = upstream {
+            let valid = ["http://", "https://"]
+                .into_iter()
+                .any(|scheme| url.strip_prefix(scheme).is_some_and(|rest| !rest.is_empty()));
+            if !valid {
+                return Err(Error::Upstream { url: url.to_owned() });
+            }
+        }
+        let client = reqwest::Client::builder()
+            .connect_timeout(std::time::Duration::from_secs(30))
+            .build()
+            .map_err(|source| Error::Client { source })?;
+        Ok(Recorder {
+            client,
+            upstream: upstream.map(|url| url.trim_end_matches('/').to_owned()),
+            recording,
+            next: AtomicU64::new(0),
+            exchanges: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// How many exchanges have been recorded so far.
+    pub(crate) fn len(&self) -> usize {
+        self.exchanges.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Saves the exchanges, in the order their requests arrived, atomically and with secrets
+    /// redacted.
+    pub(crate) fn save(&self, path: &Path) -> Result<()> {
+        let mut exchanges = self.exchanges.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        exchanges.sort_by_key(|(seq, _)| *seq);
+        let mut script = Script::new(None);
+        script.recording = Some(self.recording.clone());
+        script.exchanges = exchanges.into_iter().map(|(_, exchange)| exchange).collect();
+        atif_replay::write_script(path, &script, &[])?;
+        Ok(())
+    }
+
+    /// Forwards `request` upstream and streams the reply back, saving a copy when it ends.
+    pub(crate) async fn forward(
+        &self,
+        shared: &Arc<Shared>,
+        normalizer: &Normalizer,
+        request: Forward,
+    ) -> Response {
+        let seq = self.next.fetch_add(1, Ordering::Relaxed);
+        let provider = request.endpoint.provider();
+        let origin = self.upstream.as_deref().unwrap_or(provider.public_origin());
+        let url = format!("{origin}{}", request.path_and_query);
+        let what = format!(
+            "{} {}",
+            request.method,
+            request.path_and_query.split('?').next().unwrap_or("")
+        );
+        let mut upstream_request = self.client.request(request.method.clone(), &url);
+        for (name, value) in &request.headers {
+            // Without `accept-encoding` the upstream replies uncompressed, so the copy can be
+            // read as it passes.
+            if !is_hop_header(name.as_str()) && name != header::ACCEPT_ENCODING {
+                upstream_request = upstream_request.header(name, value);
+            }
+        }
+        let reply = match upstream_request.body(request.body).send().await {
+            Ok(reply) => reply,
+            Err(err) => {
+                let message = format!(
+                    "cannot reach the upstream {origin} for {what}: {}; is it running, and is \
+                     --upstream right?",
+                    with_causes(&err)
+                );
+                return shared.failure(provider, StatusCode::BAD_GATEWAY, message);
+            }
+        };
+        let status = reply.status();
+        let mut response = Response::builder().status(status.as_u16());
+        let mut kept = BTreeMap::new();
+        for (name, value) in reply.headers() {
+            if is_hop_header(name.as_str()) || name == header::CONTENT_ENCODING {
+                continue;
+            }
+            response = response.header(name, value);
+            if name == header::CONTENT_TYPE {
+                kept.insert(
+                    "content-type".to_owned(),
+                    value.to_str().unwrap_or_default().to_owned(),
+                );
+            }
+        }
+        let is_stream =
+            kept.get("content-type").is_some_and(|ct| ct.starts_with("text/event-stream"));
+        let mut saved_request = request.json;
+        normalizer.insert_placeholders(&mut saved_request);
+        let mut exchange = HttpExchange::new(
+            request.method.as_str(),
+            strip_credentials(&request.path_and_query),
+            saved_request,
+            status.as_u16(),
+        );
+        exchange.headers = kept;
+        let save = request.endpoint != Endpoint::Models;
+        shared.served();
+        let pending = save.then(|| Pending {
+            seq,
+            what,
+            exchange,
+            parser: is_stream.then(SseParser::new),
+            bytes: Vec::new(),
+            normalizer: normalizer.clone(),
+            exchanges: self.exchanges.clone(),
+        });
+        let tee = Tee {
+            upstream: Box::pin(reply.bytes_stream()),
+            shared: shared.clone(),
+            pending,
+            cut: None,
+        };
+        response.body(Body::from_stream(tee)).unwrap_or_else(|_| Response::new(Body::empty()))
+    }
+}
+
+/// An exchange whose reply is still arriving.
+struct Pending {
+    seq: u64,
+    what: String,
+    exchange: HttpExchange,
+    parser: Option<SseParser>,
+    bytes: Vec<u8>,
+    normalizer: Normalizer,
+    exchanges: Arc<Mutex<Vec<(u64, HttpExchange)>>>,
+}
+
+/// The upstream's reply body on its way to the agent, copied into the recording as it passes.
+struct Tee {
+    upstream: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
+    shared: Arc<Shared>,
+    pending: Option<Pending>,
+    /// The upstream's error, passed on one poll after it came so that the server flushes what
+    /// was sent before it cuts the agent's connection.
+    cut: Option<std::io::Error>,
+}
+
+impl Stream for Tee {
+    type Item = std::io::Result<Bytes>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if let Some(err) = self.cut.take() {
+            return Poll::Ready(Some(Err(err)));
+        }
+        match self.upstream.as_mut().poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(Some(Ok(bytes))) => {
+                if let Some(pending) = &mut self.pending {
+                    match &mut pending.parser {
+                        Some(parser) => parser.feed(&bytes),
+                        None => pending.bytes.extend_from_slice(&bytes),
+                    }
+                }
+                Poll::Ready(Some(Ok(bytes)))
+            }
+            Poll::Ready(Some(Err(err))) => {
+                let reason = format!("the upstream cut the reply off: {}", with_causes(&err));
+                self.end(Some(reason));
+                self.cut = Some(std::io::Error::other(err));
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            Poll::Ready(None) => {
+                self.end(None);
+                Poll::Ready(None)
+            }
+        }
+    }
+}
+
+impl Drop for Tee {
+    fn drop(&mut self) {
+        if self.pending.is_some() {
+            self.end(Some("the agent closed the connection before the reply ended".to_owned()));
+        }
+    }
+}
+
+impl Tee {
+    /// Saves the exchange: its whole reply, or what arrived before `cut`.
+    fn end(&mut self, mut cut: Option<String>) {
+        let Some(pending) = self.pending.take() else { return };
+        let Pending { seq, what, mut exchange, parser, bytes, normalizer, exchanges } = pending;
+        match parser {
+            Some(mut parser) => {
+                if cut.is_none() && parser.has_partial_event() {
+                    cut = Some("the upstream ended the stream inside an event".to_owned());
+                }
+                let mut events = parser.take_events();
+                for event in &mut events {
+                    normalizer.insert_placeholders(&mut event.data);
+                }
+                exchange.events = Some(events);
+                exchange.crlf = parser.crlf();
+            }
+            None => match serde_json::from_slice::<Value>(&bytes) {
+                Ok(mut body) if cut.is_none() => {
+                    normalizer.insert_placeholders(&mut body);
+                    exchange.body = Some(body);
+                }
+                _ if bytes.is_empty() => {}
+                _ => {
+                    let mut text = Value::String(String::from_utf8_lossy(&bytes).into_owned());
+                    normalizer.insert_placeholders(&mut text);
+                    exchange.text = text.as_str().map(str::to_owned);
+                }
+            },
+        }
+        if let Some(reason) = &cut {
+            self.shared.fail(format!(
+                "{what}: the reply was cut off midway ({reason}); it is recorded as cut"
+            ));
+        }
+        exchange.cut = cut;
+        exchanges.lock().unwrap_or_else(PoisonError::into_inner).push((seq, exchange));
+    }
+}
+
+/// An error's message followed by each of its causes.
+fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
+    let chain: Vec<String> =
+        std::iter::successors(Some(err), |err| err.source()).map(ToString::to_string).collect();
+    chain.join(": ")
+}

@@ -1,0 +1,568 @@
+//! The server: options, start and finish, and the request handler shared by record and
+//! replay.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use atif_replay::{HttpExchange, Recording};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::normalize::Normalizer;
+use crate::protocol::{Endpoint, Provider, SUPPORTED};
+use crate::record::Recorder;
+use crate::tape::{Answer, Tape};
+use crate::{Error, Mode, Result, Verdict};
+
+/// The largest request body the server reads (agents with long contexts send a few MB).
+const MAX_REQUEST_BYTES: usize = 256 * 1024 * 1024;
+
+/// How long [`Proxy::finish`] waits for replies still in flight.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What a replay does with a request that matches no recorded exchange while unused ones of
+/// its endpoint remain.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DriftPolicy {
+    /// Fail the request with the diff (the default).
+    #[default]
+    Strict,
+    /// Serve the next unused exchange of the endpoint anyway and report the diff as a warning.
+    Warn,
+}
+
+/// How to run the server: record or replay, the script, where to listen.
+///
+/// Defaults: listen on `127.0.0.1` on a free port, each provider's public API as the
+/// upstream, strict drift, the process's working directory and `$HOME` as the directories
+/// replaced by `<cwd>` and `<home>`, failures printed on standard error.
+#[derive(Debug, Clone)]
+pub struct Options {
+    mode: Mode,
+    script: PathBuf,
+    listen: SocketAddr,
+    upstream: Option<String>,
+    masks: Vec<String>,
+    drift: DriftPolicy,
+    cwd: Option<PathBuf>,
+    home: Option<PathBuf>,
+    quiet: bool,
+}
+
+impl Options {
+    /// Record into `script`: forward every request upstream and save the exchanges.
+    pub fn record(script: impl Into<PathBuf>) -> Options {
+        Options::new(Mode::Record, script.into())
+    }
+
+    /// Replay `script`: answer every request from it, never opening a network connection.
+    pub fn replay(script: impl Into<PathBuf>) -> Options {
+        Options::new(Mode::Replay, script.into())
+    }
+
+    fn new(mode: Mode, script: PathBuf) -> Options {
+        Options {
+            mode,
+            script,
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            upstream: None,
+            masks: Vec::new(),
+            drift: DriftPolicy::Strict,
+            cwd: std::env::current_dir().ok(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            quiet: false,
+        }
+    }
+
+    /// Record or replay.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The script file.
+    pub fn script(&self) -> &Path {
+        &self.script
+    }
+
+    /// Listens on `addr` (port 0: a free port).
+    pub fn set_listen(&mut self, addr: SocketAddr) -> &mut Self {
+        self.listen = addr;
+        self
+    }
+
+    /// The address to listen on.
+    pub fn listen(&self) -> SocketAddr {
+        self.listen
+    }
+
+    /// Sends every request to the origin `url` (`http://127.0.0.1:8080`) instead of the
+    /// provider's public API; paths are forwarded unchanged.
+    pub fn set_upstream(&mut self, url: impl Into<String>) -> &mut Self {
+        self.upstream = Some(url.into());
+        self
+    }
+
+    /// The upstream origin, when one was set.
+    pub fn upstream(&self) -> Option<&str> {
+        self.upstream.as_deref()
+    }
+
+    /// Ignores what `regex` matches when requests are compared (repeatable). A recording
+    /// saves its masks in the script, and a replay uses them together with its own.
+    pub fn add_mask(&mut self, regex: impl Into<String>) -> &mut Self {
+        self.masks.push(regex.into());
+        self
+    }
+
+    /// The user's masks.
+    pub fn masks(&self) -> &[String] {
+        &self.masks
+    }
+
+    /// What a replay does with drift.
+    pub fn set_drift(&mut self, drift: DriftPolicy) -> &mut Self {
+        self.drift = drift;
+        self
+    }
+
+    /// What a replay does with drift.
+    pub fn drift(&self) -> DriftPolicy {
+        self.drift
+    }
+
+    /// The agent's working directory, written `<cwd>` in a recording and put back in a replay.
+    pub fn set_cwd(&mut self, dir: Option<PathBuf>) -> &mut Self {
+        self.cwd = dir;
+        self
+    }
+
+    /// The agent's working directory.
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd.as_deref()
+    }
+
+    /// The agent's home directory, written `<home>` in a recording and put back in a replay.
+    pub fn set_home(&mut self, dir: Option<PathBuf>) -> &mut Self {
+        self.home = dir;
+        self
+    }
+
+    /// The agent's home directory.
+    pub fn home(&self) -> Option<&Path> {
+        self.home.as_deref()
+    }
+
+    /// Whether failures are printed on standard error as they happen (they are in the verdict
+    /// either way).
+    pub fn set_quiet(&mut self, quiet: bool) -> &mut Self {
+        self.quiet = quiet;
+        self
+    }
+
+    /// Whether failures stay off standard error.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+}
+
+/// A running server. Point the agent at [`url`](Self::url), then call
+/// [`finish`](Self::finish) for the verdict.
+#[derive(Debug)]
+pub struct Proxy {
+    addr: SocketAddr,
+    url: String,
+    shared: Arc<Shared>,
+    shutdown: oneshot::Sender<()>,
+    task: JoinHandle<std::io::Result<()>>,
+}
+
+/// Starts a server with `options`: reads the script (replay) or checks it can be written
+/// (record), and listens.
+///
+/// # Errors
+///
+/// [`Error::Script`] when the script to replay cannot be read or is not valid,
+/// [`Error::ScriptIsDirectory`], [`Error::Mask`] for an invalid mask, [`Error::Upstream`] for
+/// an upstream that is not an http(s) URL, [`Error::Listen`] when the address cannot be bound.
+pub async fn start(options: &Options) -> Result<Proxy> {
+    if options.script.is_dir() {
+        return Err(Error::ScriptIsDirectory { path: options.script.clone() });
+    }
+    let dir_text = |dir: Option<&Path>| dir.map(|dir| dir.to_string_lossy().into_owned());
+    let (cwd, home) = (dir_text(options.cwd()), dir_text(options.home()));
+    let engine = match options.mode {
+        Mode::Replay => {
+            let script = atif_replay::read_script(&options.script)?;
+            let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
+            masks.extend(options.masks.iter().cloned());
+            let normalizer = Normalizer::new(cwd, home, &masks)?;
+            let tape = Tape::new(script.exchanges, &normalizer);
+            Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }
+        }
+        Mode::Record => {
+            let normalizer = Normalizer::new(cwd.clone(), home.clone(), &options.masks)?;
+            let recording = Recording { cwd, home, masks: options.masks.clone() };
+            let recorder = Recorder::new(options.upstream.as_deref(), recording)?;
+            Engine::Record { recorder, normalizer }
+        }
+    };
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(|source| Error::Listen { addr: options.listen, source })?;
+    let addr =
+        listener.local_addr().map_err(|source| Error::Listen { addr: options.listen, source })?;
+    let shared = Arc::new(Shared {
+        engine,
+        script: options.script.clone(),
+        quiet: options.quiet,
+        served: AtomicUsize::new(0),
+        errors: Mutex::new(Vec::new()),
+        warnings: Mutex::new(Vec::new()),
+    });
+    let router = axum::Router::new().fallback(handle).with_state(shared.clone());
+    let (shutdown, signal) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                let _ = signal.await;
+            })
+            .await
+    });
+    Ok(Proxy { addr, url: format!("http://{addr}"), shared, shutdown, task })
+}
+
+impl Proxy {
+    /// The server's base URL, `http://127.0.0.1:PORT` (no trailing slash; OpenAI SDKs want
+    /// `/v1` after it).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The address the server listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// What the server has seen so far.
+    pub fn verdict(&self) -> Verdict {
+        self.shared.verdict()
+    }
+
+    /// Stops the server (waiting a few seconds for replies in flight), saves the recording
+    /// (record), and returns the verdict.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotExact`] naming every failure when the run was not exact (extra, missing or
+    /// changed requests in a replay; upstream failures or cut streams in a recording; unknown
+    /// endpoints or invalid JSON in either); the recording is saved all the same.
+    /// [`Error::Script`] when the recording cannot be saved, [`Error::Serve`] when the server
+    /// failed.
+    pub async fn finish(self) -> Result<Verdict> {
+        let shared = self.stop_server().await?;
+        if let Engine::Record { recorder, .. } = &shared.engine {
+            recorder.save(&shared.script)?;
+        }
+        let verdict = shared.verdict();
+        if verdict.ok { Ok(verdict) } else { Err(Error::NotExact { verdict: Box::new(verdict) }) }
+    }
+
+    /// Stops the server without saving anything, and returns the verdict (for a recording
+    /// whose agent failed, which should not become a script).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Serve`] when the server failed.
+    pub async fn abandon(self) -> Result<Verdict> {
+        let shared = self.stop_server().await?;
+        Ok(shared.verdict())
+    }
+
+    async fn stop_server(self) -> Result<Arc<Shared>> {
+        let _ = self.shutdown.send(());
+        let mut task = self.task;
+        match tokio::time::timeout(DRAIN_TIMEOUT, &mut task).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(source))) => return Err(Error::Serve { source }),
+            Ok(Err(join)) => {
+                return Err(Error::Serve { source: std::io::Error::other(join.to_string()) });
+            }
+            Err(_) => {
+                task.abort();
+                self.shared.fail(format!(
+                    "replies were still in flight {} s after the run ended; they were cut off",
+                    DRAIN_TIMEOUT.as_secs()
+                ));
+            }
+        }
+        Ok(self.shared)
+    }
+}
+
+/// What record and replay share, behind the handler.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    engine: Engine,
+    script: PathBuf,
+    quiet: bool,
+    served: AtomicUsize,
+    errors: Mutex<Vec<String>>,
+    warnings: Mutex<Vec<String>>,
+}
+
+#[derive(Debug)]
+enum Engine {
+    Replay { tape: Mutex<Tape>, drift: DriftPolicy, normalizer: Normalizer },
+    Record { recorder: Recorder, normalizer: Normalizer },
+}
+
+impl Shared {
+    fn mode(&self) -> Mode {
+        match self.engine {
+            Engine::Replay { .. } => Mode::Replay,
+            Engine::Record { .. } => Mode::Record,
+        }
+    }
+
+    pub(crate) fn verdict(&self) -> Verdict {
+        let (recorded, unused) = match &self.engine {
+            Engine::Replay { tape, .. } => {
+                let tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
+                (tape.len(), tape.unused())
+            }
+            Engine::Record { recorder, .. } => (recorder.len(), Vec::new()),
+        };
+        Verdict::new(
+            self.mode(),
+            self.served.load(Ordering::Relaxed),
+            recorded,
+            unused,
+            self.errors.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            self.warnings.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+        )
+    }
+
+    /// Records a failure that makes the run not exact, and prints it.
+    pub(crate) fn fail(&self, message: String) {
+        self.say(&message);
+        self.errors.lock().unwrap_or_else(PoisonError::into_inner).push(message);
+    }
+
+    fn warn(&self, message: String) {
+        self.say(&format!("warning: {message}"));
+        self.warnings.lock().unwrap_or_else(PoisonError::into_inner).push(message);
+    }
+
+    pub(crate) fn served(&self) {
+        self.served.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[allow(clippy::print_stderr, reason = "failure lines on stderr are the server's interface")]
+    fn say(&self, line: &str) {
+        if !self.quiet {
+            eprintln!("atif proxy: {line}");
+        }
+    }
+}
+
+async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    let method = request.method().clone();
+    let uri = request.uri().clone();
+    let path = uri.path().to_owned();
+    let path_and_query = uri.path_and_query().map_or(path.clone(), |pq| pq.as_str().to_owned());
+    let headers = request.headers().clone();
+    if let Some(control) = path.strip_prefix("/_atif/") {
+        return control_reply(&shared, control);
+    }
+    let Some(endpoint) = Endpoint::of(method.as_str(), &path) else {
+        let message = format!("unknown endpoint {method} {path}: this server answers {SUPPORTED}");
+        return shared.failure(Provider::guess(&path), StatusCode::NOT_FOUND, message);
+    };
+    let provider = endpoint.provider();
+    let body = match axum::body::to_bytes(request.into_body(), MAX_REQUEST_BYTES).await {
+        Ok(body) => body,
+        Err(err) => {
+            let message = format!("cannot read the request body of {method} {path}: {err}");
+            return shared.failure(provider, StatusCode::BAD_REQUEST, message);
+        }
+    };
+    let json = if method == Method::GET {
+        Value::Null
+    } else {
+        match serde_json::from_slice::<Value>(&body) {
+            Ok(json) => json,
+            Err(err) => {
+                let message = format!(
+                    "the request body of {method} {path} is not valid JSON ({err}); the agent \
+                     must send a JSON body"
+                );
+                return shared.failure(provider, StatusCode::BAD_REQUEST, message);
+            }
+        }
+    };
+    match &shared.engine {
+        Engine::Replay { tape, drift, normalizer } => {
+            if endpoint == Endpoint::Models {
+                let models = tape.lock().unwrap_or_else(PoisonError::into_inner).models();
+                return json_reply(StatusCode::OK, &model_list(&models));
+            }
+            let normalized = normalizer.normalize(&path_and_query, &json);
+            let answer = tape.lock().unwrap_or_else(PoisonError::into_inner).answer(
+                method.as_str(),
+                &path,
+                &normalized,
+                *drift,
+            );
+            match answer {
+                Answer::Serve { index, drift } => {
+                    if let Some(drift) = drift {
+                        shared.warn(drift);
+                    }
+                    shared.served();
+                    let exchange =
+                        tape.lock().unwrap_or_else(PoisonError::into_inner).exchange(index).clone();
+                    replay_reply(exchange, normalizer)
+                }
+                Answer::Fail(message) => shared.failure(provider, StatusCode::BAD_REQUEST, message),
+            }
+        }
+        Engine::Record { recorder, normalizer } => {
+            let forward =
+                crate::record::Forward { endpoint, method, path_and_query, headers, body, json };
+            recorder.forward(&shared, normalizer, forward).await
+        }
+    }
+}
+
+impl Shared {
+    /// A failed request: recorded, printed, and answered with a non-retryable error in the
+    /// provider's own shape.
+    pub(crate) fn failure(
+        &self,
+        provider: Provider,
+        status: StatusCode,
+        message: String,
+    ) -> Response {
+        let body = provider.error_body(status.as_u16(), &message);
+        self.fail(message);
+        let mut response = json_reply(status, &body);
+        // Both OpenAI's and Anthropic's SDKs read this header before their retry rules.
+        response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
+        response
+    }
+}
+
+fn control_reply(shared: &Shared, control: &str) -> Response {
+    match control {
+        "verdict" => json_reply(StatusCode::OK, &json!(shared.verdict())),
+        _ => json_reply(
+            StatusCode::NOT_FOUND,
+            &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict")}),
+        ),
+    }
+}
+
+/// A recorded exchange's reply, with this run's directories where it says `<cwd>`/`<home>`.
+fn replay_reply(mut exchange: HttpExchange, normalizer: &Normalizer) -> Response {
+    let status = StatusCode::from_u16(exchange.status).unwrap_or(StatusCode::OK);
+    let mut builder = Response::builder().status(status);
+    let default_type = match (&exchange.events, &exchange.body) {
+        (Some(_), _) => "text/event-stream",
+        (None, Some(_)) => "application/json",
+        (None, None) => "text/plain; charset=utf-8",
+    };
+    let content_type = exchange.content_type().unwrap_or(default_type).to_owned();
+    builder = builder.header(header::CONTENT_TYPE, content_type);
+    let body = if exchange.events.is_some() {
+        let events: std::collections::VecDeque<Bytes> = exchange
+            .events_wire()
+            .into_iter()
+            .map(|event| Bytes::from(normalizer.fill_placeholders_str(&event).unwrap_or(event)))
+            .collect();
+        let cut = exchange.cut.take();
+        Body::from_stream(futures_util::stream::unfold(
+            (events, cut),
+            |(mut events, cut)| async move {
+                if let Some(event) = events.pop_front() {
+                    return Some((Ok(event), (events, cut)));
+                }
+                let cut = cut?;
+                // Let the server flush what was sent before the connection is cut, as the
+                // upstream's was: the agent sees the events, then the cut.
+                tokio::task::yield_now().await;
+                let err = std::io::Error::other(format!("recorded as cut: {cut}"));
+                Some((Err(err), (events, None)))
+            },
+        ))
+    } else if let Some(mut body) = exchange.body.take() {
+        normalizer.fill_placeholders(&mut body);
+        Body::from(body.to_string())
+    } else if let Some(text) = exchange.text.take() {
+        Body::from(normalizer.fill_placeholders_str(&text).unwrap_or(text))
+    } else {
+        Body::empty()
+    };
+    builder.body(body).unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+pub(crate) fn json_reply(status: StatusCode, body: &Value) -> Response {
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+/// `GET /v1/models` in a replay: the models the script's requests asked for, in a shape both
+/// OpenAI's and Anthropic's SDKs read.
+fn model_list(models: &[String]) -> Value {
+    let data: Vec<Value> = models
+        .iter()
+        .map(|id| {
+            json!({
+                "id": id,
+                "object": "model",
+                "type": "model",
+                "created": 0,
+                "created_at": "1970-01-01T00:00:00Z",
+                "display_name": id,
+                "owned_by": "atif-replay",
+            })
+        })
+        .collect();
+    json!({
+        "object": "list",
+        "data": data,
+        "has_more": false,
+        "first_id": models.first(),
+        "last_id": models.last(),
+    })
+}
+
+/// Headers that describe one hop of a connection, never forwarded.
+pub(crate) fn is_hop_header(name: &str) -> bool {
+    matches!(
+        name,
+        "host"
+            | "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authorization"
+            | "proxy-authenticate"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "content-length"
+    )
+}

@@ -1,0 +1,113 @@
+//! The verdict: what the server saw, and whether the run was exact.
+
+use serde::Serialize;
+
+/// Whether the server records or replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Mode {
+    /// Forward to the upstream and save each exchange.
+    Record,
+    /// Answer from the script, never opening a network connection.
+    Replay,
+}
+
+/// What the server saw: the same value `GET /_atif/verdict` returns as JSON and
+/// [`Proxy::finish`](crate::Proxy::finish) returns (as [`Error::NotExact`](crate::Error::NotExact)
+/// when the run was not exact).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Verdict {
+    /// Whether the run was exact: no errors and, in a replay, every exchange used.
+    pub ok: bool,
+    /// Record or replay.
+    pub mode: Mode,
+    /// How many model requests the server answered (from the script or the upstream),
+    /// failures aside.
+    pub requests_served: usize,
+    /// How many exchanges the script holds (replay) or the recording saved so far (record).
+    pub exchanges_recorded: usize,
+    /// The recorded exchanges a replay never served, in script order.
+    pub unused_exchanges: Vec<UnusedExchange>,
+    /// Each failure, in the order it happened: each makes the run not exact.
+    pub errors: Vec<String>,
+    /// Drift served anyway under `--drift warn`: reported, but the run stays exact.
+    pub warnings: Vec<String>,
+}
+
+/// A recorded exchange a replay never served.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct UnusedExchange {
+    /// 1-based position in the script's `exchanges`.
+    pub number: usize,
+    /// `POST`.
+    pub method: String,
+    /// The path with its query.
+    pub path: String,
+    /// The model the request asked for, when it named one.
+    pub model: Option<String>,
+}
+
+impl Verdict {
+    /// A verdict computed from what was seen.
+    pub(crate) fn new(
+        mode: Mode,
+        requests_served: usize,
+        exchanges_recorded: usize,
+        unused_exchanges: Vec<UnusedExchange>,
+        errors: Vec<String>,
+        warnings: Vec<String>,
+    ) -> Verdict {
+        let ok = errors.is_empty() && unused_exchanges.is_empty();
+        Verdict {
+            ok,
+            mode,
+            requests_served,
+            exchanges_recorded,
+            unused_exchanges,
+            errors,
+            warnings,
+        }
+    }
+
+    /// One paragraph saying whether the run was exact and, if not, every reason.
+    pub fn summary(&self) -> String {
+        let mode = match self.mode {
+            Mode::Record => "recording",
+            Mode::Replay => "replay",
+        };
+        if self.ok {
+            return format!(
+                "{mode} exact: {} requests served, {} exchanges recorded",
+                self.requests_served, self.exchanges_recorded
+            );
+        }
+        let mut text = format!("{mode} not exact:");
+        for error in &self.errors {
+            text.push_str("\n- ");
+            text.push_str(error);
+        }
+        if !self.unused_exchanges.is_empty() {
+            let names: Vec<String> = self
+                .unused_exchanges
+                .iter()
+                .map(|unused| {
+                    let model =
+                        unused.model.as_deref().map(|m| format!(" ({m})")).unwrap_or_default();
+                    format!("#{} {} {}{model}", unused.number, unused.method, unused.path)
+                })
+                .collect();
+            text.push_str(&format!(
+                "\n- {} of the {} recorded exchanges were never requested: {}. The agent is \
+                 making fewer model calls than when it was recorded: that is the regression; \
+                 re-record if intended",
+                self.unused_exchanges.len(),
+                self.exchanges_recorded,
+                names.join(", ")
+            ));
+        }
+        text
+    }
+}

@@ -1,0 +1,267 @@
+//! Record: forwarding to a real upstream (the fake provider), saving each exchange, streams
+//! passing through live, an upstream that is down or cuts a stream.
+
+use std::sync::{Arc, Mutex};
+
+use atif_fake_provider::{Config, FakeProvider, Fault, unreachable_url};
+use atif_proxy::{Error, Options, Proxy, start};
+use atif_replay::read_script;
+use axum::body::{Body, Bytes};
+use axum::http::HeaderMap;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{Reply, post, quiet, replay, send};
+
+/// Starts a recording into a new script `name` in a temp dir, forwarding to `upstream`.
+async fn record_to(upstream: &str, name: &str) -> (tempfile::TempDir, std::path::PathBuf, Proxy) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    let mut options = quiet(Options::record(&path));
+    options.set_upstream(upstream);
+    let proxy = start(&options).await.unwrap();
+    (dir, path, proxy)
+}
+
+/// One request of each protocol, streamed and not.
+fn every_protocol() -> Vec<(&'static str, Value)> {
+    let chat = |stream: bool| json!({"model": "fake-model", "stream": stream, "messages": [{"role": "user", "content": "hi"}]});
+    let responses = |stream: bool| json!({"model": "fake-model", "stream": stream, "input": "hi"});
+    let messages = |stream: bool| json!({"model": "fake-model", "max_tokens": 64, "stream": stream, "messages": [{"role": "user", "content": "hi"}]});
+    let gemini = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
+    vec![
+        ("/v1/chat/completions", chat(false)),
+        ("/v1/chat/completions", chat(true)),
+        ("/v1/responses", responses(false)),
+        ("/v1/responses", responses(true)),
+        ("/v1/messages", messages(false)),
+        ("/v1/messages?beta=true", messages(true)),
+        (
+            "/v1/messages/count_tokens",
+            json!({"model": "fake-model", "messages": [{"role": "user", "content": "hi"}]}),
+        ),
+        ("/v1beta/models/fake-model:generateContent", gemini.clone()),
+        ("/v1beta/models/fake-model:streamGenerateContent?alt=sse", gemini),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let (_dir, path, proxy) = record_to(provider.url(), "all.script.json").await;
+    let mut recorded: Vec<Reply> = Vec::new();
+    for (route, body) in every_protocol() {
+        let reply = post(proxy.url(), route, &body).await;
+        assert_eq!(reply.status, 200, "{route}: {}", reply.body);
+        recorded.push(reply);
+    }
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!((verdict.requests_served, verdict.exchanges_recorded), (9, 9));
+    assert_eq!(provider.request_count(), 9);
+
+    let script = read_script(&path).unwrap();
+    let streamed = &script.exchanges[1];
+    assert_eq!(streamed.path, "/v1/chat/completions");
+    assert_eq!(streamed.content_type(), Some("text/event-stream"));
+    let events = streamed.events.as_ref().unwrap();
+    assert_eq!(events.last().unwrap().data, json!("[DONE]"));
+    assert!(events[0].data.is_object(), "events are stored as JSON: {:?}", events[0]);
+    let anthropic = &script.exchanges[5];
+    assert_eq!(anthropic.path, "/v1/messages?beta=true");
+    assert_eq!(anthropic.events.as_ref().unwrap()[0].event.as_deref(), Some("message_start"));
+    assert!(script.exchanges[8].crlf, "Gemini's CRLF framing is kept");
+    assert_eq!(script.exchanges[0].body.as_ref().unwrap()["object"], "chat.completion");
+
+    // Offline, in another working directory: the provider is gone.
+    provider.stop();
+    let proxy = replay(&path).await;
+    for ((route, body), live) in every_protocol().into_iter().zip(&recorded) {
+        let replayed = post(proxy.url(), route, &body).await;
+        assert_eq!(&replayed, live, "{route}");
+    }
+    proxy.finish().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_credentials_reach_the_upstream_and_never_the_script() {
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let (_dir, path, proxy) = record_to(provider.url(), "creds.script.json").await;
+    let body = json!({"model": "fake-model", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]});
+    let key = "sk-ant-api03-secretsecretsecret";
+    let reply = send(
+        proxy.url(),
+        "/v1/messages",
+        &body.to_string(),
+        &[
+            ("x-api-key", key),
+            ("anthropic-version", "2023-06-01"),
+            ("cookie", "session=cookievalue123"),
+        ],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let gemini_key = "AIzaSyD-gemini-key-in-the-query-0123456";
+    let reply = send(
+        proxy.url(),
+        &format!("/v1beta/models/fake-model:generateContent?key={gemini_key}"),
+        &json!({"contents": [{"parts": [{"text": "hi"}]}]}).to_string(),
+        &[("x-goog-api-key", "AIzaSyD-gemini-header-key-0123456")],
+    )
+    .await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    proxy.finish().await.unwrap();
+
+    let seen = provider.requests();
+    assert_eq!(seen[0].header("x-api-key"), Some(key));
+    assert_eq!(seen[0].header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(seen[1].header("x-goog-api-key"), Some("AIzaSyD-gemini-header-key-0123456"));
+    assert!(seen[1].path.ends_with(&format!("?key={gemini_key}")));
+    let text = std::fs::read_to_string(&path).unwrap();
+    for secret in [key, "cookievalue123", gemini_key, "gemini-header-key"] {
+        assert!(!text.contains(secret), "{secret} reached the script:\n{text}");
+    }
+    assert!(text.contains("\"path\": \"/v1beta/models/fake-model:generateContent\""), "{text}");
+}
+
+#[tokio::test]
+async fn an_upstream_that_is_down_is_a_502_naming_it() {
+    let down = unreachable_url().unwrap();
+    let (_dir, _path, proxy) = record_to(&down, "down.script.json").await;
+    let reply = post(proxy.url(), "/v1/chat/completions", &crate::chat_request("hi")).await;
+    assert_eq!(reply.status, 502);
+    let message = reply.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(
+        message.starts_with(&format!(
+            "cannot reach the upstream {down} for POST /v1/chat/completions: "
+        )),
+        "{message}"
+    );
+    let err = proxy.finish().await.unwrap_err();
+    assert!(
+        err.to_string().starts_with("recording not exact:\n- cannot reach the upstream"),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_cut_midway_is_recorded_as_cut_and_replayed_cut() {
+    let mut config = Config::default();
+    config.set_fault(Some(Fault::CutStream { after_events: 2 }));
+    let provider = FakeProvider::start(config).unwrap();
+    let (_dir, path, proxy) = record_to(provider.url(), "cut.script.json").await;
+    let body = json!({"model": "fake-model", "max_tokens": 64, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/messages", proxy.url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(response.text().await.is_err(), "the agent sees the cut too");
+    let err = proxy.finish().await.unwrap_err().to_string();
+    assert!(err.contains("POST /v1/messages: the reply was cut off midway (the upstream"), "{err}");
+    let script = read_script(&path).unwrap();
+    let exchange = &script.exchanges[0];
+    assert_eq!(exchange.events.as_ref().unwrap().len(), 2);
+    assert!(exchange.cut.is_some());
+
+    let proxy = replay(&path).await;
+    let response = reqwest::Client::new()
+        .post(format!("{}/v1/messages", proxy.url()))
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert!(response.text().await.is_err(), "the replay cuts the stream at the same place");
+    proxy.finish().await.unwrap();
+}
+
+/// An upstream driven by the test: it sends `first`, waits for `gate`, then sends `rest`.
+async fn gated_upstream(
+    first: &'static str,
+    rest: &'static str,
+    gate: oneshot::Receiver<()>,
+) -> (String, Arc<Mutex<Vec<HeaderMap>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let gate = Arc::new(Mutex::new(Some(gate)));
+    let app = axum::Router::new().fallback({
+        let seen = seen.clone();
+        move |headers: HeaderMap| {
+            seen.lock().unwrap().push(headers);
+            let gate = gate.lock().unwrap().take();
+            let (sender, mut receiver) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
+            tokio::spawn(async move {
+                sender.send(Ok(Bytes::from(first))).await.unwrap();
+                if let Some(gate) = gate {
+                    let _ = gate.await;
+                }
+                let _ = sender.send(Ok(Bytes::from(rest))).await;
+            });
+            async move {
+                let body = Body::from_stream(futures_util::stream::poll_fn(move |cx| {
+                    receiver.poll_recv(cx)
+                }));
+                axum::response::Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(body)
+                    .unwrap()
+            }
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_reaches_the_agent_before_the_upstream_has_finished_it() {
+    let (release, gate) = oneshot::channel();
+    let (upstream, _) = gated_upstream(
+        "event: message_start\ndata: {\"type\":\"message_start\"}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        gate,
+    )
+    .await;
+    let (_dir, path, proxy) = record_to(&upstream, "live.script.json").await;
+    let mut response = reqwest::Client::new()
+        .post(format!("{}/v1/messages", proxy.url()))
+        .body(json!({"model": "m", "stream": true, "messages": []}).to_string())
+        .send()
+        .await
+        .unwrap();
+    // The upstream is still waiting for the gate: this first chunk can only come through if
+    // the proxy passes the stream on as it arrives. (The timeout turns a hang into a failure.)
+    let first = tokio::time::timeout(std::time::Duration::from_secs(60), response.chunk())
+        .await
+        .expect("the first event passes through before the upstream finishes")
+        .unwrap()
+        .unwrap();
+    assert_eq!(&first[..], b"event: message_start\ndata: {\"type\":\"message_start\"}\n\n");
+    assert_eq!(proxy.verdict().exchanges_recorded, 0, "the exchange is still in flight");
+    release.send(()).unwrap();
+    let mut rest = Vec::new();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        rest.extend_from_slice(&chunk);
+    }
+    assert_eq!(rest, b"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    proxy.finish().await.unwrap();
+    let script = read_script(&path).unwrap();
+    assert_eq!(script.exchanges[0].events.as_ref().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_recording_saves_nothing_when_abandoned_and_refuses_a_bad_upstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("never.script.json");
+    let proxy = start(&quiet(Options::record(&path))).await.unwrap();
+    proxy.abandon().await.unwrap();
+    assert!(!path.exists());
+    let mut options = quiet(Options::record(&path));
+    options.set_upstream("ftp://example.com");
+    let err = start(&options).await.unwrap_err();
+    assert!(matches!(err, Error::Upstream { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "invalid upstream `ftp://example.com`: expected an http:// or https:// URL such as https://api.openai.com"
+    );
+}
