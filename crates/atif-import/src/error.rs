@@ -74,6 +74,30 @@ pub enum Error {
         /// The newest version known.
         known: String,
     },
+    /// An inline media part that cannot be written out.
+    #[error("media at {pointer}: {reason}")]
+    Media {
+        /// The JSON Pointer of the part's path.
+        pointer: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A log holding several runs, and no run picked.
+    #[error(
+        "the log holds {count} runs (each `system/init` starts one): pick one with `--run N` (1 to {count}), or write each to its own file with `--split DIR`"
+    )]
+    SeveralRuns {
+        /// How many runs the log holds.
+        count: usize,
+    },
+    /// A run number beyond the runs the log holds.
+    #[error("there is no run {run}: the log holds {count} run(s)")]
+    NoSuchRun {
+        /// The run asked for (from 1).
+        run: usize,
+        /// How many runs the log holds.
+        count: usize,
+    },
     /// A format name that is not one of the known ones.
     #[error("unknown log format `{name}` (known: {known})")]
     UnknownFormat {

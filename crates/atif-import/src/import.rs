@@ -18,6 +18,7 @@ pub struct ImportOptions {
     strict: bool,
     cwd: Option<String>,
     home: Option<String>,
+    run: Option<usize>,
 }
 
 impl ImportOptions {
@@ -67,6 +68,19 @@ impl ImportOptions {
     pub fn set_home(&mut self, home: Option<&str>) -> &mut ImportOptions {
         self.home = home.map(str::to_owned);
         self
+    }
+
+    /// Picks the `run`-th run (from 1) of a log that holds several (Claude Code stream-json
+    /// captured from several `claude -p` calls into one file). The default, `None`, imports a
+    /// log of one run and refuses a log of several with [`Error::SeveralRuns`].
+    pub fn set_run(&mut self, run: Option<usize>) -> &mut ImportOptions {
+        self.run = run;
+        self
+    }
+
+    /// The run asked for with [`set_run`](ImportOptions::set_run).
+    pub fn run(&self) -> Option<usize> {
+        self.run
     }
 
     /// The home folder given with [`set_home`](ImportOptions::set_home).
@@ -220,6 +234,35 @@ pub(crate) fn import_raw(
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<(Trajectory, Format, Stats)> {
+    let (mut runs, format, stats) = import_raw_runs(bytes, options)?;
+    let count = runs.len();
+    let trajectory = match options.run {
+        Some(run) if (1..=count).contains(&run) => runs.swap_remove(run - 1),
+        Some(run) => return Err(Error::NoSuchRun { run, count }),
+        None if count == 1 => runs.swap_remove(0),
+        None => return Err(Error::SeveralRuns { count }),
+    };
+    Ok((trajectory, format, stats))
+}
+
+/// Imports every run of a log, in file order (a log of one run gives one trajectory).
+///
+/// # Errors
+/// As [`import`], except that several runs are not an error.
+pub fn import_runs(bytes: &[u8], options: &ImportOptions) -> Result<Vec<Import>> {
+    let (runs, format, stats) = import_raw_runs(bytes, options)?;
+    Ok(runs
+        .into_iter()
+        .map(|t| {
+            Import::from_parts(t.into_value(), format, options.format.is_none(), stats.clone())
+        })
+        .collect())
+}
+
+fn import_raw_runs(
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<(Vec<Trajectory>, Format, Stats)> {
     let mut records = Records::open(bytes)?;
     let detected = detect_records(records.ahead());
     let format = match (options.format, detected) {
@@ -241,7 +284,7 @@ pub(crate) fn import_raw(
         }
     };
     let mut ctx = Context::new(format, options.strict);
-    let mut trajectory = crate::formats::import(format, &mut records, &mut ctx)?;
+    let mut runs = crate::formats::import_runs(format, &mut records, &mut ctx)?;
     ctx.stats.set_records(records.n_records());
     ctx.stats.truncated_line = records.truncated_line();
     if let Some(line) = records.truncated_line() {
@@ -249,10 +292,14 @@ pub(crate) fn import_raw(
             line,
             "the last line is cut short (the run was killed mid-write); imported everything before it",
         );
-        trajectory.crashed = true;
+        if let Some(last) = runs.last_mut() {
+            last.crashed = true;
+        }
     }
-    record_paths(&mut trajectory, format, options);
-    Ok((trajectory, format, ctx.stats))
+    for trajectory in &mut runs {
+        record_paths(trajectory, format, options);
+    }
+    Ok((runs, format, ctx.stats))
 }
 
 /// Records the run's working directory and home in `extra.cwd` and `extra.home`, so the

@@ -57,9 +57,11 @@ mod format;
 mod formats;
 mod import;
 mod lines;
+mod media;
 mod path;
 
 pub use error::{Error, Result};
 pub use format::{Format, detect};
-pub use import::{Import, ImportOptions, Stats, import};
+pub use import::{Import, ImportOptions, Stats, import, import_runs};
+pub use media::write_media;
 pub use path::import_path;

@@ -473,12 +473,43 @@ fn changed(g: usize, golden: &Value, a: usize, actual: &Value, path: &[String]) 
     }
 }
 
-/// The first 40 characters of `text` on one line, quoted.
+/// The first 40 characters of `text` on one line, quoted. The cut never falls inside a word, so
+/// a path or an id is shown whole (up to 400 characters) or not at all.
 fn preview(text: &str) -> String {
+    const SHOWN: usize = 40;
+    const LONGEST_WORD: usize = 400;
     let one_line: String = text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
-    let mut shown: String = one_line.chars().take(40).collect();
-    if one_line.chars().count() > 40 {
-        shown.push('…');
+    let Some((cut, _)) = one_line.char_indices().nth(SHOWN) else {
+        return format!("{one_line:?}");
+    };
+    // Extend the cut to the end of the word it falls in; a word longer than any path is cut
+    // before it instead.
+    let word_end = one_line[cut..].find(' ').map_or(one_line.len(), |end| cut + end);
+    let end = if one_line[..word_end].chars().count() <= LONGEST_WORD {
+        word_end
+    } else {
+        one_line[..cut].rfind(' ').unwrap_or(0)
+    };
+    if end >= one_line.len() {
+        return format!("{one_line:?}");
     }
-    format!("{shown:?}")
+    format!("{:?}", format!("{}…", one_line[..end].trim_end()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::preview;
+
+    #[test]
+    fn a_preview_never_cuts_a_path_or_an_id() {
+        let text =
+            "Reading /home/runner/work/project/src/deeply/nested/module/file.rs now, then more";
+        assert_eq!(
+            preview(text),
+            "\"Reading /home/runner/work/project/src/deeply/nested/module/file.rs…\""
+        );
+        assert_eq!(preview("short text"), "\"short text\"");
+        let blob = format!("data {}", "A".repeat(1000));
+        assert_eq!(preview(&blob), "\"data…\"");
+    }
 }

@@ -1,6 +1,6 @@
-//! `atif import`: a Claude Code or Codex log in, an ATIF-v1.8 trajectory out.
+//! `atif import`: an agent's log in, an ATIF-v1.8 trajectory out.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use atif_import::{Format, Import, ImportOptions};
@@ -24,6 +24,21 @@ pub(crate) struct Args {
     /// Normalising with a preset writes it as `<home>`.
     #[arg(long, value_name = "DIR")]
     home: Option<String>,
+    /// Import the N-th run (from 1) of a log holding several (Claude Code stream-json captured
+    /// from several `claude -p` calls).
+    #[arg(long, value_name = "N", conflicts_with = "split")]
+    run: Option<usize>,
+    /// Import every run of the log, each to `DIR/run-N.json`.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    split: Option<PathBuf>,
+    /// Write the trajectory to FILE (atomically) instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Where inline images (`data:` URIs) are written as files, referenced by relative path
+    /// (default: `<FILE>.media/` beside `--output`, else `atif-import.media/` in the current
+    /// folder).
+    #[arg(long, value_name = "DIR")]
+    media_dir: Option<PathBuf>,
     /// The log file, a Claude Code session folder (subagents included), or `-` for standard input.
     #[arg(value_name = "FILE|-")]
     input: String,
@@ -39,6 +54,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.format != "auto" {
         options.set_format(Some(args.format.parse::<Format>()?));
     }
+    options.set_run(args.run);
+    if let Some(dir) = &args.split {
+        let bytes = read_input(&args.input)?;
+        return match atif_import::import_runs(&bytes, &options) {
+            Ok(runs) => split(runs, dir),
+            Err(err) => Ok(failed(args, err)),
+        };
+    }
     let result = if args.input == "-" {
         let bytes = read_input("-")?;
         atif_import::import(&bytes, &options)
@@ -49,27 +72,92 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let imported = match result {
         Ok(imported) => imported,
         Err(err @ atif_import::Error::Io { .. }) => return Err(err.into()),
-        Err(err) => {
-            let name = if args.input == "-" { "standard input" } else { args.input.as_str() };
-            // The message and its causes (`<file>: line 2 is not JSON: ...`): atif-import's
-            // errors keep their causes in `source()`, as anyhow's `{:#}` shows them.
-            let text = format!("{:#}", anyhow::Error::new(err));
-            // Errors about a file or folder name it themselves.
-            if text.starts_with(name) {
-                eprintln!("error: {text}");
-            } else {
-                eprintln!("error: {name}: {text}");
-            }
-            return Ok(ExitCode::from(1));
-        }
+        Err(err) => return Ok(failed(args, err)),
     };
     report(&imported);
-    // Streamed, not built as one string; a reader that stops early (`| head`) is not an error.
-    print(|out| {
-        serde_json::to_writer_pretty(&mut *out, imported.trajectory())?;
-        writeln!(out)
-    })?;
+    let mut trajectory = imported.into_trajectory();
+    match &args.output {
+        Some(output) => {
+            let media_dir = args.media_dir.clone().unwrap_or_else(|| beside(output, ".media"));
+            let folder = output.parent().unwrap_or(Path::new(""));
+            let reference = media_dir.strip_prefix(folder).unwrap_or(&media_dir);
+            let written = write_media(&mut trajectory, &media_dir, reference)?;
+            if !written.is_empty() {
+                eprintln!("  wrote {} inline image(s) to {}", written.len(), media_dir.display());
+            }
+            let mut text = serde_json::to_vec_pretty(&trajectory)?;
+            text.push(b'\n');
+            atif_golden::write_atomic(output, &text)?;
+        }
+        None => {
+            let media_dir = args.media_dir.clone().unwrap_or_else(|| "atif-import.media".into());
+            let written = write_media(&mut trajectory, &media_dir, &media_dir)?;
+            if !written.is_empty() {
+                eprintln!(
+                    "  wrote {} inline image(s) to {}; the trajectory names them relative to the current folder, so save it here",
+                    written.len(),
+                    media_dir.display()
+                );
+            }
+            // Streamed, not built as one string; a reader that stops early (`| head`) is not an
+            // error.
+            print(|out| {
+                serde_json::to_writer_pretty(&mut *out, &trajectory)?;
+                writeln!(out)
+            })?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes each run to `dir/run-N.json` (with its images in `run-N.json.media/`).
+fn split(runs: Vec<Import>, dir: &Path) -> anyhow::Result<ExitCode> {
+    let n_runs = runs.len();
+    for (idx, imported) in runs.into_iter().enumerate() {
+        if idx == 0 {
+            report(&imported);
+        }
+        let name = format!("run-{}.json", idx + 1);
+        let mut trajectory = imported.into_trajectory();
+        let media = format!("{name}.media");
+        write_media(&mut trajectory, &dir.join(&media), Path::new(&media))?;
+        let mut text = serde_json::to_vec_pretty(&trajectory)?;
+        text.push(b'\n');
+        atif_golden::write_atomic(&dir.join(&name), &text)?;
+    }
+    eprintln!("  wrote {n_runs} run(s) to {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `path` with `suffix` appended to its file name.
+fn beside(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+fn write_media(
+    trajectory: &mut serde_json::Value,
+    dir: &Path,
+    reference: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let reference = reference.to_string_lossy().replace('\\', "/");
+    Ok(atif_import::write_media(trajectory, dir, &reference)?)
+}
+
+/// Says why the log could not be imported (exit 1).
+fn failed(args: &Args, err: atif_import::Error) -> ExitCode {
+    let name = if args.input == "-" { "standard input" } else { args.input.as_str() };
+    // The message and its causes (`<file>: line 2 is not JSON: ...`): atif-import's errors
+    // keep their causes in `source()`, as anyhow's `{:#}` shows them.
+    let text = format!("{:#}", anyhow::Error::new(err));
+    // Errors about a file or folder name it themselves.
+    if text.starts_with(name) {
+        eprintln!("error: {text}");
+    } else {
+        eprintln!("error: {name}: {text}");
+    }
+    ExitCode::from(1)
 }
 
 /// The summary on standard error.

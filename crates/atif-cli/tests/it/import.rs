@@ -277,3 +277,61 @@ fn a_reader_that_stops_early_is_not_an_error() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
 }
+
+#[test]
+fn a_stream_holding_several_runs_is_refused_unless_one_is_picked_or_all_are_split() {
+    let path = fixture("claude-stream/two-runs.jsonl");
+    let path = path.to_str().unwrap();
+    let output = atif(&["import", path], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("the log holds 2 runs (each `system/init` starts one): pick one with `--run N` (1 to 2), or write each to its own file with `--split DIR`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = atif(&["import", "--run", "2", path], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(trajectory(&output)["session_id"], "strm-0002");
+    let output = atif(&["import", "--run", "3", path], None);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("there is no run 3: the log holds 2 run(s)"));
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    let output = atif(&["import", "--split", out.to_str().unwrap(), path], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    for (n, session) in [(1, "strm-0001"), (2, "strm-0002")] {
+        let text = std::fs::read(out.join(format!("run-{n}.json"))).unwrap();
+        let run: Value = serde_json::from_slice(&text).unwrap();
+        assert_eq!(run["session_id"], session);
+    }
+}
+
+#[test]
+fn inline_images_are_written_beside_the_output_and_it_passes_its_own_harbor_validation() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run.json");
+    let log = fixture("claude-stream/image-result.jsonl");
+    let output = atif(&["import", "-o", out.to_str().unwrap(), log.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    let image = dir.path().join("run.json.media/image-1.png");
+    assert!(std::fs::read(&image).unwrap().starts_with(b"\x89PNG"));
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let part = &run["steps"][0]["observation"]["results"][0]["content"][0];
+    assert_eq!(part["source"]["path"], "run.json.media/image-1.png");
+    let output = atif(&["validate", "--profile", "harbor", out.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // To standard output: the images go to the given folder, and standard error says so.
+    let media = dir.path().join("media");
+    let output =
+        atif(&["import", "--media-dir", media.to_str().unwrap(), log.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(media.join("image-1.png").is_file());
+    assert!(
+        stderr(&output).contains(&format!("wrote 1 inline image(s) to {}", media.display())),
+        "{}",
+        stderr(&output)
+    );
+}

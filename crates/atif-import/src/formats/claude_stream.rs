@@ -13,73 +13,104 @@ use crate::lines::Records;
 
 /// Imports a stream; lines with a `parent_tool_use_id` belong to the subagent spawned by that
 /// call and become an embedded trajectory whose id is the call id.
-pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
-    let mut main = Claude::new(AGENT_NAME);
-    let mut subagents: BTreeMap<String, (usize, Claude)> = BTreeMap::new();
-    let mut result_line = None;
+///
+/// A file may hold several runs (`system/init` … `result`, one after the other); each is its
+/// own trajectory, in file order.
+pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Result<Vec<Trajectory>> {
+    let mut runs = Vec::new();
+    let mut run = Run::new();
     for record in records {
         let record = record?;
         let value = &record.value;
         let field = |key: &str| value.get(key).and_then(Value::as_str);
         let record_type = field("type").unwrap_or("");
+        if record_type == "system" && field("subtype") == Some("init") && run.started {
+            runs.push(std::mem::replace(&mut run, Run::new()).finish(ctx));
+        }
+        run.started = true;
         let parent = field("parent_tool_use_id");
-        let n_subagents = subagents.len();
+        let n_subagents = run.subagents.len();
         let claude = match parent {
             Some(parent) => {
-                &mut subagents
+                &mut run
+                    .subagents
                     .entry(parent.to_owned())
                     .or_insert_with(|| (n_subagents, Claude::new(AGENT_NAME)))
                     .1
             }
-            None => &mut main,
+            None => &mut run.main,
         };
         if claude.trajectory.session_id.is_none() {
             claude.trajectory.session_id = field("session_id").map(str::to_owned);
         }
         let message = value.get("message").unwrap_or(&Value::Null);
         match record_type {
-            "system" if field("subtype") == Some("init") => init(&mut main.trajectory, value),
+            "system" if field("subtype") == Some("init") => init(&mut run.main.trajectory, value),
             "system" => ctx.ignore(&format!("system/{}", field("subtype").unwrap_or(""))),
             "assistant" => claude.assistant(record.line, message, None, None, false, ctx)?,
             "user" => {
                 let structured = value.get("tool_use_result");
                 claude.user(record.line, message, None, structured, UserFlags::default(), ctx)?;
             }
-            "result" => result_line = Some(record.value),
+            "result" => run.result_line = Some(record.value),
             "stream_event" => ctx.ignore("stream_event"),
             other => {
                 ctx.unknown(record.line, if other.is_empty() { "(no type)" } else { other })?
             }
         }
     }
-    let mut trajectory = main.trajectory;
-    let mut subagents: Vec<(String, (usize, Claude))> = subagents.into_iter().collect();
-    subagents.sort_by_key(|(_, (order, _))| *order);
-    for (parent, (_, claude)) in subagents {
-        let mut sub = claude.trajectory;
-        sub.trajectory_id = Some(parent.clone());
-        sub.agent_version.clone_from(&trajectory.agent_version);
-        sub.final_metrics = Some(sub.summed_metrics());
-        sub.crashed |= sub.ends_in_error();
-        if !trajectory.add_subagent_ref(&parent, &parent) {
-            ctx.stats.warn_file(format!(
-                "subagent lines name parent call `{parent}`, which no assistant message made"
-            ));
-        }
-        trajectory.subagents.push(sub.into_value());
-    }
-    match result_line {
-        Some(result) => apply_result(&mut trajectory, &result),
-        None => {
-            trajectory
-                .notes
-                .push("The stream has no closing result line: the run did not finish.".to_owned());
-            trajectory.final_metrics = Some(trajectory.summed_metrics());
-            trajectory.crashed = true;
+    runs.push(run.finish(ctx));
+    Ok(runs)
+}
+
+/// One run of a stream under construction.
+struct Run {
+    main: Claude,
+    subagents: BTreeMap<String, (usize, Claude)>,
+    result_line: Option<Value>,
+    started: bool,
+}
+
+impl Run {
+    fn new() -> Run {
+        Run {
+            main: Claude::new(AGENT_NAME),
+            subagents: BTreeMap::new(),
+            result_line: None,
+            started: false,
         }
     }
-    trajectory.crashed |= trajectory.ends_in_error();
-    Ok(trajectory)
+
+    fn finish(self, ctx: &mut Context) -> Trajectory {
+        let mut trajectory = self.main.trajectory;
+        let mut subagents: Vec<(String, (usize, Claude))> = self.subagents.into_iter().collect();
+        subagents.sort_by_key(|(_, (order, _))| *order);
+        for (parent, (_, claude)) in subagents {
+            let mut sub = claude.trajectory;
+            sub.trajectory_id = Some(parent.clone());
+            sub.agent_version.clone_from(&trajectory.agent_version);
+            sub.final_metrics = Some(sub.summed_metrics());
+            sub.crashed |= sub.ends_in_error();
+            if !trajectory.add_subagent_ref(&parent, &parent) {
+                ctx.stats.warn_file(format!(
+                    "subagent lines name parent call `{parent}`, which no assistant message made"
+                ));
+            }
+            trajectory.subagents.push(sub.into_value());
+        }
+        match self.result_line {
+            Some(result) => apply_result(&mut trajectory, &result),
+            None => {
+                trajectory.notes.push(
+                    "The stream has no closing result line: the run did not finish.".to_owned(),
+                );
+                trajectory.final_metrics = Some(trajectory.summed_metrics());
+                trajectory.crashed = true;
+            }
+        }
+        trajectory.crashed |= trajectory.ends_in_error();
+        trajectory
+    }
 }
 
 /// The `system/init` line: session, model, CLI version, working folder, tools.

@@ -57,7 +57,18 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
                 let message = value.get("message").and_then(Value::as_str).unwrap_or("error");
                 trajectory.push_error("error", message, None);
             }
-            "item.started" | "item.updated" => ctx.ignore(record_type),
+            "item.started" => {
+                // A tool item that starts shows its call now; if the run dies before the item
+                // completes, the call stays without a result.
+                let item = value.get("item").unwrap_or(&Value::Null);
+                let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
+                if TOOL_ITEMS.contains(&item_type) {
+                    item_call(&mut trajectory, &mut open_call, record.line, item);
+                } else {
+                    ctx.ignore(record_type);
+                }
+            }
+            "item.updated" => ctx.ignore(record_type),
             "item.completed" => {
                 let item = value.get("item").unwrap_or(&Value::Null);
                 item_completed(&mut trajectory, &mut open_call, record.line, item, ctx)?;
@@ -69,6 +80,18 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
     }
     if turn_open {
         trajectory.notes.push("The stream ends inside a turn: the run did not finish.".to_owned());
+        trajectory.crashed = true;
+    }
+    let started_never_completed = trajectory.steps.iter().any(|step| {
+        step.tool_calls.iter().any(|call| {
+            !step.results.iter().any(|r| r.source_call_id.as_deref() == Some(call.id.as_str()))
+                && call.extra.get("started_only").is_some()
+        })
+    });
+    if started_never_completed {
+        trajectory
+            .notes
+            .push("A tool item started and never completed: its call has no result.".to_owned());
         trajectory.crashed = true;
     }
     totals.extra.insert("turns".into(), n_turns.into());
@@ -109,12 +132,10 @@ fn item_completed(
             let idx = step_idx(trajectory);
             trajectory.steps[idx].parts.push(Part::Text(field("text").unwrap_or("").to_owned()));
         }
-        "command_execution" | "file_change" | "mcp_tool_call" | "web_search" | "todo_list" => {
-            let idx = step_idx(trajectory);
-            let id = field("id").map_or_else(|| format!("item_line_{line}"), str::to_owned);
-            let (name, arguments, result) = tool_item(item_type, item);
-            let extra = Map::from_iter([("item_type".to_owned(), Value::from(item_type))]);
-            trajectory.add_call(idx, ToolCall { id: id.clone(), name, arguments, extra });
+        tool if TOOL_ITEMS.contains(&tool) => {
+            let _ = step_idx;
+            let id = item_call(trajectory, open_call, line, item);
+            let (_, _, result) = tool_item(item_type, item);
             if let Some(mut result) = result {
                 result.source_call_id = Some(id);
                 trajectory.add_result(result);
@@ -129,6 +150,54 @@ fn item_completed(
         other => ctx.unknown(line, &format!("item.completed/{other}"))?,
     }
     Ok(())
+}
+
+/// The item types that are tool calls.
+const TOOL_ITEMS: &[&str] = &[
+    "command_execution",
+    "file_change",
+    "mcp_tool_call",
+    "web_search",
+    "todo_list",
+    "collab_tool_call",
+];
+
+/// Adds the call of a tool item, or completes the call its `item.started` added (the completed
+/// item's arguments win); returns the call id.
+fn item_call(
+    trajectory: &mut Trajectory,
+    open_call: &mut Option<usize>,
+    line: usize,
+    item: &Value,
+) -> String {
+    let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
+    let id = item
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| format!("item_line_{line}"), str::to_owned);
+    let (name, arguments, _) = tool_item(item_type, item);
+    let status = item.get("status").and_then(Value::as_str).unwrap_or("");
+    if let Some(step_idx) = trajectory.step_of_call(&id) {
+        if let Some(call) = trajectory.steps[step_idx].tool_calls.iter_mut().find(|c| c.id == id) {
+            call.arguments = arguments;
+            call.extra.remove("started_only");
+        }
+        return id;
+    }
+    let idx = match *open_call {
+        Some(idx) => idx,
+        None => {
+            let idx = trajectory.push(Step::model_call());
+            *open_call = Some(idx);
+            idx
+        }
+    };
+    let mut extra = Map::from_iter([("item_type".to_owned(), Value::from(item_type))]);
+    if status == "in_progress" {
+        extra.insert("started_only".into(), Value::Bool(true));
+    }
+    trajectory.add_call(idx, ToolCall { id: id.clone(), name, arguments, extra });
+    id
 }
 
 /// The call name, arguments and result of a tool item.
@@ -210,6 +279,31 @@ fn tool_item(item_type: &str, item: &Value) -> (String, Map<String, Value>, Opti
             )
         }
         "web_search" => ("web_search".to_owned(), pick(&["query", "action"]), None),
+        "collab_tool_call" => {
+            // Spawning or messaging subagents (threads): the call names the collab tool, the
+            // result the threads it reached and what each said.
+            let tool = item.get("tool").and_then(Value::as_str).unwrap_or("collab_tool_call");
+            let mut parts = Vec::new();
+            if let Some(Value::Object(states)) = item.get("agents_states") {
+                for (thread, state) in states {
+                    let status = state.get("status").and_then(Value::as_str).unwrap_or("");
+                    let message = state.get("message").and_then(Value::as_str).unwrap_or("");
+                    parts.push(Part::Text(format!("{thread} ({status}): {message}")));
+                }
+                extra.insert("agents_states".into(), Value::Object(states.clone()));
+            }
+            if let Some(threads) = item.get("receiver_thread_ids").filter(|t| t.is_array()) {
+                extra.insert("subagent_thread_ids".into(), threads.clone());
+            }
+            if let Some(sender) = item.get("sender_thread_id") {
+                extra.insert("sender_thread_id".into(), sender.clone());
+            }
+            (
+                tool.to_owned(),
+                pick(&["prompt", "receiver_thread_ids"]),
+                Some(ObsResult { content: Some(parts), extra, ..ObsResult::default() }),
+            )
+        }
         _ => ("update_plan".to_owned(), pick(&["items"]), None),
     }
 }

@@ -393,7 +393,16 @@ impl State {
             }
             "error" | "stream_error" => {
                 self.open_call = None;
-                self.trajectory.push_error(event_type, &text("message"), timestamp);
+                // Newer CLIs classify the error (`usage_limit_exceeded`, `{"http_connection_failed":
+                // {…}}`); that class is the kind, else the event type is.
+                let kind = match payload.get("codex_error_info") {
+                    Some(Value::String(kind)) => kind.clone(),
+                    Some(Value::Object(map)) => {
+                        map.keys().next().cloned().unwrap_or_else(|| event_type.to_owned())
+                    }
+                    _ => event_type.to_owned(),
+                };
+                self.trajectory.push_error(&kind, &text("message"), timestamp);
             }
             "task_complete" if payload.get("error").is_some_and(|e| !e.is_null()) => {
                 self.open_call = None;

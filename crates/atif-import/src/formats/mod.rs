@@ -18,15 +18,16 @@ use crate::format::Format;
 use crate::import::Context;
 use crate::lines::Records;
 
-/// Imports `records` as `format`.
-pub(crate) fn import(
+/// Imports `records` as `format`: one trajectory per run the log holds (only Claude Code's
+/// stream-json can hold several, one after the other).
+pub(crate) fn import_runs(
     format: Format,
     records: &mut Records<'_>,
     ctx: &mut Context,
-) -> Result<Trajectory> {
-    match format {
+) -> Result<Vec<Trajectory>> {
+    let trajectory = match format {
+        Format::ClaudeStream => return claude_stream::import_runs(records, ctx),
         Format::ClaudeCode => claude_code::import(records, ctx),
-        Format::ClaudeStream => claude_stream::import(records, ctx),
         Format::CodexRollout => codex_rollout::import(records, ctx),
         Format::CodexExec => codex_exec::import(records, ctx),
         Format::GeminiSession => gemini::import_session(records, ctx),
@@ -35,5 +36,6 @@ pub(crate) fn import(
         Format::OpenCodeExport => opencode::import_export(records, ctx),
         Format::PiSession => pi::import_session(records, ctx),
         Format::PiJson => pi::import_json(records, ctx),
-    }
+    }?;
+    Ok(vec![trajectory])
 }

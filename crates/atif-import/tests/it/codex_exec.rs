@@ -3,7 +3,10 @@
 use atif_import::{ImportOptions, import};
 use serde_json::json;
 
-use crate::support::{crashed, errors, functions, import_fixture, joins, sources, steps, totals};
+use crate::support::{
+    assert_valid, crashed, errors, fixture, functions, import_fixture, joins, sources, steps,
+    totals, unanswered,
+};
 
 #[test]
 fn each_tool_item_is_a_call_with_its_result_and_the_next_output_starts_a_new_model_call() {
@@ -22,7 +25,9 @@ fn each_tool_item_is_a_call_with_its_result_and_the_next_output_starts_a_new_mod
     assert_eq!(failed["extra"]["exit_code"], 2);
     assert_eq!(failed["extra"]["is_error"], true);
     assert_eq!(steps(t)[2]["message"], "run.sh prints hi; it rejects --bad.");
-    assert_eq!(imported.stats().ignored().get("item.started"), Some(&2));
+    // Each command's `item.started` showed its call, which its `item.completed` completed.
+    assert_eq!(imported.stats().ignored().get("item.started"), None);
+    assert!(steps(t)[0]["tool_calls"][0]["extra"].get("started_only").is_none());
 }
 
 #[test]
@@ -80,4 +85,28 @@ fn every_tool_item_type_is_named_after_the_tool_that_makes_it_in_a_rollout() {
     assert_eq!(failed["extra"]["is_error"], true);
     // A file change reports no output: its result is the status only.
     assert_eq!(steps(t)[0]["observation"]["results"][0]["extra"]["status"], "completed");
+}
+
+#[test]
+fn a_collab_call_keeps_its_result_and_names_the_subagent_and_a_command_never_completed_crashes_the_run()
+ {
+    let mut options = atif_import::ImportOptions::new();
+    options.set_strict(true);
+    let imported =
+        atif_import::import(&fixture("codex-exec/collab-and-killed.jsonl"), &options).unwrap();
+    let t = imported.trajectory();
+    assert_eq!(functions(t), ["spawn_agent", "shell"]);
+    let collab = &steps(t)[0];
+    assert_eq!(collab["tool_calls"][0]["arguments"]["prompt"], "Count the files.");
+    let result = &collab["observation"]["results"][0];
+    assert_eq!(result["source_call_id"], "item_0");
+    assert_eq!(result["content"], "019c3333-0000-7000-8000-000000000002 (running): ");
+    assert_eq!(result["extra"]["subagent_thread_ids"][0], "019c3333-0000-7000-8000-000000000002");
+    // The command started and never completed: a call with no result, and a crashed run.
+    let last = steps(t).last().unwrap();
+    assert_eq!(last["tool_calls"][0]["arguments"]["command"], "/bin/bash -lc 'sleep 600'");
+    assert!(last.get("observation").is_none(), "{last}");
+    assert_eq!(unanswered(t), ["item_2"]);
+    assert_eq!(t["extra"]["crashed"], true);
+    assert_valid(t, "collab-and-killed");
 }

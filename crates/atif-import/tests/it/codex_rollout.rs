@@ -170,3 +170,15 @@ fn a_resumed_session_adds_the_segments_of_its_restarted_running_total() {
         Some(&1)
     );
 }
+
+#[test]
+fn an_error_event_keeps_its_kind_and_message() {
+    let imported = import_fixture("codex-rollout/rate-limited.jsonl");
+    let t = imported.trajectory();
+    let last = steps(t).last().unwrap();
+    assert_eq!(
+        last["extra"]["error"],
+        json!({"kind": "usage_limit_exceeded", "message": "You've hit your usage limit. Try again in 3 hours."})
+    );
+    assert_eq!(t["extra"]["crashed"], true);
+}

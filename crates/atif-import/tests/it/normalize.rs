@@ -13,14 +13,23 @@ pub(crate) fn normalized(log: &[u8], options: &NormalizeOptions) -> String {
     to_canonical_string(&normalize(imported.trajectory(), options).unwrap())
 }
 
-/// The log without its first line that makes a tool call.
+/// The log without its first line that makes a tool call (for `codex exec`, without every
+/// event of the first tool item: its `item.started` shows the call too).
 pub(crate) fn without_first_tool_call(log: &[u8]) -> Vec<u8> {
     let text = String::from_utf8_lossy(log);
     let mut removed = false;
+    let mut removed_item: Option<String> = None;
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
+        let item_id = serde_json::from_str::<Value>(line)
+            .ok()
+            .and_then(|r| r["item"]["id"].as_str().map(str::to_owned));
+        if item_id.is_some() && item_id == removed_item {
+            continue;
+        }
         if !removed && makes_tool_call(line) {
             removed = true;
+            removed_item = item_id;
             continue;
         }
         out.push_str(line);
@@ -37,8 +46,8 @@ pub(crate) fn without_first_tool_call(log: &[u8]) -> Vec<u8> {
             record["payload"]["type"].as_str(),
             Some("function_call" | "custom_tool_call")
         );
-        let exec =
-            record["type"] == "item.completed" && record["item"]["type"] == "command_execution";
+        let exec = matches!(record["type"].as_str(), Some("item.started" | "item.completed"))
+            && record["item"]["type"] == "command_execution";
         claude || codex || exec
     }
 }
