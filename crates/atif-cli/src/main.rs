@@ -45,6 +45,15 @@ enum Command {
     Script(cmd::script::Args),
     /// Convert a Claude Code or Codex log into an ATIF trajectory.
     Import(cmd::import::Args),
+    /// Run an agent command against a local server that records its model traffic into a
+    /// script: `atif record --script FILE -- CMD [ARGS...]`.
+    Record(cmd::proxy::RecordArgs),
+    /// Run an agent command against a local server that replays a recorded script, offline and
+    /// strictly: `atif replay --script FILE -- CMD [ARGS...]`.
+    Replay(cmd::proxy::ReplayArgs),
+    /// Run the record/replay server alone until SIGINT or SIGTERM, for agents started
+    /// elsewhere; prints `listening on URL` first.
+    Serve(cmd::proxy::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +76,9 @@ fn main() -> ExitCode {
         Command::Check(args) => cmd::check::run(args),
         Command::Script(args) => cmd::script::run(args),
         Command::Import(args) => cmd::import::run(args),
+        Command::Record(args) => cmd::proxy::record(args),
+        Command::Replay(args) => cmd::proxy::replay(args),
+        Command::Serve(args) => cmd::proxy::serve(args),
     };
     match result {
         Ok(code) => code,

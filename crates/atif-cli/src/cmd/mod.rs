@@ -5,6 +5,7 @@ pub(crate) mod common;
 pub(crate) mod diff;
 pub(crate) mod import;
 pub(crate) mod normalize;
+pub(crate) mod proxy;
 pub(crate) mod schema;
 pub(crate) mod script;
 pub(crate) mod shape;

@@ -4,7 +4,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use atif_replay::{Content, RecordedCall, Script};
+use atif_replay::{
+    Content, HttpExchange, LlmResponse, RecordedCall, Script, WireProtocol, gemini_model_from_path,
+    parse_response, parse_stream,
+};
+use serde_json::Value;
 
 use crate::cmd::common::read_input;
 
@@ -18,7 +22,8 @@ pub(crate) struct Args {
 /// The `atif script` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Command {
-    /// Print the model, the number of calls and, per call, the tool calls and token usage.
+    /// Print the model, the number of calls and, per call, the tool calls and token usage; for an
+    /// HTTP recording, each exchange's endpoint, model, tool calls and tokens.
     Show {
         /// The script file (`-` for standard input).
         #[arg(value_name = "FILE")]
@@ -91,7 +96,53 @@ fn render(script: &Script) -> String {
     for (idx, call) in script.calls.iter().enumerate() {
         let _ = writeln!(out, "call {}: {}", idx + 1, describe(call));
     }
+    if !script.exchanges.is_empty() {
+        let _ = writeln!(out, "exchanges: {}", script.exchanges.len());
+        for (idx, exchange) in script.exchanges.iter().enumerate() {
+            let _ = writeln!(out, "exchange {}: {}", idx + 1, describe_exchange(exchange));
+        }
+    }
     out
+}
+
+/// One line about an HTTP exchange: endpoint, model, status when not 200, the reply read with
+/// its protocol (tool calls, tokens), events, and a cut.
+fn describe_exchange(exchange: &HttpExchange) -> String {
+    let mut text = format!("{} {}", exchange.method, exchange.path);
+    let model = exchange
+        .request
+        .get("model")
+        .and_then(Value::as_str)
+        .or_else(|| gemini_model_from_path(&exchange.path));
+    if let Some(model) = model {
+        let _ = write!(text, " ({model})");
+    }
+    if exchange.status != 200 {
+        let _ = write!(text, "; status {}", exchange.status);
+    }
+    let protocol = WireProtocol::from_path(&exchange.path).filter(|_| exchange.status < 300);
+    let reply = match (protocol, &exchange.body, &exchange.events) {
+        (Some(protocol), Some(body), _) => Some(parse_response(protocol, body)),
+        (Some(protocol), None, Some(events)) => Some(parse_stream(protocol, events)),
+        _ => None,
+    };
+    match reply {
+        Some(Ok(response)) => {
+            text.push_str("; ");
+            text.push_str(&describe_response(&response));
+        }
+        Some(Err(err)) => {
+            let _ = write!(text, "; reply not read: {err}");
+        }
+        None => {}
+    }
+    if let Some(events) = &exchange.events {
+        let _ = write!(text, "; streamed in {} events", events.len());
+    }
+    if let Some(cut) = &exchange.cut {
+        let _ = write!(text, "; cut midway: {cut}");
+    }
+    text
 }
 
 fn describe(call: &RecordedCall) -> String {
@@ -103,6 +154,15 @@ fn describe(call: &RecordedCall) -> String {
         (None, Some(chunks)) => atif_replay::LlmResponse::from_chunks(chunks),
         (None, None) => return "no reply".to_owned(),
     };
+    let mut text = describe_response(&response);
+    if let Some(chunks) = &call.chunks {
+        let _ = write!(text, "; streamed in {} chunks", chunks.len());
+    }
+    text
+}
+
+/// The tool calls (or the reply when there are none) and the token usage of a reply.
+fn describe_response(response: &LlmResponse) -> String {
     let mut text = if response.tool_calls.is_empty() {
         let reply = match &response.content {
             Some(Content::Text(text)) => format!("text {}", quote(text)),
@@ -124,9 +184,6 @@ fn describe(call: &RecordedCall) -> String {
         "; tokens: prompt {}, completion {}, cached {}",
         usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens
     );
-    if let Some(chunks) = &call.chunks {
-        let _ = write!(text, "; streamed in {} chunks", chunks.len());
-    }
     text
 }
 

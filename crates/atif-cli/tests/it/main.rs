@@ -5,6 +5,7 @@ mod check;
 mod examples;
 mod import;
 mod normalize;
+mod proxy;
 mod schema;
 mod script;
 mod validate;

@@ -1,0 +1,314 @@
+//! `atif record`, `atif replay` and `atif serve`: the record/replay server of atif-proxy around
+//! an agent command, or alone (see `docs/replay.md`).
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use atif_proxy::{DriftPolicy, Options, Proxy};
+
+/// Arguments of `atif record`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RecordArgs {
+    /// The script to write: atomically, secrets redacted, only when CMD succeeds; never over an
+    /// existing file on CI.
+    #[arg(long, value_name = "FILE")]
+    script: PathBuf,
+    /// Send every request to this origin (`http://127.0.0.1:8080`) instead of each provider's
+    /// public API; paths are forwarded unchanged.
+    #[arg(long, value_name = "URL")]
+    upstream: Option<String>,
+    #[command(flatten)]
+    server: ServerArgs,
+    /// The agent command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// Arguments of `atif replay`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReplayArgs {
+    /// The script to replay.
+    #[arg(long, value_name = "FILE")]
+    script: PathBuf,
+    #[command(flatten)]
+    server: ServerArgs,
+    #[command(flatten)]
+    drift: DriftArgs,
+    /// The agent command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// Arguments of `atif serve`.
+#[derive(Debug, clap::Args)]
+#[command(group = clap::ArgGroup::new("mode").required(true).args(["record", "replay"]))]
+pub(crate) struct ServeArgs {
+    /// The script to record into or to replay.
+    #[arg(long, value_name = "FILE")]
+    script: PathBuf,
+    /// Record: forward to the upstream and save the script when interrupted.
+    #[arg(long)]
+    record: bool,
+    /// Replay the script, never opening a network connection.
+    #[arg(long)]
+    replay: bool,
+    /// With --record: send every request to this origin instead of each provider's public API.
+    #[arg(long, value_name = "URL", requires = "record")]
+    upstream: Option<String>,
+    #[command(flatten)]
+    server: ServerArgs,
+    #[command(flatten)]
+    drift: DriftArgs,
+}
+
+/// The flags every mode shares.
+#[derive(Debug, clap::Args)]
+struct ServerArgs {
+    /// Listen on this address, such as 127.0.0.1:8080 for an agent configured by file
+    /// [default: 127.0.0.1 on a free port].
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Ignore what this regex matches when requests are compared (dates, UUIDs, long hex ids,
+    /// session ids and the working and home directories are masked already); repeatable.
+    #[arg(long = "mask", value_name = "REGEX")]
+    masks: Vec<String>,
+}
+
+/// `--drift`, for replays.
+#[derive(Debug, clap::Args)]
+struct DriftArgs {
+    /// A request that matches no recorded exchange: `strict` fails it with a diff, `warn`
+    /// serves the next unused exchange anyway and reports the diff.
+    #[arg(long, value_enum, default_value = "strict", value_name = "MODE")]
+    drift: Drift,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Drift {
+    Strict,
+    Warn,
+}
+
+impl ServerArgs {
+    fn apply(&self, options: &mut Options) {
+        if let Some(addr) = self.listen {
+            options.set_listen(addr);
+        }
+        for mask in &self.masks {
+            options.add_mask(mask.clone());
+        }
+    }
+}
+
+impl DriftArgs {
+    fn apply(&self, options: &mut Options) {
+        options.set_drift(match self.drift {
+            Drift::Strict => DriftPolicy::Strict,
+            Drift::Warn => DriftPolicy::Warn,
+        });
+    }
+}
+
+/// Runs `atif record`: CMD's status when it fails, else 1 when the recording was not exact (an
+/// upstream down, a stream cut), else 0; 2 when the server or CMD could not start.
+pub(crate) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
+    refuse_overwrite_on_ci(&args.script)?;
+    let mut options = Options::record(&args.script);
+    if let Some(upstream) = &args.upstream {
+        options.set_upstream(upstream.clone());
+    }
+    args.server.apply(&mut options);
+    run_around(&options, &args.command)
+}
+
+/// Runs `atif replay`: CMD's status when it fails, else 1 when the replay was not exact, else 0;
+/// 2 when the script cannot be read or the server or CMD could not start.
+pub(crate) fn replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+    let mut options = Options::replay(&args.script);
+    args.server.apply(&mut options);
+    args.drift.apply(&mut options);
+    run_around(&options, &args.command)
+}
+
+/// Runs `atif serve` until SIGINT or SIGTERM: 0 when the run was exact, 1 when not, 2 when it
+/// could not run.
+pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let mut options = if args.record {
+        refuse_overwrite_on_ci(&args.script)?;
+        let mut options = Options::record(&args.script);
+        if let Some(upstream) = &args.upstream {
+            options.set_upstream(upstream.clone());
+        }
+        options
+    } else {
+        Options::replay(&args.script)
+    };
+    args.server.apply(&mut options);
+    args.drift.apply(&mut options);
+    runtime()?.block_on(async {
+        let proxy = start(&options).await?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening on {}", proxy.url())
+            .and_then(|()| stdout.flush())
+            .context("cannot write to standard output")?;
+        drop(stdout);
+        interrupted().await.context("cannot wait for SIGINT or SIGTERM")?;
+        conclude(proxy, &options).await
+    })
+}
+
+/// Starts the server, runs `command` pointed at it, and concludes from both.
+fn run_around(options: &Options, command: &[String]) -> anyhow::Result<ExitCode> {
+    let Some((program, program_args)) = command.split_first() else {
+        anyhow::bail!("no command given after `--`");
+    };
+    runtime()?.block_on(async {
+        let proxy = start(options).await?;
+        let mut child = tokio::process::Command::new(program);
+        child.args(program_args).kill_on_drop(true);
+        for (name, value) in agent_env(proxy.url(), options.mode()) {
+            child.env(name, value);
+        }
+        let mut child = match child.spawn() {
+            Ok(child) => child,
+            Err(err) => {
+                let _ = proxy.abandon().await;
+                return Err(anyhow::Error::new(err).context(format!("cannot run `{program}`")));
+            }
+        };
+        let status = tokio::select! {
+            status = child.wait() => status.with_context(|| format!("cannot wait for `{program}`"))?,
+            signal = interrupted() => {
+                signal.context("cannot wait for SIGINT or SIGTERM")?;
+                let _ = child.kill().await;
+                let _ = proxy.abandon().await;
+                anyhow::bail!("interrupted: `{program}` was stopped and nothing was saved");
+            }
+        };
+        if status.success() {
+            return conclude(proxy, options).await;
+        }
+        let how = match (status.code(), signal_of(&status)) {
+            (Some(code), _) => format!("exited with status {code}"),
+            (None, Some(signal)) => format!("was killed by signal {signal}"),
+            (None, None) => "failed".to_owned(),
+        };
+        let verdict = proxy.abandon().await.context("the server failed")?;
+        let mode = mode_name(options);
+        match options.mode() {
+            atif_proxy::Mode::Record => {
+                eprintln!("atif {mode}: `{program}` {how}; the script was not saved");
+            }
+            _ => eprintln!("atif {mode}: `{program}` {how}; {}", verdict.summary()),
+        }
+        let code = status.code().or_else(|| signal_of(&status).map(|signal| 128 + signal));
+        Ok(ExitCode::from(code.and_then(|code| u8::try_from(code).ok()).unwrap_or(1).max(1)))
+    })
+}
+
+/// Stops the server, saves a recording, prints the verdict: exit 0 when exact, 1 when not.
+async fn conclude(proxy: Proxy, options: &Options) -> anyhow::Result<ExitCode> {
+    let mode = mode_name(options);
+    match proxy.finish().await {
+        Ok(verdict) => {
+            eprintln!("atif {mode}: {}", verdict.summary());
+            if options.mode() == atif_proxy::Mode::Record {
+                eprintln!("atif {mode}: wrote {}", options.script().display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(atif_proxy::Error::NotExact { verdict }) => {
+            eprintln!("atif {mode}: {}", verdict.summary());
+            Ok(ExitCode::from(1))
+        }
+        Err(err) => Err(err.into()),
+    }
+}
+
+async fn start(options: &Options) -> anyhow::Result<Proxy> {
+    atif_proxy::start(options).await.map_err(anyhow::Error::new)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn mode_name(options: &Options) -> &'static str {
+    match options.mode() {
+        atif_proxy::Mode::Record => "record",
+        _ => "replay",
+    }
+}
+
+/// Refuses to overwrite a script on CI, where a recording must never replace the committed one.
+fn refuse_overwrite_on_ci(script: &std::path::Path) -> anyhow::Result<()> {
+    if atif_golden::is_ci(std::env::var("CI").ok().as_deref()) && script.exists() {
+        anyhow::bail!(
+            "refusing to overwrite {} on CI (CI is set): record on your machine and commit the \
+             script, or delete it first",
+            script.display()
+        );
+    }
+    Ok(())
+}
+
+/// The environment that points an agent at the server: each SDK's base URL variable, and in a
+/// replay a dummy API key where the agent has none, so SDKs that insist on one start.
+fn agent_env(url: &str, mode: atif_proxy::Mode) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = [
+        ("OPENAI_BASE_URL", format!("{url}/v1")),
+        ("OPENAI_API_BASE", format!("{url}/v1")),
+        ("ANTHROPIC_BASE_URL", url.to_owned()),
+        ("GOOGLE_GEMINI_BASE_URL", url.to_owned()),
+        ("GEMINI_API_BASE_URL", url.to_owned()),
+        ("ATIF_PROXY_URL", url.to_owned()),
+    ]
+    .into_iter()
+    .map(|(name, value)| (name.to_owned(), value))
+    .collect();
+    if mode == atif_proxy::Mode::Replay {
+        for key in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"] {
+            if std::env::var_os(key).is_none_or(|value| value.is_empty()) {
+                env.push((key.to_owned(), "atif-replay-dummy-key".to_owned()));
+            }
+        }
+    }
+    env
+}
+
+#[cfg(unix)]
+fn signal_of(status: &std::process::ExitStatus) -> Option<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal()
+}
+
+#[cfg(not(unix))]
+fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
+    None
+}
+
+/// Resolves at the first SIGINT or SIGTERM.
+#[cfg(unix)]
+async fn interrupted() -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = terminate.recv() => {}
+        _ = interrupt.recv() => {}
+    }
+    Ok(())
+}
+
+/// Resolves at the first Ctrl-C.
+#[cfg(not(unix))]
+async fn interrupted() -> std::io::Result<()> {
+    tokio::signal::ctrl_c().await
+}

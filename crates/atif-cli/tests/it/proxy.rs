@@ -1,0 +1,342 @@
+//! `atif record`, `atif replay` and `atif serve` on the real binary, with a real agent command
+//! (`sh` and `curl`) and the fake provider as the upstream.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use atif_fake_provider::{Config, FakeProvider};
+
+use crate::{atif_command, stderr, stdout};
+
+/// An agent: one Chat Completions call through `$OPENAI_BASE_URL` asking `prompt` (which may
+/// use shell variables such as `$PWD`), printing the reply.
+fn agent(prompt: &str) -> String {
+    format!(
+        "curl -sS -X POST \"$OPENAI_BASE_URL/chat/completions\" -H 'content-type: application/json' \
+         -d \"{{\\\"model\\\":\\\"fake-model\\\",\\\"messages\\\":[{{\\\"role\\\":\\\"user\\\",\\\"content\\\":\\\"{prompt}\\\"}}]}}\""
+    )
+}
+
+/// Whether `curl` can be run; the tests that need it print a notice and pass without it.
+#[allow(clippy::print_stderr, reason = "a skip notice")]
+fn has_curl() -> bool {
+    let found =
+        Command::new("curl").arg("--version").output().is_ok_and(|out| out.status.success());
+    if !found {
+        eprintln!("skipped: curl is not installed");
+    }
+    found
+}
+
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    atif_command(args).current_dir(dir).output().expect("the atif binary runs")
+}
+
+#[test]
+fn an_agent_recorded_once_replays_offline_in_another_directory() {
+    if !has_curl() {
+        return;
+    }
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let script = first.path().join("agent.script.json");
+    let script = script.to_str().unwrap();
+    let ask = agent("list $PWD");
+    let output = run_in(
+        first.path(),
+        &["record", "--script", script, "--upstream", provider.url(), "--", "sh", "-c", &ask],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("Hello from the atif fake provider."), "{}", stdout(&output));
+    assert!(
+        stderr(&output)
+            .contains("atif record: recording exact: 1 requests served, 1 exchanges recorded"),
+        "{}",
+        stderr(&output)
+    );
+    let text = std::fs::read_to_string(script).unwrap();
+    assert!(text.contains("list <cwd>"), "the recording's directory is a placeholder:\n{text}");
+    let recorded_reply = stdout(&output);
+    provider.stop();
+
+    let output = run_in(second.path(), &["replay", "--script", script, "--", "sh", "-c", &ask]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), recorded_reply);
+    assert!(stderr(&output).contains("atif replay: replay exact: 1 requests served"));
+
+    // A changed prompt is drift: the agent gets an error, the run exits 1 with the diff.
+    let output = run_in(
+        second.path(),
+        &["replay", "--script", script, "--", "sh", "-c", &agent("list / please")],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("request #1 to /v1/chat/completions matches no unused recorded exchange"),
+        "{err}"
+    );
+    assert!(err.contains("-        \"content\": \"list <cwd>\","), "{err}");
+    assert!(err.contains("+        \"content\": \"list / please\","), "{err}");
+
+    // One call more than recorded: the exhaustion message, exit 1.
+    let twice = format!("{ask} && {ask}");
+    let output = run_in(second.path(), &["replay", "--script", script, "--", "sh", "-c", &twice]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(
+            "the agent made request #2 to /v1/chat/completions, but the script recorded 1."
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("\"code\":\"atif_replay\""),
+        "the agent saw an OpenAI-shaped error"
+    );
+
+    // No call at all: the unused exchange is named.
+    let output = run_in(second.path(), &["replay", "--script", script, "--", "true"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("1 of the 1 recorded exchanges were never requested: #1 POST /v1/chat/completions (fake-model)"), "{}", stderr(&output));
+}
+
+#[test]
+fn the_agent_gets_every_base_url_and_in_a_replay_dummy_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_empty_script(dir.path());
+    let print = "echo $OPENAI_BASE_URL $OPENAI_API_BASE $ANTHROPIC_BASE_URL $GOOGLE_GEMINI_BASE_URL \
+                 $GEMINI_API_BASE_URL $ATIF_PROXY_URL $OPENAI_API_KEY $ANTHROPIC_API_KEY $GEMINI_API_KEY";
+    let output = atif_command(&["replay", "--script", &script, "--", "sh", "-c", print])
+        .env_remove("OPENAI_API_KEY")
+        .env("ANTHROPIC_API_KEY", "mine")
+        .env_remove("GEMINI_API_KEY")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let words: Vec<String> = stdout(&output).split_whitespace().map(str::to_owned).collect();
+    let url = words[5].clone();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let v1 = format!("{url}/v1");
+    assert_eq!(
+        words,
+        [
+            &v1,
+            &v1,
+            &url,
+            &url,
+            &url,
+            &url,
+            "atif-replay-dummy-key",
+            "mine",
+            "atif-replay-dummy-key"
+        ]
+    );
+}
+
+/// Runs `command` and checks it exits 2 (could not run) printing exactly `expected`.
+fn could_not_run(mut command: Command, expected: &str) {
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stderr(&output), expected);
+}
+
+fn write_empty_script(dir: &Path) -> String {
+    let path = dir.join("empty.script.json");
+    let mut script = atif_replay::Script::new(None);
+    script.exchanges = Vec::new();
+    atif_replay::write_script(&path, &script, &[]).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_command_that_cannot_run_fails_or_is_killed_gets_a_clear_error_and_no_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("never.script.json");
+    let script = script.to_str().unwrap();
+    let output =
+        atif_command(&["record", "--script", script, "--", "no-such-agent-xyz"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "error: cannot run `no-such-agent-xyz`: No such file or directory (os error 2)\n"
+    );
+    let output =
+        atif_command(&["record", "--script", script, "--", "sh", "-c", "exit 3"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert_eq!(
+        stderr(&output),
+        "atif record: `sh` exited with status 3; the script was not saved\n"
+    );
+    let output = atif_command(&["record", "--script", script, "--", "sh", "-c", "kill -9 $$"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(137));
+    assert_eq!(
+        stderr(&output),
+        "atif record: `sh` was killed by signal 9; the script was not saved\n"
+    );
+    assert!(!Path::new(script).exists(), "nothing was written");
+}
+
+#[test]
+fn a_missing_script_a_directory_and_a_port_in_use_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.json");
+    could_not_run(
+        atif_command(&["replay", "--script", missing.to_str().unwrap(), "--", "true"]),
+        &format!(
+            "error: cannot read {}: No such file or directory (os error 2)\n",
+            missing.display()
+        ),
+    );
+
+    let folder = dir.path().to_str().unwrap();
+    let output = atif_command(&["record", "--script", folder, "--", "true"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        format!("error: {folder} is a directory; give the path of a script file\n")
+    );
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let script = write_empty_script(dir.path());
+    let output = atif_command(&["replay", "--script", &script, "--listen", &addr, "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with(&format!("error: cannot listen on {addr}: ")),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn on_ci_a_recording_never_overwrites_a_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_empty_script(dir.path());
+    let before = std::fs::read(&script).unwrap();
+    let mut command = atif_command(&["record", "--script", &script, "--", "true"]);
+    command.env("CI", "true");
+    could_not_run(
+        command,
+        &format!(
+            "error: refusing to overwrite {script} on CI (CI is set): record on your machine and \
+             commit the script, or delete it first\n"
+        ),
+    );
+    assert_eq!(std::fs::read(&script).unwrap(), before);
+}
+
+/// Sends one raw HTTP/1.1 request to `addr` and returns the response text.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    reply
+}
+
+#[test]
+fn serve_prints_its_url_answers_until_terminated_and_exits_with_the_verdict() {
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("served.script.json");
+    let script = script.to_str().unwrap();
+    let body =
+        r#"{"model":"fake-model","max_tokens":8,"messages":[{"role":"user","content":"hi"}]}"#;
+
+    let (status, err, reply) =
+        serve_once(&["--record", "--upstream", provider.url()], script, body);
+    assert_eq!(status, Some(0), "{err}");
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(err.contains("atif record: wrote"), "{err}");
+    assert_eq!(atif_replay::read_script(Path::new(script)).unwrap().exchanges.len(), 1);
+    provider.stop();
+
+    let (status, err, reply) = serve_once(&["--replay"], script, body);
+    assert_eq!(status, Some(0), "{err}");
+    assert!(reply.contains("Hello from the atif fake provider."), "{reply}");
+
+    let (status, err, reply) = serve_once(&["--replay"], script, "{}");
+    assert_eq!(status, Some(1), "{err}");
+    assert!(reply.starts_with("HTTP/1.1 400"), "{reply}");
+}
+
+/// Runs `atif serve` with `mode_args`, sends it `body` on `/v1/messages`, reads the verdict,
+/// terminates it, and returns its exit code, standard error and the reply.
+fn serve_once(mode_args: &[&str], script: &str, body: &str) -> (Option<i32>, String, String) {
+    let mut args = vec!["serve", "--script", script];
+    args.extend(mode_args);
+    let mut child =
+        atif_command(&args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    lines.read_line(&mut first).unwrap();
+    let url = first.trim().strip_prefix("listening on http://").unwrap().to_owned();
+    let reply = http(&url, "POST", "/v1/messages", body);
+    let verdict = http(&url, "GET", "/_atif/verdict", "");
+    assert!(verdict.contains("\"requests_served\":"), "{verdict}");
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    (output.status.code(), stderr(&output), reply)
+}
+
+#[test]
+fn script_show_lists_each_exchange_with_its_model_tool_calls_and_tokens() {
+    use atif_replay::{HttpExchange, Script, SseEvent};
+    use serde_json::json;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("http.script.json");
+    let mut script = Script::new(None);
+    let tool_use = json!({
+        "type": "message", "role": "assistant", "model": "claude-test", "stop_reason": "tool_use",
+        "content": [{"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}}],
+        "usage": {"input_tokens": 30, "output_tokens": 7},
+    });
+    let request = json!({"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]});
+    script.exchanges.push(
+        HttpExchange::new("POST", "/v1/messages?beta=true", request, 200).with_body(tool_use),
+    );
+    let events = vec![
+        SseEvent::from_text(None, r#"{"choices":[{"index":0,"delta":{"content":"done"}}]}"#),
+        SseEvent::from_text(
+            None,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":1}}"#,
+        ),
+        SseEvent::from_text(None, "[DONE]"),
+    ];
+    script.exchanges.push(
+        HttpExchange::new(
+            "POST",
+            "/v1/chat/completions",
+            json!({"model": "gpt-test", "stream": true}),
+            200,
+        )
+        .with_events(events),
+    );
+    script.exchanges.push(
+        HttpExchange::new("POST", "/v1beta/models/gemini-x:generateContent", json!({}), 429)
+            .with_body(json!({"error": {"code": 429}})),
+    );
+    atif_replay::write_script(&path, &script, &[]).unwrap();
+    let output = atif_command(&["script", "show", path.to_str().unwrap()]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "model: (none)\ncalls: 0\nexchanges: 3\n\
+         exchange 1: POST /v1/messages?beta=true (claude-test); tool calls: bash {\"command\":\"ls\"}; tokens: prompt 30, completion 7, cached 0\n\
+         exchange 2: POST /v1/chat/completions (gpt-test); no tool calls (text \"done\"); tokens: prompt 12, completion 1, cached 0; streamed in 3 events\n\
+         exchange 3: POST /v1beta/models/gemini-x:generateContent (gemini-x); status 429\n"
+    );
+}
