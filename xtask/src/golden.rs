@@ -373,10 +373,8 @@ fn review_text(root: &Path, filter: Option<&str>) -> anyhow::Result<String> {
 }
 
 fn load(path: &Path, options: &NormalizeOptions) -> anyhow::Result<serde_json::Value> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let doc = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not JSON: expected an ATIF trajectory", path.display()))?;
+    // The one loader: bounded, strict, and naming the file and pointer of what is wrong.
+    let doc = atif_schema::load_trajectory(path, &atif_schema::LoadOptions::new())?;
     atif_normalize::normalize_owned(doc, options)
         .with_context(|| format!("cannot normalise {}", path.display()))
 }

@@ -3,9 +3,9 @@
 //! Exit codes are the same for every subcommand: 0 success, 1 the input is invalid or the
 //! behaviour changed, 2 the command could not run (bad arguments, unreadable file).
 #![forbid(unsafe_code)]
-#![allow(clippy::print_stdout, clippy::print_stderr, reason = "a CLI prints")]
 
 mod cmd;
+mod output;
 
 use std::process::ExitCode;
 
@@ -23,6 +23,17 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// When to colour reports and diffs: `auto` (on a terminal, unless NO_COLOR is set;
+    /// CLICOLOR_FORCE forces it), `always` or `never`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t, global = true)]
+    color: output::ColorChoice,
+    /// Print nothing on standard error but errors (no summaries, notes or warnings).
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// The most bytes read from one input (file or standard input), e.g. `4GiB`, `200MiB`,
+    /// `1000000`; a larger input is an error (exit 2).
+    #[arg(long, value_name = "BYTES", default_value = "4GiB", value_parser = parse_bytes, global = true)]
+    max_input_bytes: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -61,11 +72,18 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             // clap prints help and version to stdout with exit 0; usage errors exit 2.
-            let code = if err.use_stderr() { 2 } else { 0 };
-            let _ = err.print();
+            let text = err.render().to_string();
+            let printed = if err.use_stderr() {
+                output::error(|out| out.write_all(text.as_bytes()))
+            } else {
+                output::out(|out| out.write_all(text.as_bytes()))
+            };
+            let code = if err.use_stderr() || printed.is_err() { 2 } else { 0 };
             return ExitCode::from(code);
         }
     };
+    output::init(cli.color, cli.quiet);
+    cmd::common::set_max_input_bytes(cli.max_input_bytes);
     let result = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Schema(args) => cmd::schema::run(args),
@@ -83,8 +101,31 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
-            ExitCode::from(2)
+            // When standard error fails too, the exit status is all that is left to say it.
+            let _ = output::error(|out| writeln!(out, "error: {err:#}"));
+            ExitCode::from(cmd::common::exit_status(&err))
         }
     }
+}
+
+/// Reads a byte count: a number, optionally followed by `KiB`, `MiB` or `GiB` (`K`, `M`, `G`
+/// and `KB`, `MB`, `GB` mean the same binary units).
+fn parse_bytes(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    let split = trimmed.find(|c: char| !c.is_ascii_digit()).unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        _ => {
+            return Err(format!(
+                "expected a byte count such as 4GiB, 200MiB or 1000000, got `{text}`"
+            ));
+        }
+    };
+    number.parse::<u64>().ok().and_then(|number| number.checked_mul(scale)).ok_or_else(|| {
+        format!("expected a byte count such as 4GiB, 200MiB or 1000000, got `{text}`")
+    })
 }

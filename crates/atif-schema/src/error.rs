@@ -29,12 +29,56 @@ pub enum Error {
         /// The name as given.
         name: String,
     },
+    /// An input could not be read: missing, a directory, no permission, an I/O error.
+    #[error("cannot read {file}")]
+    Read {
+        /// The input's name (a path, or `standard input`).
+        file: String,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An input is larger than the limit set with `LoadOptions::set_max_bytes`.
+    #[error("{file} is larger than the input limit of {limit} bytes")]
+    TooLarge {
+        /// The input's name.
+        file: String,
+        /// The limit, in bytes.
+        limit: u64,
+    },
+    /// An input is not an ATIF trajectory: not JSON, binary data, duplicate keys, an integer
+    /// beyond 64 bits, a root that is not an object, no `schema_version` or `steps`.
+    #[error("{file}: {message}")]
+    NotTrajectory {
+        /// The input's name.
+        file: String,
+        /// JSON Pointer of the problem, when known (`""` is the root).
+        pointer: Option<String>,
+        /// Line of the problem (1-based), when known.
+        line: Option<usize>,
+        /// Column of the problem (1-based, in bytes), when known.
+        column: Option<usize>,
+        /// What was expected and what was found, with the pointer or position.
+        message: String,
+    },
     /// A builder was asked for something that would make an invalid trajectory.
     #[error("cannot build trajectory: {reason}")]
     Build {
         /// What the caller asked for and why it cannot be.
         reason: String,
     },
+}
+
+impl Error {
+    /// Whether the error is about the input itself (exit status 1 in the `atif` command: the
+    /// input is invalid), rather than about reading it (exit status 2: the command could not
+    /// run).
+    pub fn is_invalid_input(&self) -> bool {
+        matches!(
+            self,
+            Error::NotTrajectory { .. } | Error::Json { .. } | Error::UnknownVersion { .. }
+        )
+    }
 }
 
 /// The result type of this crate.

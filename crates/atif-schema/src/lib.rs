@@ -15,6 +15,10 @@
 //!   with a rule id, a severity and a JSON Pointer; [`parse_json`] reads bytes strictly. It
 //!   never touches the file system unless [`ValidateOptions::set_media_folder`] names the
 //!   trajectory's folder, for Harbor's check that local media files exist.
+//! - [`load_trajectory`] (and [`read_path`], [`read_reader`], [`parse_trajectory`]) is the
+//!   one way a trajectory is read from outside: within a size limit ([`LoadOptions`]), stopped
+//!   at the first byte of binary input, and accepted only when it is strict JSON with the form
+//!   of a trajectory. Every tool of the workspace reads through it.
 //! - [`TrajectoryBuilder`] writes valid trajectories from Rust code: step ids, call joins,
 //!   embedded subagents and `final_metrics` are done for you, and agent-only fields exist only
 //!   on [`AgentStepBuilder`].
@@ -74,6 +78,7 @@ mod builder;
 mod error;
 mod json_kind;
 mod json_schema;
+mod load;
 mod trajectory;
 mod upgrade;
 mod validate;
@@ -83,6 +88,10 @@ pub use builder::{AgentStepBuilder, StepBuilder, TrajectoryBuilder};
 pub use error::{Error, Result};
 pub use json_kind::json_kind;
 pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
+pub use load::{
+    DEFAULT_MAX_INPUT_BYTES, LoadOptions, check_trajectory, load_trajectory, parse_trajectory,
+    read_path, read_reader, read_stdin,
+};
 pub use trajectory::{
     Agent, AudioMediaType, AudioSource, ContentPart, FinalMetrics, ImageMediaType, ImageSource,
     JsonObject, Message, Metrics, Observation, ObservationResult, ReasoningEffort, Step,

@@ -160,6 +160,8 @@ rules! {
     DuplicateKey => "duplicate-key",
     /// A `NaN`, `Infinity` or `-Infinity` literal, which JSON does not have.
     NonFiniteNumber => "non-finite-number",
+    /// An integer outside -2^63 … 2^64-1, which JSON readers keep only as a rounded float.
+    IntegerRange => "integer-range",
     /// The root is not a JSON object.
     RootObject => "root-object",
     /// A key that the object's ATIF type does not define.
@@ -288,6 +290,14 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of an input that is not JSON at all: one [`Rule::Json`] error at the root
+    /// (for input that the bounded reader stopped before it was read whole, such as binary
+    /// data).
+    pub fn not_json(message: impl Into<String>) -> Report {
+        let finding = Finding::new(Rule::Json, Severity::Error, "", message);
+        Report { version: None, n_steps: None, findings: vec![finding] }
+    }
+
     /// True when no finding is an error.
     pub fn is_valid(&self) -> bool {
         self.errors().next().is_none()
@@ -314,7 +324,8 @@ impl Report {
 ///
 /// [`Error::Json`] with line and column for malformed JSON (empty input, invalid UTF-8, a
 /// byte-order mark, `NaN`, trailing characters, nesting deeper than 128) and with the pointer
-/// for a duplicate key.
+/// for a duplicate key or an integer outside -2^63 … 2^64-1 (which would be read as a rounded
+/// float).
 pub fn parse_json(bytes: &[u8]) -> Result<Value> {
     let parsed = parse::read(bytes, false).map_err(|err| Error::Json {
         pointer: None,
@@ -333,6 +344,10 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value> {
     if let Some(pointer) = parsed.duplicates.into_iter().next() {
         let message =
             format!("{}: {}", display_pointer(&pointer), duplicate_message(Profile::Strict));
+        return Err(Error::Json { pointer: Some(pointer), line: None, column: None, message });
+    }
+    if let Some(pointer) = parsed.big_integers.into_iter().next() {
+        let message = format!("{}: {}", display_pointer(&pointer), INTEGER_RANGE_MESSAGE);
         return Err(Error::Json { pointer: Some(pointer), line: None, column: None, message });
     }
     Ok(parsed.value)
@@ -370,6 +385,13 @@ pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Report {
         }
         findings.push(Finding::new(Rule::NonFiniteNumber, lax, pointer, message));
     }
+    for pointer in parsed.big_integers {
+        let mut message = INTEGER_RANGE_MESSAGE.to_owned();
+        if profile == Profile::Harbor {
+            message.push_str("; Python reads it exactly");
+        }
+        findings.push(Finding::new(Rule::IntegerRange, lax, pointer, message));
+    }
     let omitted = [
         (Rule::DuplicateKey, parsed.omitted_duplicates, "duplicate keys"),
         (Rule::NonFiniteNumber, parsed.omitted_non_finite, "non-finite numbers"),
@@ -404,6 +426,10 @@ pub fn validate(document: &Value, options: &ValidateOptions) -> Report {
     sort_by_pointer(&mut findings);
     Report { version, n_steps, findings }
 }
+
+const INTEGER_RANGE_MESSAGE: &str = "an integer outside -2^63 … 2^64-1: JSON readers outside \
+     Python (serde_json, JavaScript) keep only a rounded float of it, and no ATIF count or id \
+     is that large";
 
 const BOM_MESSAGE: &str = "the file starts with a UTF-8 byte-order mark, which JSON forbids \
      (RFC 8259 §8.1) and Python's json module rejects; Windows tools such as PowerShell's \

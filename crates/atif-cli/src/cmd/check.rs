@@ -3,10 +3,11 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use atif_golden::{Mode, Settings};
+use atif_golden::{Mode, Outcome, OutcomeKind, Settings};
+use serde_json::json;
 
-use crate::cmd::common::{CompareArgs, NormalizeArgs, print, read_input};
+use crate::cmd::common::{CompareArgs, Format, NormalizeArgs, invalid, load_trajectory, print};
+use crate::output;
 
 /// Arguments of `atif check`.
 #[derive(Debug, clap::Args)]
@@ -25,6 +26,10 @@ pub(crate) struct Args {
     /// with `--update`); test harnesses that drive `atif check` name their own update flag.
     #[arg(long, value_name = "CMD")]
     pub(crate) update_command: Option<String>,
+    /// Output format: `text` (the outcome, or the failure report) or `json` (one object:
+    /// `golden`, `outcome`, `failure`, `deltas`, `pending`, `message`; see docs/cli.md).
+    #[arg(long, value_enum, default_value_t)]
+    pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]
@@ -32,12 +37,11 @@ pub(crate) struct Args {
 }
 
 /// Runs `atif check`: exit 0 when the behaviour matches (or `--update` wrote the golden), 1 on
-/// a behaviour change, a missing golden or a schema version change, 2 on error.
+/// a behaviour change, a missing golden, a schema version change or an input that is not a
+/// trajectory, 2 when something cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let bytes = read_input(&args.actual)?;
-    let actual: serde_json::Value = serde_json::from_slice(&bytes).with_context(|| {
-        format!("cannot parse {} as JSON: expected an ATIF trajectory", display_name(&args.actual))
-    })?;
+    // The one loader: what is not a trajectory never becomes a golden.
+    let actual = load_trajectory(&args.actual)?;
 
     let mut settings = Settings::new();
     settings
@@ -49,27 +53,77 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         settings.set_mode(Some(Mode::Update));
     }
 
-    match atif_golden::check(Path::new(&args.golden), &actual, &settings) {
+    let golden = Path::new(&args.golden);
+    match atif_golden::check(golden, &actual, &settings) {
         Ok(outcome) => {
-            print(|out| writeln!(out, "{outcome}"))?;
+            if args.format == Format::Json {
+                let erased = match &outcome {
+                    Outcome::Changed { erased, .. } => Some(erased.as_str()),
+                    _ => None,
+                };
+                print_json(&json!({
+                    "golden": outcome.path(),
+                    "outcome": outcome.kind(),
+                    "failure": null,
+                    "deltas": [],
+                    "pending": null,
+                    "erased": erased,
+                    "message": outcome.to_string(),
+                }))?;
+            } else {
+                print(|out| output::write_report(out, &format!("{outcome}\n")))?;
+            }
             Ok(ExitCode::SUCCESS)
         }
         Err(err) if err.is_test_failure() => {
-            print(|out| writeln!(out, "{err}"))?;
+            if args.format == Format::Json {
+                let (failure, deltas) = match &err {
+                    atif_golden::Error::MissingGolden { .. } => ("missing-golden", Vec::new()),
+                    atif_golden::Error::SchemaVersionChanged { .. } => {
+                        ("schema-version-changed", Vec::new())
+                    }
+                    atif_golden::Error::BehaviourChanged { deltas, .. } => {
+                        ("behaviour-changed", deltas.clone())
+                    }
+                    _ => ("failed", Vec::new()),
+                };
+                print_json(&json!({
+                    "golden": golden,
+                    "outcome": OutcomeKind::Failed,
+                    "failure": failure,
+                    "deltas": deltas,
+                    "pending": err.pending(),
+                    "erased": null,
+                    "message": err.to_string(),
+                }))?;
+            } else {
+                print(|out| output::write_report(out, &format!("{err}\n")))?;
+            }
             Ok(ExitCode::from(1))
         }
+        Err(
+            err @ (atif_golden::Error::InvalidGolden { .. } | atif_golden::Error::Normalize { .. }),
+        ) => Err(invalid(err)),
         Err(err) => Err(err.into()),
     }
 }
 
-fn display_name(path: &str) -> &str {
-    if path == "-" { "standard input" } else { path }
+fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    print(|out| {
+        serde_json::to_writer_pretty(&mut *out, value)?;
+        writeln!(out)
+    })
 }
 
 /// This very command line with `--update` added: the fix a failure message names.
 fn update_command() -> String {
     let mut words = vec!["atif".to_owned(), "check".to_owned(), "--update".to_owned()];
-    words.extend(std::env::args().skip(2).filter(|arg| arg != "--update").map(|arg| quote(&arg)));
+    words.extend(
+        std::env::args()
+            .skip(2)
+            .filter(|arg| arg != "--update" && arg != "--format=json")
+            .map(|arg| quote(&arg)),
+    );
     words.join(" ")
 }
 

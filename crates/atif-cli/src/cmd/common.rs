@@ -1,25 +1,81 @@
-//! Helpers shared by several subcommands: reading inputs, normalisation flags.
+//! Helpers shared by several subcommands: reading inputs, normalisation flags, exit statuses.
 
-use std::io::Read;
+use std::fmt;
 use std::path::Path;
+use std::sync::OnceLock;
 
 use anyhow::Context;
 use atif_normalize::{Masker, NormalizeOptions, Redaction};
+use atif_schema::LoadOptions;
+use serde_json::Value;
 
-/// Reads `path` whole, or standard input when `path` is `-`.
+static LOAD_OPTIONS: OnceLock<LoadOptions> = OnceLock::new();
+
+/// Sets the `--max-input-bytes` limit for this run; called once by `main`.
+pub(crate) fn set_max_input_bytes(max_bytes: u64) {
+    let mut options = LoadOptions::new();
+    options.set_max_bytes(max_bytes);
+    let _ = LOAD_OPTIONS.set(options);
+}
+
+fn load_options() -> LoadOptions {
+    LOAD_OPTIONS.get().copied().unwrap_or_default()
+}
+
+/// Reads `path` whole, or standard input when `path` is `-`, through atif-schema's bounded
+/// reader: at most `--max-input-bytes`, stopped at the first byte of binary input.
 ///
-/// A missing file, a directory or an unreadable file is an error naming the path
-/// (the caller turns it into exit code 2).
+/// A missing file, a directory or an unreadable file is an error naming the path (exit 2);
+/// binary input is invalid input (exit 1).
 pub(crate) fn read_input(path: &str) -> anyhow::Result<Vec<u8>> {
-    if path == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
-        return Ok(bytes);
+    let options = load_options();
+    let bytes = if path == "-" {
+        atif_schema::read_stdin(&options)?
+    } else {
+        atif_schema::read_path(Path::new(path), &options)?
+    };
+    Ok(bytes)
+}
+
+/// Reads and parses the trajectory at `path` (`-` for standard input): the one loader of
+/// atif-schema, which rejects what is not a trajectory with the JSON pointer (exit 1).
+pub(crate) fn load_trajectory(path: &str) -> anyhow::Result<Value> {
+    let bytes = read_input(path)?;
+    Ok(atif_schema::parse_trajectory(&bytes, display_name(path))?)
+}
+
+/// How an input is named in messages: its path, or `standard input` for `-`.
+pub(crate) fn display_name(path: &str) -> &str {
+    if path == "-" { "standard input" } else { path }
+}
+
+/// An error about the input itself (exit status 1), for errors of crates other than
+/// atif-schema, whose own errors say which kind they are.
+#[derive(Debug)]
+pub(crate) struct InvalidInput(pub(crate) anyhow::Error);
+
+impl fmt::Display for InvalidInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#}", self.0)
     }
-    if Path::new(path).is_dir() {
-        anyhow::bail!("cannot read {path}: it is a directory, expected a JSON file");
-    }
-    std::fs::read(path).with_context(|| format!("cannot read {path}"))
+}
+
+impl std::error::Error for InvalidInput {}
+
+/// Marks `err` as being about the input (exit status 1).
+pub(crate) fn invalid(err: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(InvalidInput(err.into()))
+}
+
+/// The exit status for an error: 1 when it is about the input (not a trajectory, not JSON, an
+/// invalid script or log), 2 when the command could not run (unreadable file, bad arguments,
+/// a write error).
+pub(crate) fn exit_status(err: &anyhow::Error) -> u8 {
+    let about_input = err.chain().any(|cause| {
+        cause.is::<InvalidInput>()
+            || cause.downcast_ref::<atif_schema::Error>().is_some_and(|err| err.is_invalid_input())
+    });
+    if about_input { 1 } else { 2 }
 }
 
 /// How a trajectory is normalised: the flags shared by `normalize`, `shape`, `diff` and `check`.
@@ -102,20 +158,12 @@ pub(crate) fn parse_tolerance(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Runs `write` on a locked standard output and flushes it.
-///
-/// A reader that stops early (`atif diff a b | head`) closes the pipe; that is not an error,
-/// so a broken pipe ends the output quietly. Any other write error names standard output.
+/// Runs `write` on standard output: [`crate::output::out`], under the name the subcommands
+/// have always used.
 pub(crate) fn print(
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match write(&mut stdout).and_then(|()| std::io::Write::flush(&mut stdout)) {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(err).context("cannot write to standard output")
-        }
-        _ => Ok(()),
-    }
+    crate::output::out(write)
 }
 
 /// How two Shapes are compared: the flags shared by `diff` and `check`.
@@ -144,4 +192,48 @@ impl CompareArgs {
         options.set_token_tolerance(self.token_tolerance).set_compare_content(!self.no_content);
         options
     }
+}
+
+/// The `-o/--output FILE` flag of the commands that print a document.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct OutputArgs {
+    /// Write to FILE instead of standard output, atomically: a killed run leaves the old file
+    /// (or none), never a truncated one. A symlink is followed and kept.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<std::path::PathBuf>,
+}
+
+impl OutputArgs {
+    /// Runs `write` on the output file (atomically) or on standard output.
+    pub(crate) fn write(
+        &self,
+        write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        match &self.output {
+            Some(path) => write_atomically(path, write),
+            None => crate::output::out(write),
+        }
+    }
+}
+
+/// Writes a file atomically through atif-golden's `write_atomic` (temp file beside it, then
+/// a rename), the one atomic write of the workspace; the bytes are gathered first.
+pub(crate) fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> anyhow::Result<()> {
+    let mut bytes = Vec::new();
+    write(&mut bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    atif_golden::write_atomic(path, &bytes)?;
+    Ok(())
+}
+
+/// The output format of `--format`, the same flag in every subcommand that has it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// Lines for a person to read.
+    #[default]
+    Text,
+    /// One JSON document with the shape given in docs/cli.md.
+    Json,
 }

@@ -2,8 +2,12 @@
 
 use std::process::ExitCode;
 
-use crate::cmd::common::{CompareArgs, NormalizeArgs, print};
+use atif_normalize::{Delta, StepChange, StepChangeKind};
+use serde_json::{Value, json};
+
+use crate::cmd::common::{CompareArgs, Format, NormalizeArgs, print};
 use crate::cmd::normalize::load_normalized;
+use crate::output;
 
 /// Arguments of `atif diff`.
 #[derive(Debug, clap::Args)]
@@ -14,6 +18,10 @@ pub(crate) struct Args {
     /// The trajectory of the run under test.
     #[arg(value_name = "ACTUAL")]
     pub(crate) actual: String,
+    /// Output format: `text` (deltas, step-level explanation, unified diff) or `json` (one
+    /// object: `changed`, `deltas`, `steps`, `diff`; see docs/cli.md).
+    #[arg(long, value_enum, default_value_t)]
+    pub(crate) format: Format,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]
@@ -21,7 +29,8 @@ pub(crate) struct Args {
 }
 
 /// Runs `atif diff`: exit 0 when the Shapes agree, 1 when there are deltas (printed first,
-/// then the step-level explanation and the unified diff), 2 on error.
+/// then the step-level explanation and the unified diff) or an input is not a trajectory, 2 when
+/// an input cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
     if args.golden == "-" && args.actual == "-" {
@@ -36,7 +45,26 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         &atif_normalize::shape(&actual),
         &diff_options,
     );
-    if deltas.is_empty() {
+    let changed = !deltas.is_empty();
+    if args.format == Format::Json {
+        let (changes, unified) = if changed {
+            (atif_normalize::explain(&golden, &actual), atif_normalize::render(&golden, &actual))
+        } else {
+            (Vec::new(), String::new())
+        };
+        let report = json!({
+            "changed": changed,
+            "deltas": deltas.iter().map(delta_json).collect::<Vec<_>>(),
+            "steps": changes.iter().map(change_json).collect::<Vec<_>>(),
+            "diff": unified,
+        });
+        print(|out| {
+            serde_json::to_writer_pretty(&mut *out, &report)?;
+            writeln!(out)
+        })?;
+        return Ok(ExitCode::from(u8::from(changed)));
+    }
+    if !changed {
         print(|out| writeln!(out, "no behaviour change"))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -46,13 +74,40 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let changes = atif_normalize::explain(&golden, &actual);
     if !changes.is_empty() {
         print(|out| {
-            writeln!(out, "\nsteps:")?;
+            output::write_report(out, "\nsteps:\n")?;
             changes.iter().try_for_each(|change| writeln!(out, "  {change}"))
         })?;
     }
     let unified = atif_normalize::render(&golden, &actual);
     if !unified.is_empty() {
-        print(|out| write!(out, "\n{unified}"))?;
+        print(|out| {
+            writeln!(out)?;
+            output::write_report(out, &unified)
+        })?;
     }
     Ok(ExitCode::from(1))
+}
+
+/// A Shape delta in the JSON output: `{"field", "golden", "actual"}`.
+pub(crate) fn delta_json(delta: &Delta) -> Value {
+    json!({"field": delta.field, "golden": delta.golden, "actual": delta.actual})
+}
+
+/// A step change in the JSON output: `{"kind", "subagent", "golden_step", "actual_step",
+/// "source", "details", "text"}`.
+fn change_json(change: &StepChange) -> Value {
+    let kind = match change.kind {
+        StepChangeKind::Inserted => "inserted",
+        StepChangeKind::Removed => "removed",
+        _ => "changed",
+    };
+    json!({
+        "kind": kind,
+        "subagent": change.subagent,
+        "golden_step": change.golden_step,
+        "actual_step": change.actual_step,
+        "source": change.source,
+        "details": change.details,
+        "text": change.to_string(),
+    })
 }

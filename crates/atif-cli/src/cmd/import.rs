@@ -5,14 +5,15 @@ use std::process::ExitCode;
 
 use atif_import::{Format, Import, ImportOptions};
 
-use crate::cmd::common::{print, read_input};
+use crate::cmd::common::{display_name, invalid, print, read_input};
+use crate::output;
 
 /// Arguments of `atif import`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The log's format; `auto` detects it from the first records (never from the file name).
-    #[arg(long, value_name = "FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec", "gemini-session", "gemini-stream", "opencode-run", "opencode-export", "pi-session", "pi-json"])]
-    format: String,
+    #[arg(long, value_name = "LOG_FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec", "gemini-session", "gemini-stream", "opencode-run", "opencode-export", "pi-session", "pi-json"])]
+    from: String,
     /// Fail on a record type the importer does not know, instead of skipping and counting it.
     #[arg(long)]
     strict: bool,
@@ -51,15 +52,15 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut options = ImportOptions::new();
     options.set_strict(args.strict).set_cwd(args.cwd.as_deref()).set_home(args.home.as_deref());
-    if args.format != "auto" {
-        options.set_format(Some(args.format.parse::<Format>()?));
+    if args.from != "auto" {
+        options.set_format(Some(args.from.parse::<Format>()?));
     }
     options.set_run(args.run);
     if let Some(dir) = &args.split {
         let bytes = read_input(&args.input)?;
         return match atif_import::import_runs(&bytes, &options) {
             Ok(runs) => split(runs, dir),
-            Err(err) => Ok(failed(args, err)),
+            Err(err) => Err(failed(args, err)),
         };
     }
     let result = if args.input == "-" {
@@ -72,9 +73,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let imported = match result {
         Ok(imported) => imported,
         Err(err @ atif_import::Error::Io { .. }) => return Err(err.into()),
-        Err(err) => return Ok(failed(args, err)),
+        Err(err) => return Err(failed(args, err)),
     };
-    report(&imported);
+    report(&imported)?;
     let mut trajectory = imported.into_trajectory();
     match &args.output {
         Some(output) => {
@@ -83,7 +84,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let reference = media_dir.strip_prefix(folder).unwrap_or(&media_dir);
             let written = write_media(&mut trajectory, &media_dir, reference)?;
             if !written.is_empty() {
-                eprintln!("  wrote {} inline image(s) to {}", written.len(), media_dir.display());
+                let (n, dir) = (written.len(), media_dir.display());
+                output::note(|out| writeln!(out, "  wrote {n} inline image(s) to {dir}"))?;
             }
             let mut text = serde_json::to_vec_pretty(&trajectory)?;
             text.push(b'\n');
@@ -93,11 +95,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             let media_dir = args.media_dir.clone().unwrap_or_else(|| "atif-import.media".into());
             let written = write_media(&mut trajectory, &media_dir, &media_dir)?;
             if !written.is_empty() {
-                eprintln!(
-                    "  wrote {} inline image(s) to {}; the trajectory names them relative to the current folder, so save it here",
-                    written.len(),
-                    media_dir.display()
-                );
+                output::note(|out| {
+                    writeln!(
+                        out,
+                        "  wrote {} inline image(s) to {}; the trajectory names them relative to the current folder, so save it here",
+                        written.len(),
+                        media_dir.display()
+                    )
+                })?;
             }
             // Streamed, not built as one string; a reader that stops early (`| head`) is not an
             // error.
@@ -115,7 +120,7 @@ fn split(runs: Vec<Import>, dir: &Path) -> anyhow::Result<ExitCode> {
     let n_runs = runs.len();
     for (idx, imported) in runs.into_iter().enumerate() {
         if idx == 0 {
-            report(&imported);
+            report(&imported)?;
         }
         let name = format!("run-{}.json", idx + 1);
         let mut trajectory = imported.into_trajectory();
@@ -125,7 +130,7 @@ fn split(runs: Vec<Import>, dir: &Path) -> anyhow::Result<ExitCode> {
         text.push(b'\n');
         atif_golden::write_atomic(&dir.join(&name), &text)?;
     }
-    eprintln!("  wrote {n_runs} run(s) to {}", dir.display());
+    output::note(|out| writeln!(out, "  wrote {n_runs} run(s) to {}", dir.display()))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -145,38 +150,38 @@ fn write_media(
     Ok(atif_import::write_media(trajectory, dir, &reference)?)
 }
 
-/// Says why the log could not be imported (exit 1).
-fn failed(args: &Args, err: atif_import::Error) -> ExitCode {
-    let name = if args.input == "-" { "standard input" } else { args.input.as_str() };
+/// Why the log could not be imported: invalid input (exit 1).
+fn failed(args: &Args, err: atif_import::Error) -> anyhow::Error {
+    let name = display_name(&args.input);
     // The message and its causes (`<file>: line 2 is not JSON: ...`): atif-import's errors
     // keep their causes in `source()`, as anyhow's `{:#}` shows them.
     let text = format!("{:#}", anyhow::Error::new(err));
     // Errors about a file or folder name it themselves.
-    if text.starts_with(name) {
-        eprintln!("error: {text}");
-    } else {
-        eprintln!("error: {name}: {text}");
-    }
-    ExitCode::from(1)
+    let text = if text.starts_with(name) { text } else { format!("{name}: {text}") };
+    invalid(anyhow::Error::msg(text))
 }
 
-/// The summary on standard error.
-fn report(imported: &Import) {
+/// The summary on standard error (none under `--quiet`).
+fn report(imported: &Import) -> anyhow::Result<()> {
     let stats = imported.stats();
     let how = if imported.detected() { "detected" } else { "as asked" };
-    eprintln!(
-        "atif import: format {} ({how}); {} records, {} skipped",
-        imported.format(),
-        stats.records(),
-        stats.skipped_total()
-    );
-    for (record_type, count) in stats.skipped() {
-        eprintln!("  skipped {count} × unknown record type `{record_type}`");
-    }
-    for (reason, count) in stats.dropped() {
-        eprintln!("  left out {count} × {reason}");
-    }
-    for warning in stats.warnings() {
-        eprintln!("  warning: {warning}");
-    }
+    output::note(|out| {
+        writeln!(
+            out,
+            "atif import: format {} ({how}); {} records, {} skipped",
+            imported.format(),
+            stats.records(),
+            stats.skipped_total()
+        )?;
+        for (record_type, count) in stats.skipped() {
+            writeln!(out, "  skipped {count} × unknown record type `{record_type}`")?;
+        }
+        for (reason, count) in stats.dropped() {
+            writeln!(out, "  left out {count} × {reason}")?;
+        }
+        for warning in stats.warnings() {
+            writeln!(out, "  warning: {warning}")?;
+        }
+        Ok(())
+    })
 }

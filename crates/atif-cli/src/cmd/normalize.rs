@@ -2,11 +2,12 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use atif_normalize::NormalizeOptions;
 use serde_json::Value;
 
-use crate::cmd::common::{NormalizeArgs, print, read_input};
+use crate::cmd::common::{
+    NormalizeArgs, OutputArgs, display_name, invalid, load_trajectory, read_input,
+};
 
 /// Arguments of `atif normalize`.
 #[derive(Debug, clap::Args)]
@@ -16,45 +17,43 @@ pub(crate) struct Args {
     pub(crate) file: String,
     #[command(flatten)]
     pub(crate) normalize: NormalizeArgs,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
-/// Runs `atif normalize`: exit 0 with the canonical text on standard output, or an error
-/// (exit 2) naming the file when it cannot be read, is not JSON or is not a trajectory.
+/// Runs `atif normalize`: exit 0 with the canonical text on standard output (or in `-o FILE`),
+/// 1 when the input is not a trajectory, 2 when it cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
     let bytes = read_input(&args.file)?;
-    // The fast path reads the text straight into a tree that borrows its strings, and writes
-    // the canonical text in blocks; the output is the same as `load_normalized` then
-    // `write_canonical`. It writes nothing before the whole document has been read.
+    let name = display_name(&args.file);
+    // The one loader decides what is a trajectory (duplicate keys, big integers, form); the
+    // fast path then reads the text again into a tree that borrows its strings and writes the
+    // canonical text in blocks, the same output as `load_normalized` then `write_canonical`.
+    drop(atif_schema::parse_trajectory(&bytes, name)?);
     let mut failure = None;
-    print(|out| match atif_normalize::normalize_json(&bytes, &options, &mut *out) {
-        Ok(()) => Ok(()),
-        Err(atif_normalize::Error::Write { source }) => Err(source),
-        Err(err) => {
-            failure = Some(err);
-            Ok(())
+    let written = args.output.write(|out| {
+        match atif_normalize::normalize_json(&bytes, &options, &mut *out) {
+            Ok(()) => Ok(()),
+            Err(atif_normalize::Error::Write { source }) => Err(source),
+            Err(err) => {
+                failure = Some(err);
+                // An error, so that `-o FILE` keeps the file as it was.
+                Err(std::io::Error::other("not normalised"))
+            }
         }
-    })?;
-    match failure {
-        None => Ok(ExitCode::SUCCESS),
-        Some(atif_normalize::Error::InvalidJson { .. }) => {
-            // Report bad JSON the way every other subcommand does.
-            parse(&args.file, &bytes)?;
-            anyhow::bail!("{} is not valid JSON", args.file);
-        }
-        Some(err) => Err(err).with_context(|| format!("cannot normalise {}", args.file)),
+    });
+    if let Some(err) = failure {
+        return Err(invalid(anyhow::Error::new(err).context(format!("cannot normalise {name}"))));
     }
+    written?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Reads, parses and normalises the trajectory at `path`; every error names the file.
 pub(crate) fn load_normalized(path: &str, options: &NormalizeOptions) -> anyhow::Result<Value> {
-    let bytes = read_input(path)?;
-    let doc = parse(path, &bytes)?;
-    drop(bytes);
-    atif_normalize::normalize_owned(doc, options)
-        .with_context(|| format!("cannot normalise {path}"))
-}
-
-fn parse(path: &str, bytes: &[u8]) -> anyhow::Result<Value> {
-    atif_schema::parse_json(bytes).with_context(|| format!("{path} is not valid JSON"))
+    let doc = load_trajectory(path)?;
+    atif_normalize::normalize_owned(doc, options).map_err(|err| {
+        invalid(anyhow::Error::new(err).context(format!("cannot normalise {}", display_name(path))))
+    })
 }

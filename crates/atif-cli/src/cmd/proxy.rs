@@ -1,13 +1,14 @@
 //! `atif record`, `atif replay` and `atif serve`: the record/replay server of atif-proxy around
 //! an agent command, or alone (see `docs/replay.md`).
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use atif_proxy::{DriftPolicy, Options, Proxy};
+
+use crate::output;
 
 /// Arguments of `atif record`.
 #[derive(Debug, clap::Args)]
@@ -150,11 +151,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     args.drift.apply(&mut options);
     runtime()?.block_on(async {
         let proxy = start(&options).await?;
-        let mut stdout = std::io::stdout().lock();
-        writeln!(stdout, "listening on {}", proxy.url())
-            .and_then(|()| stdout.flush())
-            .context("cannot write to standard output")?;
-        drop(stdout);
+        output::out(|out| writeln!(out, "listening on {}", proxy.url()))?;
         interrupted().await.context("cannot wait for SIGINT or SIGTERM")?;
         conclude(proxy, &options).await
     })
@@ -199,10 +196,12 @@ fn run_around(options: &Options, command: &[String]) -> anyhow::Result<ExitCode>
         let verdict = proxy.abandon().await.context("the server failed")?;
         let mode = mode_name(options);
         match options.mode() {
-            atif_proxy::Mode::Record => {
-                eprintln!("atif {mode}: `{program}` {how}; the script was not saved");
-            }
-            _ => eprintln!("atif {mode}: `{program}` {how}; {}", verdict.summary()),
+            atif_proxy::Mode::Record => output::error(|out| {
+                writeln!(out, "atif {mode}: `{program}` {how}; the script was not saved")
+            })?,
+            _ => output::error(|out| {
+                writeln!(out, "atif {mode}: `{program}` {how}; {}", verdict.summary())
+            })?,
         }
         let code = status.code().or_else(|| signal_of(&status).map(|signal| 128 + signal));
         Ok(ExitCode::from(code.and_then(|code| u8::try_from(code).ok()).unwrap_or(1).max(1)))
@@ -214,14 +213,17 @@ async fn conclude(proxy: Proxy, options: &Options) -> anyhow::Result<ExitCode> {
     let mode = mode_name(options);
     match proxy.finish().await {
         Ok(verdict) => {
-            eprintln!("atif {mode}: {}", verdict.summary());
-            if options.mode() == atif_proxy::Mode::Record {
-                eprintln!("atif {mode}: wrote {}", options.script().display());
-            }
+            output::note(|out| {
+                writeln!(out, "atif {mode}: {}", verdict.summary())?;
+                if options.mode() == atif_proxy::Mode::Record {
+                    writeln!(out, "atif {mode}: wrote {}", options.script().display())?;
+                }
+                Ok(())
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Err(atif_proxy::Error::NotExact { verdict }) => {
-            eprintln!("atif {mode}: {}", verdict.summary());
+            output::error(|out| writeln!(out, "atif {mode}: {}", verdict.summary()))?;
             Ok(ExitCode::from(1))
         }
         Err(err) => Err(err.into()),

@@ -11,12 +11,12 @@ use crate::cmd::common::print;
 pub(crate) struct Args {
     /// The ATIF version: `1.5`, `v1.5` or `ATIF-v1.5` (default: the newest, 1.8).
     #[arg(long, value_name = "VERSION", value_parser = parse_version)]
-    version: Option<SchemaVersion>,
+    atif_version: Option<SchemaVersion>,
 }
 
 /// Runs `atif schema`: prints the Draft 2020-12 JSON Schema of the version to stdout.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let version = args.version.unwrap_or(SchemaVersion::LATEST);
+    let version = args.atif_version.unwrap_or(SchemaVersion::LATEST);
     let text = json_schema_text(version);
     print(|stdout| stdout.write_all(text.as_bytes()))?;
     Ok(ExitCode::SUCCESS)

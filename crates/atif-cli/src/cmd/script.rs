@@ -8,9 +8,9 @@ use atif_replay::{
     Content, HttpExchange, LlmResponse, RecordedCall, Script, WireProtocol, gemini_model_from_path,
     parse_response, parse_stream,
 };
-use serde_json::Value;
+use serde_json::{Value, json};
 
-use crate::cmd::common::read_input;
+use crate::cmd::common::{Format, invalid, print, read_input};
 
 /// Arguments of `atif script`.
 #[derive(Debug, clap::Args)]
@@ -28,6 +28,10 @@ pub(crate) enum Command {
         /// The script file (`-` for standard input).
         #[arg(value_name = "FILE")]
         file: String,
+        /// Output format: `text` (one line per call and exchange) or `json` (one object:
+        /// `model`, `calls`, `exchanges`; see docs/cli.md).
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
     },
     /// Replace secrets (API keys, tokens, credentials) in the script, in place and atomically.
     Redact {
@@ -45,19 +49,22 @@ pub(crate) enum Command {
 /// 2 when it cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match &args.command {
-        Command::Show { file } => show(file),
+        Command::Show { file, format } => show(file, *format),
         Command::Redact { file, patterns } => redact(file, patterns),
     }
 }
 
-fn show(file: &str) -> anyhow::Result<ExitCode> {
+fn show(file: &str, format: Format) -> anyhow::Result<ExitCode> {
     let bytes = read_input(file)?;
     let label = if file == "-" { "<stdin>" } else { file };
-    let script = match atif_replay::parse_script(&bytes, Path::new(label)) {
-        Ok(script) => script,
-        Err(err) => return invalid_input(err),
-    };
-    print!("{}", render(&script));
+    let script = atif_replay::parse_script(&bytes, Path::new(label)).map_err(invalid_input)?;
+    match format {
+        Format::Text => print(|out| out.write_all(render(&script).as_bytes()))?,
+        Format::Json => print(|out| {
+            serde_json::to_writer_pretty(&mut *out, &script_json(&script))?;
+            writeln!(out)
+        })?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -67,26 +74,79 @@ fn redact(file: &str, patterns: &[String]) -> anyhow::Result<ExitCode> {
             "`atif script redact` rewrites a file in place; standard input cannot be used"
         );
     }
-    match atif_replay::redact_file(Path::new(file), patterns) {
-        Ok(true) => println!("{file}: secrets redacted"),
-        Ok(false) => println!("{file}: nothing to redact"),
-        Err(err @ (atif_replay::Error::Io { .. } | atif_replay::Error::Pattern { .. })) => {
-            return Err(err.into());
-        }
-        Err(err) => return invalid_input(err),
-    }
+    let said = match atif_replay::redact_file(Path::new(file), patterns) {
+        Ok(true) => "secrets redacted",
+        Ok(false) => "nothing to redact",
+        Err(err) => return Err(invalid_input(err)),
+    };
+    print(|out| writeln!(out, "{file}: {said}"))?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// A script that is not valid (or that still holds a secret): exit code 1, like an invalid
-/// trajectory.
-fn invalid_input(err: atif_replay::Error) -> anyhow::Result<ExitCode> {
-    if let atif_replay::Error::Io { .. } = err {
-        return Err(err.into());
+/// A script that is not valid (or that still holds a secret) is invalid input (exit 1), like
+/// an invalid trajectory; a file that cannot be read or a bad pattern is not (exit 2).
+fn invalid_input(err: atif_replay::Error) -> anyhow::Error {
+    match err {
+        atif_replay::Error::Io { .. } | atif_replay::Error::Pattern { .. } => err.into(),
+        err => invalid(err),
     }
-    // With its causes, which atif-replay's errors keep in `source()`.
-    eprintln!("error: {:#}", anyhow::Error::new(err));
-    Ok(ExitCode::from(1))
+}
+
+/// The JSON output of `script show`: `{"model", "calls": [{"call", "error", "text", "json",
+/// "tool_calls": [{"name", "arguments"}], "usage", "chunks"}], "exchanges": [{"exchange",
+/// "method", "path", "status", "summary"}]}`.
+fn script_json(script: &Script) -> Value {
+    let calls: Vec<Value> = script
+        .calls
+        .iter()
+        .enumerate()
+        .map(|(idx, call)| {
+            let response = reply(call);
+            let (text, json) = match response.as_ref().and_then(|r| r.content.as_ref()) {
+                Some(Content::Text(text)) => (Some(text.clone()), None),
+                Some(Content::Json(value)) => (None, Some(value.clone())),
+                None => (None, None),
+            };
+            let tool_calls: Vec<Value> = response
+                .iter()
+                .flat_map(|response| &response.tool_calls)
+                .map(|call| json!({"name": call.name, "arguments": call.arguments}))
+                .collect();
+            json!({
+                "call": idx + 1,
+                "error": call.error,
+                "text": text,
+                "json": json,
+                "tool_calls": tool_calls,
+                "usage": response.as_ref().map(|response| response.usage),
+                "chunks": call.chunks.as_ref().map(Vec::len),
+            })
+        })
+        .collect();
+    let exchanges: Vec<Value> = script
+        .exchanges
+        .iter()
+        .enumerate()
+        .map(|(idx, exchange)| {
+            json!({
+                "exchange": idx + 1,
+                "method": exchange.method,
+                "path": exchange.path,
+                "status": exchange.status,
+                "summary": describe_exchange(exchange),
+            })
+        })
+        .collect();
+    json!({"model": script.model, "calls": calls, "exchanges": exchanges})
+}
+
+/// The recorded reply, assembled from its chunks when it was streamed.
+fn reply(call: &RecordedCall) -> Option<LlmResponse> {
+    match (&call.response, &call.chunks) {
+        (Some(response), _) => Some(response.clone()),
+        (None, Some(chunks)) => Some(LlmResponse::from_chunks(chunks)),
+        (None, None) => None,
+    }
 }
 
 fn render(script: &Script) -> String {
@@ -149,10 +209,8 @@ fn describe(call: &RecordedCall) -> String {
     if let Some(error) = &call.error {
         return format!("failed when recorded: {error}");
     }
-    let response = match (&call.response, &call.chunks) {
-        (Some(response), _) => response.clone(),
-        (None, Some(chunks)) => atif_replay::LlmResponse::from_chunks(chunks),
-        (None, None) => return "no reply".to_owned(),
+    let Some(response) = reply(call) else {
+        return "no reply".to_owned();
     };
     let mut text = describe_response(&response);
     if let Some(chunks) = &call.chunks {

@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use crate::cmd::common::{print, read_input};
+use crate::cmd::common::{OutputArgs, display_name, invalid, load_trajectory};
+use crate::output;
 
 /// Arguments of `atif upgrade`.
 #[derive(Debug, clap::Args)]
@@ -10,34 +11,23 @@ pub(crate) struct Args {
     /// The trajectory to upgrade (`-` reads standard input).
     #[arg(value_name = "FILE")]
     file: String,
+    #[command(flatten)]
+    output: OutputArgs,
 }
 
-/// Runs `atif upgrade`: the upgraded document (pretty JSON) goes to stdout, one note per change
-/// (or change not made) to stderr. Exit 1 when the input is not a JSON object with a known
-/// label; an unreadable file is an error (exit 2).
+/// Runs `atif upgrade`: the upgraded document (pretty JSON) goes to stdout (or `-o FILE`), one
+/// note per change (or change not made) to stderr. Exit 1 when the input is not an ATIF
+/// trajectory with a known label, 2 when it cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let bytes = read_input(&args.file)?;
-    let name = if args.file == "-" { "<stdin>" } else { args.file.as_str() };
-    // Strict JSON (no byte-order mark, no NaN, no duplicate keys), with line and column.
-    let document = match atif_schema::parse_json(&bytes) {
-        Ok(document) => document,
-        Err(err) => {
-            eprintln!("{name}: {err}");
-            return Ok(ExitCode::from(1));
-        }
-    };
-    let upgrade = match atif_schema::upgrade(&document) {
-        Ok(upgrade) => upgrade,
-        Err(err) => {
-            eprintln!("{name}: cannot upgrade: {err}");
-            return Ok(ExitCode::from(1));
-        }
-    };
-    for note in &upgrade.notes {
-        eprintln!("{name}: {note}");
-    }
-    let mut text = serde_json::to_string_pretty(&upgrade.document)?;
-    text.push('\n');
-    print(|stdout| stdout.write_all(text.as_bytes()))?;
+    let name = display_name(&args.file);
+    let document = load_trajectory(&args.file)?;
+    let upgrade = atif_schema::upgrade(&document).map_err(|err| {
+        invalid(anyhow::Error::new(err).context(format!("cannot upgrade {name}")))
+    })?;
+    output::note(|out| upgrade.notes.iter().try_for_each(|note| writeln!(out, "{name}: {note}")))?;
+    args.output.write(|out| {
+        serde_json::to_writer_pretty(&mut *out, &upgrade.document)?;
+        writeln!(out)
+    })?;
     Ok(ExitCode::SUCCESS)
 }

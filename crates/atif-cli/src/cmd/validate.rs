@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use atif_schema::{Profile, Report, ValidateOptions, validate_bytes};
 use serde::Serialize;
 
-use crate::cmd::common::{print, read_input};
+use crate::cmd::common::{Format, exit_status, print, read_input};
+use crate::output;
 
 /// Arguments of `atif validate`.
 #[derive(Debug, clap::Args)]
@@ -24,7 +25,7 @@ pub(crate) struct Args {
     #[arg(long)]
     no_media_check: bool,
     /// Output format: `text` (one line per file or finding) or `json` (an array of reports).
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_enum, default_value_t)]
     format: Format,
     /// Trajectory files to check; `-` reads standard input.
     #[arg(value_name = "FILE", required = true)]
@@ -37,12 +38,6 @@ enum ProfileArg {
     Harbor,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum Format {
-    Text,
-    Json,
-}
-
 /// One file's entry in the JSON output.
 #[derive(Debug, Serialize)]
 struct FileReport<'a> {
@@ -52,8 +47,8 @@ struct FileReport<'a> {
     findings: &'a [atif_schema::Finding],
 }
 
-/// Runs `atif validate`: exit 0 when every file is valid, 1 when any is invalid, 2 when a file
-/// could not be read (the others are still checked and reported).
+/// Runs `atif validate`: exit 0 when every file is valid, 1 when any is invalid (binary input
+/// included), 2 when a file could not be read (the others are still checked and reported).
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let profile = match args.profile {
         ProfileArg::Strict => Profile::Strict,
@@ -75,8 +70,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     && !(args.deny_warnings && report.warnings().next().is_some());
                 reports.push((name, report, valid));
             }
+            Err(err) if exit_status(&err) == 1 => {
+                // Binary input, stopped by the bounded reader before it was read whole: a
+                // finding like any other JSON error.
+                let message = format!("{err:#}");
+                let message = message.strip_prefix(&format!("{name}: ")).unwrap_or(&message);
+                reports.push((name.clone(), Report::not_json(message), false));
+            }
             Err(err) => {
-                eprintln!("error: {err:#}");
+                output::error(|out| writeln!(out, "error: {err:#}"))?;
                 unreadable = true;
             }
         }

@@ -329,13 +329,13 @@ fn subagent_order_is_ignored_unless_keep_subagent_order_is_given() {
 }
 
 #[test]
-fn unreadable_or_invalid_inputs_exit_2_naming_the_file() {
+fn unreadable_inputs_exit_2_and_invalid_ones_exit_1_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("broken.json"), "{\"steps\": [").unwrap();
     let output = atif_check(dir.path(), &[CI], &["golden.json", "broken.json"]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).starts_with("error: cannot parse broken.json as JSON"),
+        stderr(&output).starts_with("error: broken.json: invalid JSON at line 1, column 11"),
         "{}",
         stderr(&output)
     );
@@ -347,7 +347,7 @@ fn unreadable_or_invalid_inputs_exit_2_naming_the_file() {
     write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
     std::fs::write(dir.path().join("golden.json"), "not json").unwrap();
     let output = atif_check(dir.path(), &[CI], &["golden.json", "run.json"]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).starts_with("error: golden file golden.json is not valid JSON"),
         "{}",

@@ -43,7 +43,7 @@ fn a_stream_on_standard_input_prints_the_trajectory_and_says_which_format_was_de
 #[test]
 fn skipped_records_are_counted_by_type_on_standard_error() {
     let path = fixture("codex-rollout/usage-after.jsonl");
-    let output = atif(&["import", "--format", "codex-rollout", path.to_str().unwrap()], None);
+    let output = atif(&["import", "--from", "codex-rollout", path.to_str().unwrap()], None);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let err = stderr(&output);
     assert!(
@@ -93,7 +93,7 @@ fn empty_and_broken_input_exit_1_with_the_reason() {
 #[test]
 fn a_forced_format_that_does_not_fit_exits_1() {
     let path = fixture("codex-exec/basic.jsonl");
-    let output = atif(&["import", "--format", "claude-code", path.to_str().unwrap()], None);
+    let output = atif(&["import", "--from", "claude-code", path.to_str().unwrap()], None);
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr(&output).contains("no claude-code records in the log (it looks like codex-exec)"),
@@ -112,7 +112,7 @@ fn an_unreadable_file_exits_2_and_an_unknown_format_name_is_a_usage_error() {
     let reason = std::fs::read(&missing).unwrap_err().to_string();
     assert_eq!(stderr(&output), format!("error: cannot read {}: {reason}\n", missing.display()));
     assert_eq!(stderr(&output).matches(&reason).count(), 1, "{}", stderr(&output));
-    let output = atif(&["import", "--format", "gemini", "-"], Some(b""));
+    let output = atif(&["import", "--from", "gemini", "-"], Some(b""));
     assert_eq!(output.status.code(), Some(2));
 }
 

@@ -4,6 +4,7 @@
 mod check;
 mod examples;
 mod import;
+mod input;
 mod normalize;
 mod proxy;
 mod schema;

@@ -79,10 +79,11 @@ fn normalize_reads_standard_input_for_a_dash() {
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    std::io::Write::write_all(&mut child.stdin.take().unwrap(), br#"{"b": 1, "a": null}"#).unwrap();
+    let text = br#"{"steps": [], "schema_version": "ATIF-v1.8", "a": null}"#;
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), text).unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0));
-    assert_eq!(stdout(&output), "{\n  \"b\": 1\n}\n");
+    assert_eq!(stdout(&output), "{\n  \"schema_version\": \"ATIF-v1.8\",\n  \"steps\": []\n}\n");
 }
 
 #[test]
@@ -115,26 +116,41 @@ fn normalize_flags_add_volatile_keys_redactions_maskers_and_keep_subagent_order(
 }
 
 #[test]
-fn normalize_errors_exit_2_and_name_the_file_and_the_problem() {
+fn normalize_exits_1_on_what_is_not_a_trajectory_naming_the_file_and_the_pointer() {
     let dir = tempfile::tempdir().unwrap();
     let array = write(dir.path(), "array.json", b"[1, 2]");
     let broken = write(dir.path(), "broken.json", b"{\"a\": ");
     let duplicate = write(dir.path(), "duplicate.json", b"{\"a\": 1, \"a\": 2}");
+    let not_atif = write(dir.path(), "hello.json", br#"{"hello": "world"}"#);
+    let mut huge = run(1, "f", "a");
+    huge["steps"][0]["step_id"] = json!(1);
+    let huge_text = serde_json::to_string(&huge).unwrap().replacen(
+        "\"step_id\":1",
+        "\"step_id\":1180591620717411303424",
+        1,
+    );
+    let huge = write(dir.path(), "huge.json", huge_text.as_bytes());
+    for (path, message) in [
+        (&array, "(root): the root is an array: an ATIF trajectory is a JSON object"),
+        (&broken, "invalid JSON at line 1, column 6: the document ends early"),
+        (&duplicate, "/a: this key repeats an earlier key of the same object"),
+        (&not_atif, "/schema_version: missing: not an ATIF trajectory"),
+        (&huge, "/steps/0/step_id: an integer outside -2^63 … 2^64-1"),
+    ] {
+        let output = atif(&["normalize", path_str(path)]);
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        let expected = format!("error: {}: {message}", path.display());
+        assert!(stderr(&output).starts_with(&expected), "{expected}\n{}", stderr(&output));
+        assert_eq!(stdout(&output), "", "nothing half-written on standard output");
+    }
+}
+
+#[test]
+fn normalize_errors_exit_2_and_name_the_file_and_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.json");
     let valid = write_json(dir.path(), "run.json", &run(1, "f", "a"));
     for (args, message) in [
-        (
-            vec!["normalize", path_str(&array)],
-            format!("error: cannot normalise {}: not an ATIF trajectory at the root: expected a trajectory object, found an array", array.display()),
-        ),
-        (
-            vec!["normalize", path_str(&broken)],
-            format!("error: {} is not valid JSON: invalid JSON at line 1, column 6: ", broken.display()),
-        ),
-        (
-            vec!["normalize", path_str(&duplicate)],
-            format!("error: {} is not valid JSON: ", duplicate.display()),
-        ),
         (vec!["normalize", path_str(&missing)], format!("error: cannot read {}: ", missing.display())),
         (
             vec!["normalize", path_str(&valid), "--redact", "steps"],
@@ -343,14 +359,14 @@ fn diff_accepts_an_already_normalised_golden() {
 }
 
 #[test]
-fn diff_of_a_file_that_is_not_a_trajectory_exits_2_naming_it() {
+fn diff_of_a_file_that_is_not_a_trajectory_exits_1_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let golden = write_json(dir.path(), "golden.json", &run(1, "grep", "a"));
     let actual = write(dir.path(), "actual.json", b"[]");
     let output = atif(&["diff", path_str(&golden), path_str(&actual)]);
-    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).contains(&format!("cannot normalise {}", actual.display())),
+        stderr(&output).contains(&format!("{}: (root): the root is an array", actual.display())),
         "{}",
         stderr(&output)
     );

@@ -28,7 +28,7 @@ fn schema_prints_the_newest_schema_by_default() {
 #[test]
 fn schema_accepts_three_spellings_of_a_version() {
     for spelling in ["1.5", "v1.5", "ATIF-v1.5"] {
-        let output = atif(&["schema", "--version", spelling], b"");
+        let output = atif(&["schema", "--atif-version", spelling], b"");
         assert_eq!(output.status.code(), Some(0), "{spelling}: {}", stderr(&output));
         let schema = stdout_json(&output);
         assert_eq!(
@@ -42,7 +42,7 @@ fn schema_accepts_three_spellings_of_a_version() {
 #[test]
 fn schema_rejects_an_unknown_version_with_exit_2_naming_the_valid_ones() {
     for spelling in ["1.9", "2.0", "banana", "ATIF-v1.7.1"] {
-        let output = atif(&["schema", "--version", spelling], b"");
+        let output = atif(&["schema", "--atif-version", spelling], b"");
         assert_eq!(output.status.code(), Some(2), "{spelling}");
         let message = stderr(&output);
         assert!(message.contains(&format!("unknown ATIF version `{spelling}`")), "{message}");
@@ -97,7 +97,7 @@ fn upgrade_reads_stdin_and_leaves_unresolvable_session_refs_alone_with_a_note() 
     let notes = stderr(&output);
     assert!(
         notes.contains(
-            "<stdin>: /steps/0/observation/results/0/subagent_trajectory_ref/0: left unchanged"
+            "standard input: /steps/0/observation/results/0/subagent_trajectory_ref/0: left unchanged"
         ),
         "{notes}"
     );
@@ -113,15 +113,11 @@ fn upgrade_exits_1_on_input_that_is_not_a_json_object_with_a_known_label() {
             "{\"schema_version\": \"ATIF-v1.5\", \"schema_version\": \"ATIF-v1.6\"}",
             "repeats an earlier key",
         ),
-        (
-            "array.json",
-            "[]",
-            "expected a JSON object (an ATIF trajectory) at the root, found an array",
-        ),
+        ("array.json", "[]", "(root): the root is an array: an ATIF trajectory is a JSON object"),
         (
             "label.json",
-            "{\"schema_version\": \"1.4\"}",
-            "cannot upgrade: /schema_version: unknown schema_version `1.4`",
+            "{\"schema_version\": \"1.4\", \"steps\": []}",
+            "/schema_version: unknown schema_version `1.4`",
         ),
         ("empty.json", "", "empty document"),
         ("bom.json", "\u{FEFF}{\"schema_version\": \"ATIF-v1.5\"}", "byte-order mark"),

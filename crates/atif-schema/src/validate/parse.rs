@@ -41,6 +41,9 @@ pub(crate) struct Parsed {
     pub(crate) omitted_duplicates: usize,
     /// Non-finite literals beyond [`MAX_RECORDED`], counted but not kept.
     pub(crate) omitted_non_finite: usize,
+    /// JSON Pointer of every integer written outside -2^63 … 2^64-1, which a JSON reader can
+    /// only keep as a float (it is in `value` as that float); at most [`MAX_RECORDED`].
+    pub(crate) big_integers: Vec<String>,
 }
 
 /// Duplicate keys and non-finite literals recorded with their pointers, at most; a hostile file
@@ -105,6 +108,7 @@ pub(crate) fn read(bytes: &[u8], allow_non_finite: bool) -> Result<Parsed, ReadE
     // JSON), so a separate pass over the bytes is only needed to explain a failure.
     let first_error = match parse_bytes(bytes) {
         Ok((value, state)) => {
+            let big_integers = confirm_big_integers(bytes, state.big_floats);
             return Ok(Parsed {
                 value,
                 bom,
@@ -113,6 +117,7 @@ pub(crate) fn read(bytes: &[u8], allow_non_finite: bool) -> Result<Parsed, ReadE
                 sentinel: None,
                 omitted_duplicates: state.omitted_duplicates,
                 omitted_non_finite: 0,
+                big_integers,
             });
         }
         Err(err) => err,
@@ -141,6 +146,10 @@ pub(crate) fn read(bytes: &[u8], allow_non_finite: bool) -> Result<Parsed, ReadE
                     Ok((value, state)) => Ok(Parsed {
                         value,
                         bom,
+                        big_integers: confirm_big_integers(
+                            rewritten.text.as_bytes(),
+                            state.big_floats,
+                        ),
                         duplicates: state.duplicates,
                         non_finite: state.non_finite,
                         sentinel: Some(rewritten.sentinel),
@@ -203,6 +212,57 @@ fn from_serde(err: &serde_json::Error) -> ReadError {
 }
 
 type ParseOutput = (Value, State);
+
+/// Whether serde_json hands out `value` as a float only because its integer literal did not fit
+/// `i64`/`u64`: a whole number at or beyond 2^64 or at or below -2^63. A float literal such as
+/// `1e21` gives the same kind of value, which [`confirm_big_integers`] tells apart.
+fn is_big_whole(value: f64) -> bool {
+    const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+    const MINUS_TWO_POW_63: f64 = -9_223_372_036_854_775_808.0;
+    value.fract() == 0.0 && (value >= TWO_POW_64 || value <= MINUS_TWO_POW_63)
+}
+
+/// Of the pointers of big whole floats (in document order), keeps those written as integer
+/// literals.
+///
+/// The reader sees only the float, so the text is scanned for number tokens (outside strings
+/// digits appear only in numbers): the tokens that give a big whole float are, in order, the
+/// values the reader recorded. Documents without such floats (nearly all) never pay for this.
+fn confirm_big_integers(bytes: &[u8], candidates: Vec<String>) -> Vec<String> {
+    if candidates.is_empty() {
+        return candidates;
+    }
+    let mut written_as_integer = Vec::new();
+    let mut strings = StringTracker::default();
+    let mut at = 0;
+    while at < bytes.len() && written_as_integer.len() < candidates.len() {
+        let byte = bytes[at];
+        if strings.inside(byte) {
+            at += 1;
+            continue;
+        }
+        if byte == b'-' || byte.is_ascii_digit() {
+            let len = bytes[at..]
+                .iter()
+                .position(|byte| !matches!(byte, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                .unwrap_or(bytes.len() - at);
+            let token = std::str::from_utf8(&bytes[at..at + len]).unwrap_or_default();
+            let integer = !token.contains(['.', 'e', 'E']);
+            let fits = token.parse::<i64>().is_ok() || token.parse::<u64>().is_ok();
+            if !(integer && fits) && token.parse::<f64>().is_ok_and(is_big_whole) {
+                written_as_integer.push(integer);
+            }
+            at += len;
+            continue;
+        }
+        at += 1;
+    }
+    if written_as_integer.len() != candidates.len() {
+        // Cannot happen for text the reader accepted; rather report every candidate than none.
+        return candidates;
+    }
+    candidates.into_iter().zip(written_as_integer).filter_map(|(p, int)| int.then_some(p)).collect()
+}
 
 fn parse_bytes(bytes: &[u8]) -> Result<ParseOutput, serde_json::Error> {
     let mut state = State::new(None);
@@ -274,6 +334,30 @@ fn choose_sentinel(text: &str) -> Option<char> {
     SENTINEL_CANDIDATES.clone().find(|c| used & (1 << (u32::from(*c) - 0xFDD0)) == 0)
 }
 
+/// Follows JSON text byte by byte to tell the bytes of strings (quotes included) from the rest.
+#[derive(Debug, Default)]
+struct StringTracker {
+    in_string: bool,
+    escaped: bool,
+}
+
+impl StringTracker {
+    /// Whether `byte`, the next byte of the text, belongs to a string.
+    fn inside(&mut self, byte: u8) -> bool {
+        if !self.in_string {
+            self.in_string = byte == b'"';
+            return self.in_string;
+        }
+        match (self.escaped, byte) {
+            (true, _) => self.escaped = false,
+            (false, b'\\') => self.escaped = true,
+            (false, b'"') => self.in_string = false,
+            _ => {}
+        }
+        true
+    }
+}
+
 /// Replaces `NaN`, `Infinity` and `-Infinity` outside strings with strings starting with
 /// `sentinel`; `None` when there are none.
 fn rewrite_non_finite(text: &str, sentinel: char) -> Option<Rewritten> {
@@ -282,23 +366,16 @@ fn rewrite_non_finite(text: &str, sentinel: char) -> Option<Rewritten> {
     let mut literals = Vec::new();
     let mut shifts = Vec::new();
     let (mut line, mut line_start, mut grown_on_line) = (1, 0, 0);
-    let (mut in_string, mut escaped) = (false, false);
+    let mut strings = StringTracker::default();
     let mut copied_up_to = 0;
     let mut at = 0;
     while at < bytes.len() {
         let byte = bytes[at];
-        if in_string {
-            match (escaped, byte) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
+        if strings.inside(byte) {
             at += 1;
             continue;
         }
         match byte {
-            b'"' => in_string = true,
             b'\n' => {
                 line += 1;
                 line_start = at + 1;
@@ -348,6 +425,8 @@ struct State {
     non_finite: Vec<(String, &'static str)>,
     omitted_duplicates: usize,
     omitted_non_finite: usize,
+    /// Pointers of floats that may stand for integer literals too big for `i64`/`u64`.
+    big_floats: Vec<String>,
     /// Set when parsing rewritten text: strings starting with it stand for non-finite literals.
     sentinel: Option<char>,
 }
@@ -360,6 +439,7 @@ impl State {
             non_finite: Vec::new(),
             omitted_duplicates: 0,
             omitted_non_finite: 0,
+            big_floats: Vec::new(),
             sentinel,
         }
     }
@@ -418,6 +498,10 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+        if is_big_whole(value) && self.state.big_floats.len() < MAX_RECORDED {
+            let pointer = self.state.pointer();
+            self.state.big_floats.push(pointer);
+        }
         // serde_json only hands out finite floats.
         Ok(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number))
     }
@@ -585,6 +669,17 @@ mod tests {
         let parsed = read_ok("\u{FEFF}{\"a\": 1}", false);
         assert!(parsed.bom);
         assert_eq!(parsed.value["a"], 1);
+    }
+
+    #[test]
+    fn integers_too_big_for_64_bits_are_found_but_big_float_literals_are_not() {
+        let text = r#"{"a": 1180591620717411303424, "b": [1e21, -9223372036854775809],
+            "c": "12345678901234567890123", "d": 18446744073709551615, "e": 2e19,
+            "f": -9223372036854775808, "g": 36893488147419103232.0}"#;
+        let parsed = read_ok(text, false);
+        assert_eq!(parsed.big_integers, ["/a", "/b/1"]);
+        let parsed = read_ok(r#"{"x": NaN, "y": 99999999999999999999999}"#, true);
+        assert_eq!(parsed.big_integers, ["/y"]);
     }
 
     #[test]

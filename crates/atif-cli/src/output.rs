@@ -1,0 +1,185 @@
+//! The one way the `atif` command writes to standard output and standard error.
+//!
+//! Every write returns its error instead of panicking (`println!` panics on a full disk). A
+//! reader that stops early (`atif diff a b | head`) closes the pipe: that is not an error, the
+//! rest of the output is dropped and the command ends with the status it would have had. Any
+//! other write error (`> /dev/full`) becomes an error naming the stream, which `main` reports on
+//! standard error (when that still works) with exit status 2.
+//!
+//! The settings that shape output for the whole run (`--color`, `--quiet`) are set once, in
+//! `main`, before a subcommand runs.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anstyle::{AnsiColor, Style};
+
+/// When to colour output: the values of `--color`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ColorChoice {
+    /// Colour on a terminal, unless `NO_COLOR` is set; always when `CLICOLOR_FORCE` is set.
+    #[default]
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    quiet: bool,
+    color_stdout: bool,
+}
+
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Sets how this run writes; called once by `main`.
+pub(crate) fn init(color: ColorChoice, quiet: bool) {
+    let settings = Settings { quiet, color_stdout: use_color(color, io::stdout().is_terminal()) };
+    let _ = SETTINGS.set(settings);
+}
+
+fn settings() -> Settings {
+    SETTINGS.get().copied().unwrap_or(Settings { quiet: false, color_stdout: false })
+}
+
+/// Whether to colour a stream: `--color always|never` decides; under `auto`, a non-empty
+/// `NO_COLOR` turns colour off, a `CLICOLOR_FORCE` other than `0` turns it on, and otherwise a
+/// terminal gets colour (<https://no-color.org>, <https://bixense.com/clicolors/>).
+fn use_color(choice: ColorChoice, is_terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            let set = |name| std::env::var_os(name).filter(|value| !value.is_empty());
+            if set("NO_COLOR").is_some() {
+                false
+            } else if set("CLICOLOR_FORCE").is_some_and(|value| value != "0") {
+                true
+            } else {
+                is_terminal
+            }
+        }
+    }
+}
+
+/// Whether standard output is coloured in this run.
+pub(crate) fn color_stdout() -> bool {
+    settings().color_stdout
+}
+
+/// Whether `-q/--quiet` asked for no notes on standard error.
+pub(crate) fn quiet() -> bool {
+    settings().quiet
+}
+
+/// Runs `write` on a locked standard output and flushes it; see the module docs for errors.
+///
+/// # Errors
+///
+/// Any write error other than a broken pipe, naming standard output.
+pub(crate) fn out(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+    write_to(io::stdout().lock(), &STDOUT_CLOSED, "standard output", write)
+}
+
+/// Writes a note (a summary, a warning) on standard error, unless `--quiet`.
+///
+/// # Errors
+///
+/// As [`error`].
+pub(crate) fn note(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+    if quiet() {
+        return Ok(());
+    }
+    error(write)
+}
+
+/// Writes on standard error, even under `--quiet` (error messages, and what a command must say).
+///
+/// # Errors
+///
+/// Any write error other than a broken pipe, naming standard error.
+pub(crate) fn error(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+    write_to(io::stderr().lock(), &STDERR_CLOSED, "standard error", write)
+}
+
+fn write_to(
+    mut stream: impl Write,
+    closed: &AtomicBool,
+    name: &str,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> anyhow::Result<()> {
+    if closed.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    match write(&mut stream).and_then(|()| stream.flush()) {
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {
+            closed.store(true, Ordering::Relaxed);
+            Ok(())
+        }
+        Err(err) => Err(anyhow::Error::new(err).context(format!("cannot write to {name}"))),
+    }
+}
+
+/// Writes a report (a diff, a check failure) on standard output, colouring its lines when
+/// colour is on: additions green, removals red, hunk headers cyan, headings bold.
+pub(crate) fn write_report(out: &mut dyn Write, text: &str) -> io::Result<()> {
+    if !color_stdout() {
+        return out.write_all(text.as_bytes());
+    }
+    for line in text.split_inclusive('\n') {
+        let style = line_style(line);
+        if style == Style::new() {
+            out.write_all(line.as_bytes())?;
+        } else {
+            let (body, end) = match line.strip_suffix('\n') {
+                Some(body) => (body, "\n"),
+                None => (line, ""),
+            };
+            write!(out, "{}{body}{}{end}", style.render(), style.render_reset())?;
+        }
+    }
+    Ok(())
+}
+
+fn line_style(line: &str) -> Style {
+    let color = |color: AnsiColor| Style::new().fg_color(Some(color.into()));
+    if line.starts_with("+++") || line.starts_with("---") {
+        Style::new().bold()
+    } else if line.starts_with('+') {
+        color(AnsiColor::Green)
+    } else if line.starts_with('-') {
+        color(AnsiColor::Red)
+    } else if line.starts_with("@@") {
+        color(AnsiColor::Cyan)
+    } else if !line.starts_with(' ') && line.trim_end().ends_with(':') {
+        Style::new().bold()
+    } else {
+        Style::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_lines_get_their_colours_and_other_lines_none() {
+        assert_eq!(line_style("+added\n"), Style::new().fg_color(Some(AnsiColor::Green.into())));
+        assert_eq!(line_style("-gone"), Style::new().fg_color(Some(AnsiColor::Red.into())));
+        assert_eq!(line_style("@@ -1 +1 @@"), Style::new().fg_color(Some(AnsiColor::Cyan.into())));
+        assert_eq!(line_style("steps:\n"), Style::new().bold());
+        assert_eq!(line_style("  step 3 (agent) inserted\n"), Style::new());
+    }
+
+    #[test]
+    fn never_and_always_win_over_the_terminal() {
+        assert!(!use_color(ColorChoice::Never, true));
+        assert!(use_color(ColorChoice::Always, false));
+    }
+}

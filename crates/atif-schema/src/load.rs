@@ -1,0 +1,378 @@
+//! The one way a trajectory comes in from outside: read with a size limit, stopped at the first
+//! byte that cannot be JSON, and accepted only when it is a trajectory.
+//!
+//! Every command of the `atif` binary, `atif-golden` and the xtask read trajectories through
+//! this module, so "what is a trajectory" is decided in one place: strict JSON (no duplicate
+//! keys, no integer that a JSON reader would round to a float), a root object, a
+//! `schema_version` string and a `steps` array. Everything else is [`validate`](crate::validate)'s
+//! business, which reports every finding rather than the first.
+//!
+//! Reading is bounded and fails fast. A regular file larger than the limit is refused before a
+//! byte is read; a stream (standard input, a FIFO, a character device such as `/dev/zero`) is
+//! read in chunks, each checked as it arrives for bytes that valid JSON text never holds (a
+//! control character other than tab and line breaks, or a byte that is never UTF-8), and for a
+//! first non-blank byte that cannot start JSON. Binary input therefore fails within the first
+//! chunk, whatever its length.
+
+use std::io::{self, Read};
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::{Error, Result};
+
+/// The default limit on the bytes read from one input: 4 GiB.
+pub const DEFAULT_MAX_INPUT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
+
+/// How inputs are read: today, the size limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LoadOptions {
+    max_bytes: u64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> LoadOptions {
+        LoadOptions { max_bytes: DEFAULT_MAX_INPUT_BYTES }
+    }
+}
+
+impl LoadOptions {
+    /// The defaults: a limit of [`DEFAULT_MAX_INPUT_BYTES`].
+    pub fn new() -> LoadOptions {
+        LoadOptions::default()
+    }
+
+    /// Sets the most bytes read from one input; more is [`Error::TooLarge`].
+    pub fn set_max_bytes(&mut self, max_bytes: u64) -> &mut LoadOptions {
+        self.max_bytes = max_bytes;
+        self
+    }
+
+    /// The most bytes read from one input.
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+}
+
+/// Reads the trajectory at `path` and checks that it is one (see [`parse_trajectory`]).
+///
+/// # Errors
+///
+/// [`Error::Read`] when the file cannot be read (missing, a directory, no permission),
+/// [`Error::TooLarge`] past the limit, and [`Error::NotTrajectory`] when the bytes are not an
+/// ATIF trajectory.
+pub fn load_trajectory(path: &Path, options: &LoadOptions) -> Result<Value> {
+    let bytes = read_path(path, options)?;
+    parse_trajectory(&bytes, &path.display().to_string())
+}
+
+/// Reads the bytes of the file at `path`, within the limit, failing at the first byte that
+/// cannot be part of a JSON object (see the module docs). A FIFO or a device is read as a
+/// stream.
+///
+/// # Errors
+///
+/// [`Error::Read`], [`Error::TooLarge`], or [`Error::NotTrajectory`] for binary input.
+pub fn read_path(path: &Path, options: &LoadOptions) -> Result<Vec<u8>> {
+    let name = path.display().to_string();
+    let read_error = |source| Error::Read { file: name.clone(), source };
+    let file = std::fs::File::open(path).map_err(read_error)?;
+    let metadata = file.metadata().map_err(read_error)?;
+    if metadata.is_dir() {
+        return Err(read_error(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "it is a directory, expected a JSON file",
+        )));
+    }
+    let capacity = if metadata.is_file() {
+        if metadata.len() > options.max_bytes {
+            return Err(Error::TooLarge { file: name, limit: options.max_bytes });
+        }
+        // A file that grows while it is read is still stopped at the limit below.
+        usize::try_from(metadata.len()).unwrap_or(0)
+    } else {
+        CHUNK
+    };
+    read_bounded(file, &name, options, capacity)
+}
+
+/// Reads the bytes of standard input, as [`read_reader`] does; errors call it `standard input`.
+///
+/// # Errors
+///
+/// As [`read_reader`].
+pub fn read_stdin(options: &LoadOptions) -> Result<Vec<u8>> {
+    read_reader(io::stdin().lock(), "standard input", options)
+}
+
+/// Reads the bytes of any reader within the limit, failing at the first byte that cannot be
+/// part of a JSON object; `name` names the input in errors.
+///
+/// # Errors
+///
+/// [`Error::Read`] on an I/O error, [`Error::TooLarge`] past the limit, and
+/// [`Error::NotTrajectory`] for binary input.
+pub fn read_reader(reader: impl Read, name: &str, options: &LoadOptions) -> Result<Vec<u8>> {
+    read_bounded(reader, name, options, CHUNK)
+}
+
+/// Parses `bytes` as an ATIF trajectory: strict JSON ([`parse_json`](crate::parse_json): no
+/// duplicate keys, no byte-order mark, no `NaN`, no integer beyond 64 bits), then
+/// [`check_trajectory`]. `name` names the input in errors.
+///
+/// # Errors
+///
+/// [`Error::NotTrajectory`] with the JSON pointer (or line and column) of the first problem.
+pub fn parse_trajectory(bytes: &[u8], name: &str) -> Result<Value> {
+    let value = crate::parse_json(bytes).map_err(|err| match err {
+        Error::Json { pointer, line, column, message } => {
+            Error::NotTrajectory { file: name.to_owned(), pointer, line, column, message }
+        }
+        other => other,
+    })?;
+    check_trajectory(&value, name)?;
+    Ok(value)
+}
+
+/// Checks that a parsed document has the form of a trajectory: a root object with a
+/// `schema_version` string and a `steps` array. For a value that did not come through
+/// [`parse_trajectory`] (duplicate keys and big integers are gone from a `Value`).
+///
+/// # Errors
+///
+/// [`Error::NotTrajectory`] naming `name` and the pointer of what is missing or wrong.
+pub fn check_trajectory(value: &Value, name: &str) -> Result<()> {
+    let fail = |pointer: &str, message: String| Error::NotTrajectory {
+        file: name.to_owned(),
+        pointer: Some(pointer.to_owned()),
+        line: None,
+        column: None,
+        message: format!("{}: {message}", if pointer.is_empty() { "(root)" } else { pointer }),
+    };
+    let Value::Object(root) = value else {
+        return Err(fail(
+            "",
+            format!(
+                "the root is {}: an ATIF trajectory is a JSON object with `schema_version` and \
+                 `steps`",
+                crate::json_kind(value)
+            ),
+        ));
+    };
+    match root.get("schema_version") {
+        Some(Value::String(_)) => {}
+        None => {
+            return Err(fail(
+                "/schema_version",
+                "missing: not an ATIF trajectory (expected `\"schema_version\": \"ATIF-v1.8\"` \
+                 or another ATIF-v1.x label)"
+                    .to_owned(),
+            ));
+        }
+        Some(other) => {
+            return Err(fail(
+                "/schema_version",
+                format!(
+                    "expected a string such as \"ATIF-v1.8\", found {}",
+                    crate::json_kind(other)
+                ),
+            ));
+        }
+    }
+    match root.get("steps") {
+        Some(Value::Array(_)) => Ok(()),
+        None => Err(fail(
+            "/steps",
+            "missing: not an ATIF trajectory (expected an array of steps)".to_owned(),
+        )),
+        Some(other) => Err(fail(
+            "/steps",
+            format!("expected an array of steps, found {}", crate::json_kind(other)),
+        )),
+    }
+}
+
+/// Bytes read at a time from a stream; each chunk is checked before the next is read.
+const CHUNK: usize = 256 * 1024;
+
+fn read_bounded(
+    mut reader: impl Read,
+    name: &str,
+    options: &LoadOptions,
+    capacity: usize,
+) -> Result<Vec<u8>> {
+    let limit = options.max_bytes;
+    let mut bytes = Vec::with_capacity(capacity.min(usize::try_from(limit).unwrap_or(usize::MAX)));
+    let mut chunk = vec![0u8; CHUNK];
+    let mut seen_start = false;
+    loop {
+        let n = match reader.read(&mut chunk) {
+            Ok(0) => return Ok(bytes),
+            Ok(n) => n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(source) => return Err(Error::Read { file: name.to_owned(), source }),
+        };
+        let total = bytes.len() as u64 + n as u64;
+        if total > limit {
+            return Err(Error::TooLarge { file: name.to_owned(), limit });
+        }
+        let new = &chunk[..n];
+        if let Some(at) = first_bad_byte(new, bytes.is_empty(), &mut seen_start) {
+            bytes.extend_from_slice(&new[..at]);
+            return Err(not_json_at(&bytes, &new[at..], name));
+        }
+        bytes.extend_from_slice(new);
+    }
+}
+
+/// Bytes that JSON text never holds: control characters other than tab, line feed and carriage
+/// return (strings must escape them), and bytes that never occur in UTF-8.
+const NEVER_IN_JSON: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 0x20 {
+        table[byte] = !matches!(byte, 0x09 | 0x0A | 0x0D);
+        byte += 1;
+    }
+    table[0xC0] = true;
+    table[0xC1] = true;
+    let mut byte = 0xF5;
+    while byte < 0x100 {
+        table[byte] = true;
+        byte += 1;
+    }
+    table
+};
+
+/// The offset in `chunk` of the first byte that cannot be part of JSON text; the first
+/// non-blank byte of the input (after a UTF-8 byte-order mark, which the parser explains) must
+/// be one that starts a JSON value (the parser then says when it is not an object).
+fn first_bad_byte(chunk: &[u8], at_start: bool, seen_start: &mut bool) -> Option<usize> {
+    let mut from = 0;
+    if !*seen_start {
+        if at_start && chunk.starts_with(b"\xEF\xBB\xBF") {
+            from = 3;
+        }
+        match chunk[from..].iter().position(|byte| !matches!(byte, b' ' | b'\t' | b'\n' | b'\r')) {
+            Some(offset) => {
+                *seen_start = true;
+                if !matches!(
+                    chunk[from + offset],
+                    b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+                ) {
+                    return Some(from + offset);
+                }
+                from += offset;
+            }
+            None => return None,
+        }
+    }
+    chunk[from..].iter().position(|&byte| NEVER_IN_JSON[usize::from(byte)]).map(|at| from + at)
+}
+
+/// The error for the first byte of `rest` (just past `before`), which cannot be where it is.
+fn not_json_at(before: &[u8], rest: &[u8], name: &str) -> Error {
+    let offset = before.len();
+    let found = rest.first().copied().unwrap_or(0);
+    let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
+    let line_start = before.iter().rposition(|&byte| byte == b'\n').map_or(0, |at| at + 1);
+    let column = offset - line_start + 1;
+    let what = match found {
+        _ if offset == 0 && (rest.starts_with(b"\xFF\xFE") || rest.starts_with(b"\xFE\xFF")) => {
+            "the input starts with a UTF-16 byte-order mark: JSON must \
+             be UTF-8; PowerShell's `>` and Out-File write UTF-16 by default"
+                .to_owned()
+        }
+        byte if byte.is_ascii_graphic() => format!(
+            "`{}` cannot start JSON text (an ATIF trajectory is a JSON object, starting with `{{`)",
+            char::from(byte)
+        ),
+        byte => format!(
+            "byte 0x{byte:02X} cannot appear in JSON text: this is binary data, not a trajectory"
+        ),
+    };
+    Error::NotTrajectory {
+        file: name.to_owned(),
+        pointer: None,
+        line: Some(line),
+        column: Some(column),
+        message: format!("invalid JSON at line {line}, column {column}: {what}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(bytes: &[u8], max: u64) -> Result<Vec<u8>> {
+        let mut options = LoadOptions::new();
+        options.set_max_bytes(max);
+        read_reader(bytes, "input", &options)
+    }
+
+    fn message(err: Error) -> String {
+        err.to_string()
+    }
+
+    #[test]
+    fn a_trajectory_is_read_whole() {
+        let text = br#" {"schema_version": "ATIF-v1.8", "steps": []}"#;
+        assert_eq!(read(text, 1000).unwrap(), text);
+    }
+
+    #[test]
+    fn reading_stops_at_the_first_byte_json_never_holds() {
+        let cases: [(&[u8], &str); 5] = [
+            (b"\0\0\0", "line 1, column 1: byte 0x00"),
+            (b"\n  {\"a\": \"x\x01", "line 2, column 11: byte 0x01"),
+            (b"\xFF\xFE{\0", "UTF-16"),
+            (b"<html>", "`<` cannot start JSON text"),
+            (b"  x42", "line 1, column 3: `x` cannot start JSON text"),
+        ];
+        for (bytes, expected) in cases {
+            let err = message(read(bytes, 1000).unwrap_err());
+            assert!(err.contains(expected), "{expected}: {err}");
+            assert!(err.starts_with("input: "), "{err}");
+        }
+    }
+
+    #[test]
+    fn an_endless_binary_stream_fails_within_the_first_chunk() {
+        // An endless reader: if the check did not stop it, this test would never end.
+        let err = read_reader(io::repeat(0), "zeros", &LoadOptions::new()).unwrap_err();
+        assert!(message(err).contains("byte 0x00"));
+        let err = read(&[b'{'; 3 * CHUNK], 2 * CHUNK as u64).unwrap_err();
+        assert!(matches!(err, Error::TooLarge { .. }), "a stream stops at the limit: {err}");
+    }
+
+    #[test]
+    fn past_the_limit_is_too_large() {
+        let err = read(br#"{"schema_version": "ATIF-v1.8"}"#, 10).unwrap_err();
+        assert_eq!(message(err), "input is larger than the input limit of 10 bytes");
+    }
+
+    #[test]
+    fn only_trajectories_are_accepted() {
+        let cases = [
+            (r#"{"hello": "world"}"#, "input: /schema_version: missing"),
+            (r#"{"schema_version": "ATIF-v1.8"}"#, "input: /steps: missing"),
+            (r#"{"schema_version": 1, "steps": []}"#, "found a number"),
+            (r#"{"schema_version": "ATIF-v1.8", "steps": {}}"#, "found an object"),
+            (r#"[]"#, "input: (root): the root is an array"),
+            (
+                r#"{"schema_version": "ATIF-v1.8", "steps": [], "steps": []}"#,
+                "/steps: this key repeats",
+            ),
+            (
+                r#"{"schema_version": "ATIF-v1.8", "steps": [{"step_id": 1180591620717411303424}]}"#,
+                "input: /steps/0/step_id: an integer outside",
+            ),
+        ];
+        for (text, expected) in cases {
+            let err = message(parse_trajectory(text.as_bytes(), "input").unwrap_err());
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
+        let ok = parse_trajectory(br#"{"schema_version": "ATIF-v1.8", "steps": []}"#, "input");
+        assert!(ok.is_ok());
+    }
+}
