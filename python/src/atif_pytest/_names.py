@@ -21,7 +21,7 @@ def sanitize(part: str) -> str:
     return safe or "_"
 
 
-def test_name(path: Path, nodeid: str) -> str:
+def base_name(path: Path, nodeid: str) -> str:
     """The base name of a test's files: ``<module>__<test>``.
 
     The module is the test file's stem; the test part is the node id after the file, with

@@ -46,8 +46,10 @@ class Server:
         listen: Optional[str] = None,
         drift: Optional[str] = None,
         masks: tuple[str, ...] = (),
+        shown: Optional[str] = None,
     ) -> None:
         self.script = script
+        self._shown = shown or str(script)
         self.record = record
         args = [binary, "serve", "--script", str(script), "--record" if record else "--replay"]
         if upstream:
@@ -110,7 +112,7 @@ class Server:
             self._verdict = Verdict(
                 2,
                 f"atif serve did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM and was killed; "
-                f"the script {self.script} may not have been saved",
+                f"the script {self._shown} may not have been saved",
             )
             self._close()
             return self._verdict
@@ -141,6 +143,12 @@ class Server:
         if line.startswith(prefix):
             return line[len(prefix):].rstrip("/")
         exited = self._process.poll()
+        if exited is None and not self._reader.is_alive():
+            # Standard output closed: the process is exiting, so its status is moments away.
+            try:
+                exited = self._process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                pass
         if exited is None:
             self._process.kill()
             self._process.wait()
@@ -154,7 +162,7 @@ class Server:
         if line:
             details = f"its first line was {line!r}\n{details}".strip()
         raise AtifError(
-            f"atif serve could not start for {self.script} ({what}):\n{details or '(it printed nothing)'}"
+            f"atif serve could not start for {self._shown} ({what}):\n{details or '(it printed nothing)'}"
         )
 
     def _read_stderr(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ import pytest
 from atif_pytest._binary import find_atif
 from atif_pytest._errors import AtifError
 from atif_pytest._golden import GOLDEN_MODES, check
-from atif_pytest._names import sanitize, test_name
+from atif_pytest._names import base_name, sanitize
 from atif_pytest._server import Server, Verdict
 
 # A dummy key for each SDK that refuses to start without one; replay never uses it.
@@ -116,11 +117,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         if verdict.exit_code == 0:
             state.recorded.append(replay.script)
         else:
-            _fail_report(report, _record_failure(replay.script, verdict))
+            _fail_report(report, _record_failure(_shown(replay.script, state.cwd), verdict))
         return
     if verdict.exact:
+        # `--atif-drift warn` served drifted requests anyway: the test stands, the report says so.
+        warnings = _warnings(verdict.message)
+        if warnings:
+            report.sections.append(("atif replay warnings", warnings))
         return
-    _fail_report(report, _replay_failure(replay.script, verdict, item))
+    script = _shown(replay.script, state.cwd)
+    _fail_report(report, _replay_failure(script, verdict, state.pytest_command("--atif-record", item)))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -155,7 +161,11 @@ def atif_replay(request: pytest.FixtureRequest):
     try:
         replay = state.start_replay(script)
     except AtifError as err:
-        pytest.fail(str(err), pytrace=False)
+        failure = str(err)
+    else:
+        failure = None
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
     item.stash[_REPLAY] = replay
     with pytest.MonkeyPatch.context() as env:
         for name, value in replay.environment(state.dummy_keys).items():
@@ -196,7 +206,8 @@ class AtifReplay:
         try:
             return self._server.trajectory()
         except AtifError as err:
-            pytest.fail(str(err), pytrace=False)
+            failure = str(err)
+        pytest.fail(failure, pytrace=False)
 
     def environment(self, dummy_keys: bool) -> dict:
         """The variables that point each provider's SDK at the server."""
@@ -228,7 +239,7 @@ class AtifGolden:
         try:
             outcome = self._check(trajectory, name)
         except AtifError as err:
-            pytest.fail(str(err), pytrace=False)
+            outcome = str(err)
         if outcome is not None:
             pytest.fail(outcome, pytrace=False)
 
@@ -247,7 +258,7 @@ class AtifGolden:
             golden,
             actual,
             update=state.update,
-            update_command=state.update_command(item),
+            update_command=state.pytest_command("--atif-update", item),
             cwd=state.cwd,
         )
         if outcome.matched:
@@ -317,10 +328,10 @@ class _State:
         if marker is not None and marker.args:
             named = Path(marker.args[0])
             return named if named.is_absolute() else Path(self.config.rootpath) / named
-        return self.script_dir / f"{test_name(item.path, item.nodeid)}.json"
+        return self.script_dir / f"{base_name(item.path, item.nodeid)}.json"
 
     def golden_path(self, item: pytest.Item, name: Optional[str]) -> Path:
-        base = test_name(item.path, item.nodeid)
+        base = base_name(item.path, item.nodeid)
         if name is not None:
             base = f"{base}__{sanitize(name)}"
         return self.golden_dir / f"{base}.json"
@@ -356,15 +367,16 @@ class _State:
             listen=self.listen,
             drift=self.drift,
             masks=self.masks,
+            shown=_shown(script, self.cwd),
         )
         return AtifReplay(server.url, script, self.record, server, self.upstream)
 
-    def update_command(self, item: pytest.Item) -> str:
-        """The pytest command that writes this test's golden."""
-        file_part, _, rest = item.nodeid.partition("::")
+    def pytest_command(self, flag: str, item: pytest.Item) -> str:
+        """``pytest FLAG <this test>``, with the test named from where pytest was run."""
+        _, _, rest = item.nodeid.partition("::")
         target = _shown(Path(item.path), self.cwd)
         nodeid = f"{target}::{rest}" if rest else target
-        return f"pytest --atif-update {shlex.quote(nodeid)}"
+        return f"pytest {flag} {shlex.quote(nodeid)}"
 
 
 def _on_ci() -> bool:
@@ -388,22 +400,41 @@ def _fail_report(report: pytest.TestReport, message: str) -> None:
         report.sections.append(("atif replay verdict", message))
 
 
-def _replay_failure(script: Path, verdict: Verdict, item: pytest.Item) -> str:
+def _replay_failure(script: str, verdict: Verdict, update: str) -> str:
     if verdict.exit_code == 1:
         heading = f"the replay of {script} was not exact: the agent's model calls differ from the recording"
-        fix = f"if this change is intended, re-record the script: pytest --atif-record {shlex.quote(item.nodeid)}"
+        fix = f"if this change is intended, re-record the script: {update}"
+        details = _summary(verdict.message)
     else:
         heading = f"atif serve failed while replaying {script} (exit {verdict.exit_code})"
         fix = ""
-    return "\n".join(part for part in (heading, verdict.message.rstrip(), fix) if part)
+        details = verdict.message.rstrip()
+    return "\n".join(part for part in (heading, details, fix) if part)
 
 
-def _record_failure(script: Path, verdict: Verdict) -> str:
+def _summary(stderr: str) -> str:
+    """The server's closing verdict, without the per-request lines it repeats."""
+    lines = stderr.rstrip().splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        if _VERDICT_LINE.match(lines[index]):
+            return "\n".join(lines[index:])
+    return stderr.rstrip()
+
+
+def _warnings(stderr: str) -> str:
+    """What the server printed besides its closing verdict (drift served under `--drift warn`)."""
+    lines = [line for line in stderr.rstrip().splitlines() if not _VERDICT_LINE.match(line)]
+    return "\n".join(lines)
+
+
+def _record_failure(script: str, verdict: Verdict) -> str:
     return (
         f"recording {script} failed (atif serve exit {verdict.exit_code}):\n"
         f"{verdict.message.rstrip() or '(it printed nothing)'}"
     )
 
 
+# The first line of `atif serve`'s closing verdict on stderr, e.g. `atif replay: replay not exact:`.
+_VERDICT_LINE = re.compile(r"^atif \w+: (replay|recording)( not)? exact")
 _STATE = pytest.StashKey[_State]()
 _REPLAY = pytest.StashKey[AtifReplay]()

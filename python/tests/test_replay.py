@@ -1,0 +1,200 @@
+"""atif_replay: record, replay, and each way a replay is not exact, through inner pytest runs."""
+
+import os
+import socket
+import textwrap
+
+import pytest
+
+# Imported once here, the SDK stays loaded across the inner in-process sessions (pytester restores
+# sys.modules to what it was before each), which saves seconds per inner run.
+if os.environ.get("ATIF_E2E_REQUIRED") == "1":
+    import openai  # noqa: F401 (on CI a missing SDK fails instead of skipping)
+else:
+    pytest.importorskip("openai", reason="skipped: the openai SDK is missing; run `cargo xtask e2e-setup`")
+
+# An inner agent on the OpenAI SDK. AGENT_MODE picks a behaviour change against the recording:
+# `more` asks the model once more, `fewer` stops after the first reply, `drift` changes the
+# prompt, `crash` raises after the first model call.
+AGENT = textwrap.dedent(
+    '''
+    import os
+
+    from openai import OpenAI
+
+    SHELL = {"type": "function", "function": {"name": "shell", "description": "run a command",
+             "parameters": {"type": "object", "properties": {"command": {"type": "string"}},
+                            "required": ["command"]}}}
+
+    def run(prompt="What is 6 * 7?"):
+        mode = os.environ.get("AGENT_MODE", "")
+        if mode == "drift":
+            prompt = "What is six times seven?"
+        client = OpenAI(max_retries=0)
+        messages = [{"role": "user", "content": prompt}]
+        asked_again = False
+        while True:
+            reply = client.chat.completions.create(model="fake-model", messages=messages, tools=[SHELL])
+            if mode == "crash":
+                raise RuntimeError("the agent crashed halfway")
+            message = reply.choices[0].message
+            messages.append(message.model_dump(exclude_none=True))
+            if mode == "fewer":
+                return "gave up early"
+            if message.tool_calls:
+                for call in message.tool_calls:
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": "42"})
+                continue
+            if mode == "more" and not asked_again:
+                asked_again = True
+                messages.append({"role": "user", "content": "Check that again."})
+                continue
+            return message.content
+    '''
+)
+
+TESTS = textwrap.dedent(
+    '''
+    import agent
+
+    def test_answer(atif_replay):
+        assert "42" in agent.run()
+    '''
+)
+
+
+@pytest.fixture
+def recorded(pytester: pytest.Pytester, fake_provider_url: str) -> pytest.Pytester:
+    """A project whose one test was recorded against the fake provider, golden included."""
+    pytester.makepyfile(agent=AGENT, test_agent=TESTS)
+    pytester.syspathinsert()
+    result = pytester.runpytest("--atif-record", "--atif-upstream", fake_provider_url)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*recorded tests/scripts/test_agent__test_answer.json"])
+    return pytester
+
+
+def test_a_recorded_test_replays_green_offline(recorded: pytest.Pytester):
+    script = recorded.path / "tests" / "scripts" / "test_agent__test_answer.json"
+    assert script.is_file()
+    recorded.runpytest().assert_outcomes(passed=1)
+
+
+def test_one_more_model_call_fails_with_the_exhaustion_verdict(recorded, monkeypatch):
+    monkeypatch.setenv("AGENT_MODE", "more")
+    result = recorded.runpytest()
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "request #3" in text, text
+    result.stdout.fnmatch_lines(["*atif replay verdict*", "*replay not exact*"])
+    assert "atif_pytest" not in text, text
+
+
+def test_fewer_model_calls_fail_naming_the_unused_exchanges(recorded, monkeypatch):
+    monkeypatch.setenv("AGENT_MODE", "fewer")
+    result = recorded.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the replay of *test_agent__test_answer.json was not exact*",
+            "*1 of the 2 recorded exchanges were never requested: #2 POST /v1/chat/completions*",
+            "*re-record the script: pytest --atif-record test_agent.py::test_answer",
+        ]
+    )
+
+
+def test_a_changed_prompt_fails_with_the_drift_diff(recorded, monkeypatch):
+    monkeypatch.setenv("AGENT_MODE", "drift")
+    result = recorded.runpytest()
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "What is six times seven?" in text and "What is 6 * 7?" in text, text
+    result.stdout.fnmatch_lines(["*atif replay verdict*"])
+
+
+def test_drift_warn_serves_the_nearest_exchange_and_reports_the_difference(recorded, monkeypatch):
+    monkeypatch.setenv("AGENT_MODE", "drift")
+    result = recorded.runpytest("--atif-drift", "warn", "-rP")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*atif replay warnings*"])
+    assert "What is six times seven?" in result.stdout.str()
+
+
+def test_a_crash_halfway_still_stops_the_server_and_reports_its_verdict(recorded, monkeypatch):
+    monkeypatch.setenv("AGENT_MODE", "crash")
+    result = recorded.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*RuntimeError: the agent crashed halfway",
+            "*atif replay verdict*",
+            "*never requested*",
+        ]
+    )
+
+
+def test_a_missing_script_fails_naming_it_and_how_to_record(pytester: pytest.Pytester):
+    pytester.makepyfile(agent=AGENT, test_agent=TESTS)
+    pytester.syspathinsert()
+    result = pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*the replay script tests/scripts/test_agent__test_answer.json does not exist: "
+            "record it with `pytest --atif-record`*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_recording_is_refused_on_ci(pytester: pytest.Pytester, monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    pytester.makepyfile(agent=AGENT, test_agent=TESTS)
+    result = pytester.runpytest("--atif-record")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--atif-record is refused on CI (CI=true)*"])
+    assert not (pytester.path / "tests" / "scripts").exists()
+
+
+def test_a_port_in_use_fails_naming_the_script_and_the_address(recorded: pytest.Pytester):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        result = recorded.runpytest("--atif-listen", address)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*atif serve could not start for tests/scripts/test_agent__test_answer.json "
+            "(exited with status 2):",
+            f"*{address}*",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+    assert "During handling" not in result.stdout.str()
+
+
+def test_parametrised_tests_replay_under_xdist_each_with_its_own_server(pytester, fake_provider_url):
+    pytester.makepyfile(
+        agent=AGENT,
+        test_cases=textwrap.dedent(
+            '''
+            import pytest
+
+            import agent
+
+            @pytest.mark.parametrize("case", ["a", "b", "c", "d"])
+            def test_case(atif_replay, case):
+                assert "42" in agent.run(f"What is 6 * 7? (case {case})")
+            '''
+        ),
+    )
+    pytester.syspathinsert()
+    recorded = pytester.runpytest_subprocess(
+        "--atif-record", "--atif-upstream", fake_provider_url, "-n", "2"
+    )
+    recorded.assert_outcomes(passed=4)
+    scripts = sorted(path.name for path in (pytester.path / "tests" / "scripts").iterdir())
+    assert scripts == [f"test_cases__test_case__{case}.json" for case in "abcd"]
+    replayed = pytester.runpytest_subprocess("-n", "4")
+    replayed.assert_outcomes(passed=4)
