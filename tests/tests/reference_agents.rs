@@ -258,7 +258,13 @@ fn subagent_items(trajectory: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|subagent| subagent["steps"][0]["message"].as_str().unwrap().to_owned())
+        .map(|subagent| {
+            // The item is in the subagent's task, its first user step (its system prompt,
+            // captured from its request, comes first).
+            let steps = subagent["steps"].as_array().unwrap();
+            let task = steps.iter().find(|step| step["source"] == "user").unwrap();
+            task["message"].as_str().unwrap().to_owned()
+        })
         .collect()
 }
 

@@ -10,12 +10,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
+use crate::error::with_causes;
 use crate::record::lock;
+use crate::steps::{self, ResultRecord, Source, StepRecord, TrajectoryRecord};
 use crate::{
-    Chunk, ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, ToolCall,
-    ToolDefinition, Usage,
+    Chunk, ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, Role,
 };
 
 /// Who the captured agent is. A plain value: `CaptureOptions::new(name, version)`.
@@ -135,9 +136,16 @@ where
     E: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
 {
     let model = options.model_name.clone().or_else(|| client.model().map(str::to_owned));
+    let record = TrajectoryRecord {
+        agent_name: options.agent_name.clone(),
+        agent_version: options.agent_version.clone(),
+        model: model.clone(),
+        session_id: Some(new_id("session")),
+        trajectory_id: Some(new_id(&options.agent_name)),
+        ..TrajectoryRecord::default()
+    };
     let recorder = Arc::new(Recorder {
-        session_id: new_id("session"),
-        nodes: Mutex::new(vec![Node::new(&options.agent_name, &options.agent_version, &model)]),
+        nodes: Mutex::new(vec![Node { record, parent: None, last_system: None }]),
     });
     let handle = CaptureHandle { recorder: Arc::clone(&recorder), node: 0, inner: client, model };
     // Dropping the capture (a timeout around a hanging agent, say) stops the agent too,
@@ -167,7 +175,7 @@ where
         }
     };
     // The whole chain: an agent's failure keeps its cause in `source()`, not in its message.
-    let crash = result.as_ref().err().map(|err| crate::error::with_causes(err));
+    let crash = result.as_ref().err().map(|err| with_causes(err));
     let trajectory = recorder.build(crash.as_deref());
     Captured { trajectory, result }
 }
@@ -201,19 +209,20 @@ impl fmt::Debug for CaptureHandle {
 }
 
 impl CaptureHandle {
-    /// A model client whose every call becomes an agent step of this handle's trajectory.
+    /// A model client whose every call becomes an agent step of this handle's trajectory,
+    /// preceded by the system prompt and user messages the request added (see [`capture`]).
     pub fn client(&self) -> Arc<dyn LlmClient> {
         Arc::new(CapturingClient { handle: self.clone() })
     }
 
     /// Adds a user step (the task, a follow-up instruction).
     pub fn user_message(&self, text: impl Into<String>) {
-        self.push_step(StepRecord::new("user", text.into()));
+        self.push_step(timed(StepRecord::new(Source::User, text.into())));
     }
 
     /// Adds a system step (the system prompt, an injected notice).
     pub fn system_message(&self, text: impl Into<String>) {
-        self.push_step(StepRecord::new("system", text.into()));
+        self.push_step(timed(StepRecord::new(Source::System, text.into())));
     }
 
     /// Reports the result of tool call `call_id`: it becomes an observation result of the step
@@ -244,11 +253,12 @@ impl CaptureHandle {
             }
             None => {
                 let mut nodes = lock(&self.recorder.nodes);
-                let steps = &mut nodes[self.node].steps;
-                if !steps.last().is_some_and(|step| step.delegation) {
-                    let mut step = StepRecord::new("system", "started subagents".to_owned());
-                    step.delegation = true;
-                    steps.push(step);
+                let steps = &mut nodes[self.node].record.steps;
+                // Only this step is a system step with results.
+                let delegating =
+                    |step: &StepRecord| step.source == Source::System && !step.results.is_empty();
+                if !steps.last().is_some_and(delegating) {
+                    steps.push(timed(StepRecord::new(Source::System, "started subagents")));
                 }
                 if let Some(step) = steps.last_mut() {
                     step.results.push(ResultRecord {
@@ -261,11 +271,16 @@ impl CaptureHandle {
         }
         let child = {
             let mut nodes = lock(&self.recorder.nodes);
-            let version = nodes[self.node].agent_version.clone();
-            let mut node = Node::new(name, &version, &self.model);
-            node.trajectory_id = trajectory_id;
-            node.parent = Some(self.node);
-            nodes.push(node);
+            let parent = &nodes[self.node].record;
+            let record = TrajectoryRecord {
+                agent_name: name.to_owned(),
+                agent_version: parent.agent_version.clone(),
+                model: self.model.clone(),
+                session_id: parent.session_id.clone(),
+                trajectory_id: Some(trajectory_id),
+                ..TrajectoryRecord::default()
+            };
+            nodes.push(Node { record, parent: Some(self.node), last_system: None });
             nodes.len() - 1
         };
         Ok(CaptureHandle {
@@ -277,78 +292,56 @@ impl CaptureHandle {
     }
 
     fn push_step(&self, step: StepRecord) {
-        lock(&self.recorder.nodes)[self.node].steps.push(step);
+        let mut nodes = lock(&self.recorder.nodes);
+        let node = &mut nodes[self.node];
+        if step.source == Source::System {
+            node.last_system = Some(step.message.clone());
+        }
+        node.record.steps.push(step);
     }
 
     fn with_result(&self, call_id: &str, update: impl FnOnce(&mut ResultRecord)) -> Result<()> {
         let mut nodes = lock(&self.recorder.nodes);
-        let node = &mut nodes[self.node];
-        let found = node.steps.iter_mut().rev().find_map(|step| {
-            let call_idx = step.tool_calls.iter().position(|call| call.id == call_id)?;
-            Some((step, call_idx))
-        });
-        let Some((step, call_idx)) = found else {
+        let record = &mut nodes[self.node].record;
+        let found = record.steps.iter_mut().rev().find_map(|step| step.result_for(call_id));
+        let Some(result) = found else {
             return Err(Error::UnknownToolCall {
                 call_id: call_id.to_owned(),
-                trajectory: node.agent_name.clone(),
+                trajectory: record.agent_name.clone(),
             });
         };
-        let existing = step
-            .results
-            .iter()
-            .position(|result| result.source_call_id.as_deref() == Some(call_id));
-        let idx = match existing {
-            Some(idx) => idx,
-            None => {
-                // Results are kept in the order of the calls they answer, whatever the order
-                // they were reported in, so concurrency does not reorder the observation.
-                let call_order = |result: &ResultRecord| {
-                    result
-                        .source_call_id
-                        .as_deref()
-                        .and_then(|id| step.tool_calls.iter().position(|call| call.id == id))
-                };
-                let at = step
-                    .results
-                    .iter()
-                    .position(|result| call_order(result).is_none_or(|order| order > call_idx))
-                    .unwrap_or(step.results.len());
-                step.results.insert(
-                    at,
-                    ResultRecord {
-                        source_call_id: Some(call_id.to_owned()),
-                        content: None,
-                        refs: Vec::new(),
-                    },
-                );
-                at
-            }
-        };
-        update(&mut step.results[idx]);
+        update(result);
         Ok(())
     }
 
     fn record_call(&self, request: &LlmRequest, response: &LlmResponse) {
         let mut nodes = lock(&self.recorder.nodes);
         let node = &mut nodes[self.node];
+        node.add_request(request);
         for tool in &request.tools {
-            if !node.tool_definitions.iter().any(|known| known.name == tool.name) {
-                node.tool_definitions.push(tool.clone());
+            if !node.record.tool_definitions.iter().any(|known| known.name == tool.name) {
+                node.record.tool_definitions.push(tool.clone());
             }
         }
-        let mut step = StepRecord::new("agent", response.text());
+        let mut step = timed(StepRecord::new(Source::Agent, response.text()));
         // A client that does not know its model (one adapter serving several) leaves the
         // choice to each request; a replay of it reports no model either, so both runs take
         // the request's and agree.
         step.model_name = self.model.clone().or_else(|| request.model.clone());
-        step.reasoning = response.reasoning.clone();
-        step.tool_calls = response.tool_calls.clone();
+        step.reasoning.clone_from(&response.reasoning);
+        step.tool_calls.clone_from(&response.tool_calls);
         step.usage = Some(response.usage);
-        node.steps.push(step);
+        if !request.params.is_empty() {
+            let params: Map<String, Value> =
+                request.params.iter().map(|(key, value)| (key.clone(), value.clone())).collect();
+            let mut extra = Map::new();
+            extra.insert("request_params".to_owned(), Value::Object(params));
+            step.extra = Some(extra);
+        }
+        node.record.steps.push(step);
     }
 }
 
-/// The client handed to the agent by [`CaptureHandle::client`].
 struct CapturingClient {
     handle: CaptureHandle,
 }
@@ -389,69 +382,72 @@ impl LlmClient for CapturingClient {
 
 #[derive(Debug)]
 struct Recorder {
-    session_id: String,
     nodes: Mutex<Vec<Node>>,
 }
 
+/// One trajectory of the capture (the agent's or a subagent's) and where it is embedded.
 #[derive(Debug)]
 struct Node {
-    agent_name: String,
-    agent_version: String,
-    model: Option<String>,
-    trajectory_id: String,
+    record: TrajectoryRecord,
     parent: Option<usize>,
-    steps: Vec<StepRecord>,
-    tool_definitions: Vec<ToolDefinition>,
+    /// The system prompt last recorded, so each request's does not repeat it.
+    last_system: Option<String>,
 }
 
 impl Node {
-    fn new(name: &str, version: &str, model: &Option<String>) -> Self {
-        Node {
-            agent_name: name.to_owned(),
-            agent_version: version.to_owned(),
-            model: model.clone(),
-            trajectory_id: new_id(name),
-            parent: None,
-            steps: Vec::new(),
-            tool_definitions: Vec::new(),
+    /// Records what a request added to the conversation since the model's last reply (the
+    /// whole conversation, for the first call): its system prompt and user messages become
+    /// steps, unless the agent reported the same text since its last model call (those
+    /// steps then take the request's order, after what the agent reported and did not send),
+    /// and its tool results fill calls the agent left without one.
+    fn add_request(&mut self, request: &LlmRequest) {
+        let steps = &mut self.record.steps;
+        let last_agent = steps.iter().rposition(|step| step.source == Source::Agent);
+        let start = match last_agent {
+            None => 0,
+            Some(_) => request
+                .messages
+                .iter()
+                .rposition(|message| message.role == Role::Assistant)
+                .map_or(0, |idx| idx + 1),
+        };
+        let mut reported: Vec<Option<StepRecord>> =
+            steps.drain(last_agent.map_or(0, |idx| idx + 1)..).map(Some).collect();
+        let mut added = Vec::new();
+        for message in &request.messages[start..] {
+            let source = match message.role {
+                Role::System => Source::System,
+                Role::User => Source::User,
+                Role::Tool => {
+                    let id = message.tool_call_id.as_deref().unwrap_or_default();
+                    let result = steps.iter_mut().rev().find_map(|step| step.result_for(id));
+                    if let Some(result) = result.filter(|result| result.content.is_none()) {
+                        result.content = Some(message.content.clone());
+                    }
+                    continue;
+                }
+                Role::Assistant => continue,
+            };
+            let same = |step: &Option<StepRecord>| {
+                step.as_ref()
+                    .is_some_and(|step| step.source == source && step.message == message.content)
+            };
+            if let Some(step) = reported.iter_mut().find(|step| same(step)) {
+                added.extend(step.take());
+                continue;
+            }
+            if source == Source::System && self.last_system.as_deref() == Some(&message.content) {
+                continue;
+            }
+            if source == Source::System {
+                self.last_system = Some(message.content.clone());
+            }
+            added.push(timed(StepRecord::new(source, message.content.clone())));
         }
+        // What the agent reported without sending it stays first, as it came first.
+        steps.extend(reported.into_iter().flatten());
+        steps.extend(added);
     }
-}
-
-#[derive(Debug)]
-struct StepRecord {
-    source: &'static str,
-    timestamp: String,
-    message: String,
-    model_name: Option<String>,
-    reasoning: Option<String>,
-    tool_calls: Vec<ToolCall>,
-    usage: Option<Usage>,
-    results: Vec<ResultRecord>,
-    delegation: bool,
-}
-
-impl StepRecord {
-    fn new(source: &'static str, message: String) -> Self {
-        StepRecord {
-            source,
-            timestamp: now_rfc3339(),
-            message,
-            model_name: None,
-            reasoning: None,
-            tool_calls: Vec::new(),
-            usage: None,
-            results: Vec::new(),
-            delegation: false,
-        }
-    }
-}
-
-#[derive(Debug)]
-struct ResultRecord {
-    source_call_id: Option<String>,
-    content: Option<String>,
-    refs: Vec<String>,
 }
 
 impl Recorder {
@@ -461,152 +457,51 @@ impl Recorder {
         // trajectory that recorded none gets one system step saying why, rather than an
         // empty array that fails validation.
         for (idx, node) in nodes.iter_mut().enumerate() {
-            if node.steps.is_empty() {
+            if node.record.steps.is_empty() {
                 let message = match crash {
                     Some(error) if idx == 0 => {
                         format!("the agent crashed before its first step: {error}")
                     }
                     _ => "no steps were recorded".to_owned(),
                 };
-                node.steps.push(StepRecord::new("system", message));
+                node.record.steps.push(timed(StepRecord::new(Source::System, message)));
             }
         }
-        let mut trajectory = self.build_node(&nodes, 0);
-        if let (Some(error), Value::Object(root)) = (crash, &mut trajectory) {
-            root.insert("extra".to_owned(), json!({"crashed": true, "error": error}));
+        let mut record = tree(&nodes, 0);
+        if let Some(error) = crash {
+            let mut extra = Map::new();
+            extra.insert("crashed".to_owned(), Value::Bool(true));
+            extra.insert("error".to_owned(), Value::String(error.to_owned()));
+            record.extra = Some(extra);
         }
-        trajectory
-    }
-
-    fn build_node(&self, nodes: &[Node], idx: usize) -> Value {
-        let node = &nodes[idx];
-        let mut agent = Map::new();
-        agent.insert("name".to_owned(), json!(node.agent_name));
-        agent.insert("version".to_owned(), json!(node.agent_version));
-        let first_step_model = || node.steps.iter().find_map(|step| step.model_name.as_ref());
-        if let Some(model) = node.model.as_ref().or_else(first_step_model) {
-            agent.insert("model_name".to_owned(), json!(model));
+        match steps::build(&record) {
+            Ok(trajectory) => trajectory.to_value(),
+            // The records are made so the builder accepts them; should a schema crate that
+            // moved on refuse one, the caller still gets a trajectory saying why.
+            Err(err) => {
+                let message = format!("the trajectory could not be built: {}", with_causes(&err));
+                record.steps = vec![timed(StepRecord::new(Source::System, message))];
+                record.subagents.clear();
+                steps::build(&record).map_or(Value::Null, |trajectory| trajectory.to_value())
+            }
         }
-        if !node.tool_definitions.is_empty() {
-            let tools: Vec<Value> =
-                node.tool_definitions.iter().map(ToolDefinition::to_openai).collect();
-            agent.insert("tool_definitions".to_owned(), Value::Array(tools));
-        }
-
-        let steps: Vec<Value> = node
-            .steps
-            .iter()
-            .enumerate()
-            .map(|(step_idx, step)| build_step(step_idx, step))
-            .collect();
-        let total =
-            node.steps.iter().filter_map(|step| step.usage).fold(Usage::default(), |sum, usage| {
-                // Saturating: a client's absurd counts must not overflow (a panic in debug
-                // builds) and cost the caller the trajectory.
-                sum.saturating_add(usage)
-            });
-
-        let mut trajectory = Map::new();
-        trajectory
-            .insert("schema_version".to_owned(), json!(atif_schema::SchemaVersion::LATEST.label()));
-        trajectory.insert("session_id".to_owned(), json!(self.session_id));
-        trajectory.insert("trajectory_id".to_owned(), json!(node.trajectory_id));
-        trajectory.insert("agent".to_owned(), Value::Object(agent));
-        trajectory.insert("steps".to_owned(), Value::Array(steps));
-        trajectory.insert(
-            "final_metrics".to_owned(),
-            json!({
-                "total_prompt_tokens": total.prompt_tokens,
-                "total_completion_tokens": total.completion_tokens,
-                "total_cached_tokens": total.cached_tokens,
-                "total_steps": node.steps.len(),
-            }),
-        );
-        let children: Vec<Value> = (0..nodes.len())
-            .filter(|child| nodes[*child].parent == Some(idx))
-            .map(|child| self.build_node(nodes, child))
-            .collect();
-        if !children.is_empty() {
-            trajectory.insert("subagent_trajectories".to_owned(), Value::Array(children));
-        }
-        Value::Object(trajectory)
     }
 }
 
-fn build_step(step_idx: usize, step: &StepRecord) -> Value {
-    let mut out = Map::new();
-    out.insert("step_id".to_owned(), json!(step_idx + 1));
-    out.insert("timestamp".to_owned(), json!(step.timestamp));
-    out.insert("source".to_owned(), json!(step.source));
-    if let Some(model) = &step.model_name {
-        out.insert("model_name".to_owned(), json!(model));
-    }
-    out.insert("message".to_owned(), json!(step.message));
-    if let Some(reasoning) = &step.reasoning {
-        out.insert("reasoning_content".to_owned(), json!(reasoning));
-    }
-    if !step.tool_calls.is_empty() {
-        let calls: Vec<Value> = step
-            .tool_calls
-            .iter()
-            .map(|call| {
-                json!({
-                    "tool_call_id": call.id,
-                    "function_name": call.name,
-                    "arguments": arguments_object(&call.arguments),
-                })
-            })
-            .collect();
-        out.insert("tool_calls".to_owned(), Value::Array(calls));
-    }
-    if !step.results.is_empty() {
-        let results: Vec<Value> = step
-            .results
-            .iter()
-            .map(|result| {
-                let mut out = Map::new();
-                if let Some(id) = &result.source_call_id {
-                    out.insert("source_call_id".to_owned(), json!(id));
-                }
-                if let Some(content) = &result.content {
-                    out.insert("content".to_owned(), json!(content));
-                }
-                if !result.refs.is_empty() {
-                    let refs: Vec<Value> =
-                        result.refs.iter().map(|id| json!({"trajectory_id": id})).collect();
-                    out.insert("subagent_trajectory_ref".to_owned(), Value::Array(refs));
-                }
-                Value::Object(out)
-            })
-            .collect();
-        out.insert("observation".to_owned(), json!({"results": results}));
-    }
-    if let Some(usage) = step.usage {
-        out.insert(
-            "metrics".to_owned(),
-            json!({
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "cached_tokens": usage.cached_tokens,
-            }),
-        );
-        out.insert("llm_call_count".to_owned(), json!(1));
-    }
-    Value::Object(out)
+/// The record of node `idx` with its subagents embedded.
+fn tree(nodes: &[Node], idx: usize) -> TrajectoryRecord {
+    let mut record = nodes[idx].record.clone();
+    record.subagents = (0..nodes.len())
+        .filter(|child| nodes[*child].parent == Some(idx))
+        .map(|child| tree(nodes, child))
+        .collect();
+    record
 }
 
-/// ATIF wants tool arguments as an object: a JSON-encoded object string is parsed, anything
-/// else that is not an object is wrapped as `{"value": …}`.
-fn arguments_object(arguments: &Value) -> Value {
-    match arguments {
-        Value::Object(_) => arguments.clone(),
-        Value::String(text) => match serde_json::from_str::<Value>(text) {
-            Ok(parsed @ Value::Object(_)) => parsed,
-            _ => json!({"value": arguments}),
-        },
-        Value::Null => json!({}),
-        _ => json!({"value": arguments}),
-    }
+/// A step stamped with the current time.
+fn timed(mut step: StepRecord) -> StepRecord {
+    step.timestamp = Some(now_rfc3339());
+    step
 }
 
 /// A fresh id: `<prefix>-<16 hex digits>`, random per process and unique within it.
@@ -661,13 +556,5 @@ mod tests {
         assert_eq!(format_utc(0, 0), "1970-01-01T00:00:00.000Z");
         assert_eq!(format_utc(951_782_400, 5), "2000-02-29T00:00:00.005Z");
         assert_eq!(format_utc(1_798_761_599, 999), "2026-12-31T23:59:59.999Z");
-    }
-
-    #[test]
-    fn tool_arguments_always_become_an_object() {
-        assert_eq!(arguments_object(&json!({"a": 1})), json!({"a": 1}));
-        assert_eq!(arguments_object(&json!("{\"a\":1}")), json!({"a": 1}));
-        assert_eq!(arguments_object(&json!("plain")), json!({"value": "plain"}));
-        assert_eq!(arguments_object(&json!(null)), json!({}));
     }
 }

@@ -90,6 +90,23 @@ pub enum Error {
         /// What was expected and what was found.
         message: String,
     },
+    /// An HTTP exchange of a run does not read as the protocol of its path.
+    #[error("cannot read HTTP exchange #{exchange} ({path})")]
+    Exchange {
+        /// 1-based number of the exchange.
+        exchange: usize,
+        /// Its request path.
+        path: String,
+        /// What was wrong with it.
+        #[source]
+        source: Box<Error>,
+    },
+    /// Traffic from which no trajectory can be captured.
+    #[error("cannot capture a trajectory from this traffic: {message}")]
+    Traffic {
+        /// Why.
+        message: String,
+    },
     /// A script file could not be read or written.
     #[error("cannot {action} {path}")]
     Io {

@@ -248,6 +248,24 @@ impl StepBuilder {
         self
     }
 
+    /// Adds an observation result, with no call id, that refers to the embedded subagent
+    /// `trajectory_id` (embed it with [`TrajectoryBuilder::subagent`]): a system step saying
+    /// that subagents were started, say.
+    pub fn subagent_result(
+        mut self,
+        trajectory_id: impl Into<String>,
+        content: Option<Message>,
+    ) -> StepBuilder {
+        let reference = SubagentTrajectoryRef {
+            session_id: None,
+            trajectory_id: Some(trajectory_id.into()),
+            trajectory_path: None,
+            extra: None,
+        };
+        push_result(&mut self.step, None, content, Some(reference));
+        self
+    }
+
     /// Marks the step as copied from a prior trajectory (`is_copied_context: true`).
     pub fn copied_context(mut self) -> StepBuilder {
         self.step.is_copied_context = Some(true);

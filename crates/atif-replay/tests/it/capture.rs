@@ -50,7 +50,8 @@ async fn each_model_call_becomes_an_agent_step_with_its_observation() {
         handle.user_message("add 1+2 and multiply 3*4");
         let client = handle.client();
         let tools = vec![ToolDefinition::new("add", "adds", json!({"type": "object"}))];
-        let first = client.complete(ask("go").with_tools(tools)).await?;
+        // The request repeats the reported task: it is not captured twice.
+        let first = client.complete(ask("add 1+2 and multiply 3*4").with_tools(tools)).await?;
         // Report out of call order: the observation still lists results in call order.
         handle.tool_result("call_b", "12")?;
         handle.tool_result("call_a", "3")?;
@@ -95,6 +96,52 @@ async fn each_model_call_becomes_an_agent_step_with_its_observation() {
 }
 
 #[tokio::test]
+async fn prompts_and_results_the_agent_sent_are_captured_without_being_reported() {
+    let captured = capture(tool_then_answer(), &options(), |handle| async move {
+        let client = handle.client();
+        let mut messages = vec![Message::system("Be exact."), Message::user("add and multiply")];
+        let request = LlmRequest::new(messages.clone())
+            .with_param("temperature", json!(0))
+            .with_param("tool_choice", json!("auto"));
+        let first = client.complete(request).await?;
+        messages.push(Message::assistant(&first));
+        messages.push(Message::tool_result("call_a", "3"));
+        messages.push(Message::tool_result("call_b", "12"));
+        messages.push(Message::user("Now both together."));
+        client.complete(LlmRequest::new(messages)).await?;
+        Ok::<_, Error>(())
+    })
+    .await;
+    assert_captured_well(&captured);
+    captured.result.unwrap();
+    let steps = captured.trajectory["steps"].as_array().unwrap();
+    let summary: Vec<(&str, &str)> = steps
+        .iter()
+        .map(|step| (step["source"].as_str().unwrap(), step["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("system", "Be exact."),
+            ("user", "add and multiply"),
+            ("agent", ""),
+            ("user", "Now both together."),
+            ("agent", "3 and 12"),
+        ]
+    );
+    assert_eq!(
+        steps[2]["extra"],
+        json!({"request_params": {"temperature": 0, "tool_choice": "auto"}})
+    );
+    assert_eq!(
+        steps[2]["observation"],
+        json!({"results": [{"source_call_id": "call_a", "content": "3"}, {"source_call_id": "call_b", "content": "12"}]}),
+        "tool results sent back are the observation"
+    );
+    assert!(steps[4].get("extra").is_none(), "a request without parameters");
+}
+
+#[tokio::test]
 async fn a_panicking_agent_still_yields_its_trajectory_marked_crashed() {
     let captured = capture(tool_then_answer(), &options(), |handle| async move {
         handle.client().complete(ask("go")).await?;
@@ -116,8 +163,8 @@ async fn a_panicking_agent_still_yields_its_trajectory_marked_crashed() {
     );
     assert_eq!(
         captured.trajectory["steps"].as_array().unwrap().len(),
-        1,
-        "steps before the panic are kept"
+        2,
+        "steps before the panic (the request's user message and the reply) are kept"
     );
 }
 
@@ -192,7 +239,8 @@ async fn subagents_become_embedded_trajectories_with_resolving_refs() {
     let subagents = trajectory["subagent_trajectories"].as_array().unwrap();
     assert_eq!(subagents.len(), 3);
     let ids: Vec<&str> = subagents.iter().map(|s| s["trajectory_id"].as_str().unwrap()).collect();
-    let results = trajectory["steps"][0]["observation"]["results"].as_array().unwrap();
+    assert_eq!(trajectory["steps"][0]["message"], "plan", "the request's user message");
+    let results = trajectory["steps"][1]["observation"]["results"].as_array().unwrap();
     assert_eq!(results[0]["source_call_id"], "c1");
     assert_eq!(results[0]["content"], "done x");
     assert_eq!(results[0]["subagent_trajectory_ref"][0]["trajectory_id"], ids[0]);
@@ -200,7 +248,7 @@ async fn subagents_become_embedded_trajectories_with_resolving_refs() {
     assert_eq!(subagents[0]["agent"]["name"], "worker");
     assert_eq!(subagents[0]["steps"][1]["message"], "done x");
     assert_eq!(subagents[0]["session_id"], trajectory["session_id"], "one run, one session");
-    let delegation = &trajectory["steps"][1];
+    let delegation = &trajectory["steps"][2];
     assert_eq!(delegation["source"], "system");
     assert_eq!(
         delegation["observation"]["results"][0]["subagent_trajectory_ref"][0]["trajectory_id"],
@@ -235,7 +283,7 @@ async fn a_streamed_call_is_captured_like_any_other() {
     .await;
     assert_captured_well(&captured);
     assert_eq!(captured.result.unwrap(), 4, "reasoning, two tool calls and the finish chunk");
-    let step = &captured.trajectory["steps"][0];
+    let step = &captured.trajectory["steps"][1];
     assert_eq!(step["tool_calls"].as_array().unwrap().len(), 2);
     assert_eq!(step["metrics"]["prompt_tokens"], 100);
 }
@@ -272,7 +320,7 @@ async fn the_capture_model_name_can_be_overridden() {
     assert_captured_well(&captured);
     let trajectory: Value = captured.trajectory;
     assert_eq!(trajectory["agent"]["model_name"], "pinned");
-    assert_eq!(trajectory["steps"][0]["model_name"], "pinned");
+    assert_eq!(trajectory["steps"][1]["model_name"], "pinned");
 }
 
 #[tokio::test]
@@ -312,7 +360,7 @@ async fn a_client_without_a_model_name_takes_each_requests_model_and_a_replay_ag
     replay.finish().unwrap();
     for trajectory in [&recorded.trajectory, &replayed.trajectory] {
         assert_eq!(trajectory["agent"]["model_name"], "gpt-4o-mini");
-        assert_eq!(trajectory["steps"][0]["model_name"], "gpt-4o-mini");
+        assert_eq!(trajectory["steps"][1]["model_name"], "gpt-4o-mini");
     }
 }
 
@@ -352,10 +400,11 @@ async fn token_totals_that_overflow_saturate_instead_of_panicking() {
     assert_eq!(
         captured.trajectory["final_metrics"],
         json!({
-            "total_prompt_tokens": u64::MAX,
-            "total_completion_tokens": u64::MAX,
-            "total_cached_tokens": u64::MAX,
-            "total_steps": 2
+            // ATIF's integers are 64-bit signed: counts beyond stop at the largest.
+            "total_prompt_tokens": i64::MAX,
+            "total_completion_tokens": i64::MAX,
+            "total_cached_tokens": i64::MAX,
+            "total_steps": 4
         })
     );
 }

@@ -8,6 +8,7 @@ mod replay;
 mod script;
 mod scripted;
 mod secrets;
+mod traffic;
 
 use std::sync::Arc;
 

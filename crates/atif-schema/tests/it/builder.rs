@@ -116,6 +116,26 @@ fn embedded_subagents_get_their_ids_and_refs_resolve_to_them() {
 }
 
 #[test]
+fn a_system_step_may_refer_to_embedded_subagents_it_started() {
+    let child = || TrajectoryBuilder::new(Agent::new("child", "1")).user("task");
+    let built = TrajectoryBuilder::new(agent())
+        .subagent("child-1", child())
+        .unwrap()
+        .step(StepBuilder::system("started subagents").subagent_result("child-1", None))
+        .build()
+        .unwrap();
+    let result = &built.steps[0].results()[0];
+    assert_eq!(result.source_call_id, None);
+    let reference = &result.subagent_trajectory_ref.as_ref().unwrap()[0];
+    assert_eq!(reference.trajectory_id.as_deref(), Some("child-1"));
+    let refused = TrajectoryBuilder::new(agent())
+        .step(StepBuilder::system("started subagents").subagent_result("nobody", None))
+        .build()
+        .unwrap_err();
+    assert!(refused.to_string().contains("`nobody`"), "{refused}");
+}
+
+#[test]
 fn the_builder_refuses_what_would_make_an_invalid_trajectory() {
     let step = || AgentStepBuilder::new("x").tool_call("c1", "f", json!({})).unwrap();
     let message = build_error(step().tool_result("c2", "r"));
