@@ -84,7 +84,7 @@ pub use script::{
 };
 pub use scripted::ScriptedClient;
 pub use secrets::{DEFAULT_SECRET_PATTERNS, REDACTED};
-pub use traffic::{REQUEST_PARAMS, TrafficExchange, trajectory_from_traffic};
+pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
 pub use wire::{
     StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path, openai_response,
     parse_request, parse_response, parse_stream, request_body,

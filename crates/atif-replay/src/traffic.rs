@@ -4,53 +4,8 @@
 use serde_json::{Map, Value};
 
 use crate::steps::{self, ResultRecord, Source, StepRecord, TrajectoryRecord};
-use crate::wire::{self, SseEvent, WireProtocol};
-use crate::{CaptureOptions, Error, LlmRequest, LlmResponse, Result, Role};
-
-/// One HTTP request an agent made to a model provider and the reply it got: what
-/// [`trajectory_from_traffic`] reads.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrafficExchange {
-    /// The request path with its query string (`/v1/messages?beta=true`); it says which
-    /// protocol the exchange speaks (and, for Gemini, which model).
-    pub path: String,
-    /// The request body.
-    pub request: Value,
-    /// The reply's HTTP status.
-    pub status: u16,
-    /// The reply body, when it was JSON.
-    pub body: Option<Value>,
-    /// The reply's server-sent events, when it was streamed.
-    pub events: Option<Vec<SseEvent>>,
-    /// Why the reply ended early, when the upstream cut it off.
-    pub cut: Option<String>,
-}
-
-impl TrafficExchange {
-    /// A call to `path` with `request` that got the JSON reply `body` with status 200.
-    pub fn json(path: impl Into<String>, request: Value, body: Value) -> Self {
-        TrafficExchange {
-            path: path.into(),
-            request,
-            status: 200,
-            body: Some(body),
-            events: None,
-            cut: None,
-        }
-    }
-
-    /// A call to `path` with `request` that got a streamed reply with status 200.
-    pub fn streamed(path: impl Into<String>, request: Value, events: Vec<SseEvent>) -> Self {
-        TrafficExchange {
-            path: path.into(),
-            request,
-            status: 200,
-            body: None,
-            events: Some(events),
-            cut: None,
-        }
-    }
-}
+use crate::wire::{self, WireProtocol};
+use crate::{CaptureOptions, Error, HttpExchange, LlmRequest, LlmResponse, Result, Role};
 
 /// The parameters of a request that say how the model was asked to answer, as they go into an
 /// agent step's `extra.request_params`. Other fields (metadata, user and cache ids) are left
@@ -79,11 +34,13 @@ pub const REQUEST_PARAMS: &[&str] = &[
     "toolConfig",
 ];
 
-/// Turns the HTTP exchanges of an agent's run into an ATIF-v1.8 trajectory (built with
-/// atif-schema's builder, so it validates in both profiles).
+/// Turns the HTTP exchanges of an agent's run (a script's [`exchanges`](crate::Script::exchanges),
+/// or what a proxy saw) into an ATIF-v1.8 trajectory (built with atif-schema's builder, so it
+/// validates in both profiles).
 ///
 /// Exchanges are read in order; those that are no model call (`/v1/models`,
-/// `count_tokens`), that failed (a status other than 2xx, a provider error) are skipped.
+/// `count_tokens`), that failed (a status other than 2xx, a provider error) or whose reply is
+/// neither JSON nor an event stream are skipped. A stream cut short is read as far as it went.
 /// Requests are grouped into conversations by their system prompt and first user message:
 ///
 /// - the system prompt becomes a system step (again whenever it changes), and each user
@@ -110,7 +67,7 @@ pub const REQUEST_PARAMS: &[&str] = &[
 /// [`Error::Exchange`] naming the exchange whose request or reply does not read as its
 /// protocol; [`Error::Traffic`] when no exchange is a model call.
 pub fn trajectory_from_traffic(
-    exchanges: &[TrafficExchange],
+    exchanges: &[HttpExchange],
     options: &CaptureOptions,
 ) -> Result<atif_schema::Trajectory> {
     let mut conversations: Vec<Conversation> = Vec::new();
@@ -161,7 +118,7 @@ struct Call {
 }
 
 /// Reads one exchange; `None` for one that is no successful model call.
-fn read_exchange(exchange: &TrafficExchange) -> Result<Option<Call>> {
+fn read_exchange(exchange: &HttpExchange) -> Result<Option<Call>> {
     let Some(protocol) = WireProtocol::from_path(&exchange.path) else { return Ok(None) };
     if !(200..300).contains(&exchange.status) {
         return Ok(None);

@@ -1,7 +1,7 @@
 //! Capture from traffic: hand-written exchanges of each protocol become trajectories that
 //! validate in both profiles.
 
-use atif_replay::{CaptureOptions, Error, SseEvent, TrafficExchange, trajectory_from_traffic};
+use atif_replay::{CaptureOptions, Error, HttpExchange, SseEvent, trajectory_from_traffic};
 use atif_schema::{Profile, StepSource, Trajectory, ValidateOptions, validate};
 use serde_json::{Value, json};
 
@@ -12,7 +12,7 @@ fn options() -> CaptureOptions {
 }
 
 /// Captures `exchanges` and checks the trajectory validates in the strict and harbor profiles.
-fn capture(exchanges: &[TrafficExchange]) -> Trajectory {
+fn capture(exchanges: &[HttpExchange]) -> Trajectory {
     let trajectory = trajectory_from_traffic(exchanges, &options()).unwrap();
     let value = trajectory.to_value();
     for profile in [Profile::Strict, Profile::Harbor] {
@@ -21,6 +21,16 @@ fn capture(exchanges: &[TrafficExchange]) -> Trajectory {
         assert!(errors.is_empty(), "{profile:?}: {errors:?}\n{value:#}");
     }
     trajectory
+}
+
+/// A POST to `path` answered 200 with the JSON `reply`.
+fn json_exchange(path: &str, request: Value, reply: Value) -> HttpExchange {
+    HttpExchange::new("POST", path, request, 200).with_body(reply)
+}
+
+/// A POST to `path` answered 200 with the event stream `events`.
+fn streamed(path: &str, request: Value, events: Vec<SseEvent>) -> HttpExchange {
+    HttpExchange::new("POST", path, request, 200).with_events(events)
 }
 
 fn typed(items: &[Value]) -> Vec<SseEvent> {
@@ -35,7 +45,7 @@ const READ_TOOL: &str =
     r#"{"name": "Read", "description": "Reads a file.", "input_schema": {"type": "object"}}"#;
 
 /// An Anthropic tool loop, streamed: one call reading a file, then an answer quoting it.
-fn anthropic_loop() -> Vec<TrafficExchange> {
+fn anthropic_loop() -> Vec<HttpExchange> {
     let tool: Value = serde_json::from_str(READ_TOOL).unwrap();
     let first_request = json!({
         "model": "claude-sonnet-4-5",
@@ -68,8 +78,8 @@ fn anthropic_loop() -> Vec<TrafficExchange> {
         "usage": {"input_tokens": 50, "output_tokens": 8, "cache_read_input_tokens": 20}
     });
     vec![
-        TrafficExchange::streamed("/v1/messages?beta=true", first_request, first_reply),
-        TrafficExchange::json("/v1/messages?beta=true", second_request, second_reply),
+        streamed("/v1/messages?beta=true", first_request, first_reply),
+        json_exchange("/v1/messages?beta=true", second_request, second_reply),
     ]
 }
 
@@ -129,7 +139,7 @@ fn an_openai_chat_loop_joins_tool_messages_and_keeps_parameters() {
                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "completion_tokens_details": {"reasoning_tokens": 2}}})
     };
     let exchanges = [
-        TrafficExchange::json(
+        json_exchange(
             "/v1/chat/completions",
             first,
             reply(
@@ -140,7 +150,7 @@ fn an_openai_chat_loop_joins_tool_messages_and_keeps_parameters() {
                 "tool_calls",
             ),
         ),
-        TrafficExchange::json(
+        json_exchange(
             "/v1/chat/completions",
             second,
             reply(json!({"role": "assistant", "content": "One file in /work."}), "stop"),
@@ -179,14 +189,14 @@ fn an_openai_chat_loop_joins_tool_messages_and_keeps_parameters() {
 #[test]
 fn responses_and_gemini_loops_join_results_to_their_calls() {
     let responses = [
-        TrafficExchange::json(
+        json_exchange(
             "/v1/responses",
             json!({"model": "gpt-5", "instructions": "Be brief.", "input": "Where am I?"}),
             json!({"model": "gpt-5", "status": "completed", "output": [
                 {"type": "function_call", "call_id": "call_9", "name": "pwd", "arguments": "{}"}
             ], "usage": {"input_tokens": 9, "output_tokens": 3}}),
         ),
-        TrafficExchange::json(
+        json_exchange(
             "/v1/responses",
             json!({"model": "gpt-5", "instructions": "Be brief.", "input": [
                 {"role": "user", "content": "Where am I?"},
@@ -203,12 +213,12 @@ fn responses_and_gemini_loops_join_results_to_their_calls() {
 
     let path = "/v1beta/models/gemini-2.5-flash:generateContent";
     let gemini = [
-        TrafficExchange::json(
+        json_exchange(
             path,
             json!({"contents": [{"role": "user", "parts": [{"text": "Time?"}]}]}),
             json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "now", "args": {}}}]}, "finishReason": "STOP"}]}),
         ),
-        TrafficExchange::json(
+        json_exchange(
             path,
             json!({"contents": [
                 {"role": "user", "parts": [{"text": "Time?"}]},
@@ -233,22 +243,22 @@ fn other_conversations_become_subagents_linked_to_the_call_that_launched_them() 
     let text = |text: &str| json!({"model": "claude-haiku-4-5", "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "usage": {"input_tokens": 5, "output_tokens": 2}});
     let exchanges = [
         // An auxiliary call nobody launched (a title for the session).
-        TrafficExchange::json(
+        json_exchange(
             "/v1/messages",
             json!({"model": "claude-haiku-4-5", "system": "Write a title.", "messages": [{"role": "user", "content": "Count files"}], "max_tokens": 20}),
             text("Counting files"),
         ),
-        TrafficExchange::json(
+        json_exchange(
             "/v1/messages",
             main_request(json!([{"role": "user", "content": "How many txt files?"}])),
             json!({"model": "claude-sonnet-4-5", "content": [task_call], "stop_reason": "tool_use", "usage": {"input_tokens": 9, "output_tokens": 4}}),
         ),
-        TrafficExchange::json(
+        json_exchange(
             "/v1/messages",
             json!({"model": "claude-haiku-4-5", "system": "You count.", "messages": [{"role": "user", "content": "Count the \"txt\" files."}], "max_tokens": 50}),
             text("3"),
         ),
-        TrafficExchange::json(
+        json_exchange(
             "/v1/messages",
             main_request(json!([
                 {"role": "user", "content": "How many txt files?"},
@@ -290,13 +300,15 @@ fn calls_that_are_no_successful_model_calls_are_skipped() {
     exchanges.insert(0, rate_limited);
     exchanges.insert(
         0,
-        TrafficExchange::json(
+        json_exchange(
             "/v1/messages/count_tokens",
             json!({"messages": []}),
             json!({"input_tokens": 3}),
         ),
     );
-    exchanges.push(TrafficExchange::json("/v1/models", Value::Null, json!({"data": []})));
+    exchanges.push(
+        HttpExchange::new("GET", "/v1/models", Value::Null, 200).with_body(json!({"data": []})),
+    );
     let trajectory = capture(&exchanges);
     assert_eq!(trajectory.steps.len(), 4);
 }
