@@ -74,6 +74,14 @@ pub enum Error {
         /// The newest version known.
         known: String,
     },
+    /// `--latest` found no session file.
+    #[error("no latest {agent} session: {reason}")]
+    NoLatest {
+        /// The agent asked for.
+        agent: String,
+        /// Why, naming where it looked.
+        reason: String,
+    },
     /// An inline media part that cannot be written out.
     #[error("media at {pointer}: {reason}")]
     Media {
@@ -84,7 +92,7 @@ pub enum Error {
     },
     /// A log holding several runs, and no run picked.
     #[error(
-        "the log holds {count} runs (each `system/init` starts one): pick one with `--run N` (1 to {count}), or write each to its own file with `--split DIR`"
+        "the log holds {count} runs (output of several runs in one file): pick one with `--run N` (1 to {count}), or write each to its own file with `--split DIR`"
     )]
     SeveralRuns {
         /// How many runs the log holds.

@@ -256,7 +256,7 @@ fn folder_of(file: &Path) -> PathBuf {
 }
 
 /// The first line of a file parsed as JSON, reading nothing else of the file.
-fn first_record(path: &Path) -> Option<Value> {
+pub(crate) fn first_record(path: &Path) -> Option<Value> {
     use std::io::BufRead;
 
     let mut first = Vec::new();

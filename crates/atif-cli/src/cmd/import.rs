@@ -9,7 +9,7 @@ use crate::cmd::common::{display_name, invalid, print, read_input};
 use crate::output;
 
 /// Arguments of `atif import`.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Args {
     /// The log's format; `auto` detects it from the first records (never from the file name).
     #[arg(long, value_name = "LOG_FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec", "gemini-session", "gemini-stream", "opencode-run", "opencode-export", "pi-session", "pi-json"])]
@@ -40,9 +40,13 @@ pub(crate) struct Args {
     /// folder).
     #[arg(long, value_name = "DIR")]
     media_dir: Option<PathBuf>,
+    /// Import the newest session file AGENT wrote for the working directory (`--cwd`, default
+    /// the current one) in its default place under HOME: claude-code, codex, gemini-cli, pi.
+    #[arg(long, value_name = "AGENT", conflicts_with = "input")]
+    latest: Option<String>,
     /// The log file, a Claude Code session folder (subagents included), or `-` for standard input.
-    #[arg(value_name = "FILE|-")]
-    input: String,
+    #[arg(value_name = "FILE|-", required_unless_present = "latest")]
+    input: Option<String>,
 }
 
 /// Runs `atif import`: prints the trajectory as pretty JSON on standard output and says on
@@ -50,6 +54,18 @@ pub(crate) struct Args {
 ///
 /// Exit 0 on success, 1 when the log is not a log of a known format, 2 when it cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let input = match (&args.latest, &args.input) {
+        (Some(agent), _) => {
+            let path = latest(agent, args.cwd.as_deref()).map_err(invalid)?;
+            output::note(|out| {
+                writeln!(out, "atif import: newest {agent} session: {}", path.display())
+            })?;
+            path.to_string_lossy().into_owned()
+        }
+        (None, Some(input)) => input.clone(),
+        (None, None) => anyhow::bail!("give a log FILE, `-` for standard input, or --latest AGENT"),
+    };
+    let args = &Args { input: Some(input.clone()), ..args.clone() };
     let mut options = ImportOptions::new();
     options.set_strict(args.strict).set_cwd(args.cwd.as_deref()).set_home(args.home.as_deref());
     if args.from != "auto" {
@@ -57,18 +73,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     options.set_run(args.run);
     if let Some(dir) = &args.split {
-        let bytes = read_input(&args.input)?;
+        let bytes = read_input(&input)?;
         return match atif_import::import_runs(&bytes, &options) {
             Ok(runs) => split(runs, dir),
             Err(err) => Err(failed(args, err)),
         };
     }
-    let result = if args.input == "-" {
+    let result = if input == "-" {
         let bytes = read_input("-")?;
         atif_import::import(&bytes, &options)
     } else {
         // A missing file is atif-import's `Io` error, which carries the operating system's reason.
-        atif_import::import_path(Path::new(&args.input), &options)
+        atif_import::import_path(Path::new(&input), &options)
     };
     let imported = match result {
         Ok(imported) => imported,
@@ -150,9 +166,24 @@ fn write_media(
     Ok(atif_import::write_media(trajectory, dir, &reference)?)
 }
 
+/// The newest session of `agent` for `cwd` (default: the current directory) under `$HOME`.
+fn latest(agent: &str, cwd: Option<&str>) -> anyhow::Result<PathBuf> {
+    let cwd = match cwd {
+        Some(cwd) => PathBuf::from(cwd),
+        None => std::env::current_dir()?,
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let config_dir = match agent {
+        "claude-code" => std::env::var_os("CLAUDE_CONFIG_DIR"),
+        "codex" => std::env::var_os("CODEX_HOME"),
+        _ => None,
+    };
+    Ok(atif_import::latest_session(agent, &cwd, &home, config_dir.as_deref().map(Path::new))?)
+}
+
 /// Why the log could not be imported: invalid input (exit 1).
 fn failed(args: &Args, err: atif_import::Error) -> anyhow::Error {
-    let name = display_name(&args.input);
+    let name = display_name(args.input.as_deref().unwrap_or("-"));
     // The message and its causes (`<file>: line 2 is not JSON: ...`): atif-import's errors
     // keep their causes in `source()`, as anyhow's `{:#}` shows them.
     let text = format!("{:#}", anyhow::Error::new(err));

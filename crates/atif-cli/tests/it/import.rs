@@ -285,7 +285,7 @@ fn a_stream_holding_several_runs_is_refused_unless_one_is_picked_or_all_are_spli
     let output = atif(&["import", path], None);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).contains("the log holds 2 runs (each `system/init` starts one): pick one with `--run N` (1 to 2), or write each to its own file with `--split DIR`"),
+        stderr(&output).contains("the log holds 2 runs (output of several runs in one file): pick one with `--run N` (1 to 2), or write each to its own file with `--split DIR`"),
         "{}",
         stderr(&output)
     );
@@ -334,4 +334,40 @@ fn inline_images_are_written_beside_the_output_and_it_passes_its_own_harbor_vali
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn latest_finds_the_newest_session_an_agent_wrote_for_the_working_directory() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = "/srv/my.project";
+    let folder = home.path().join(".pi/agent/sessions/--srv-my.project--");
+    std::fs::create_dir_all(&folder).unwrap();
+    let old = folder.join("2026-01-01T00-00-00-000Z_a.jsonl");
+    let new = folder.join("2026-01-02T00-00-00-000Z_b.jsonl");
+    let session = |id: &str| {
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"{cwd}\"}}\n\
+             {{\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}}}\n"
+        )
+    };
+    std::fs::write(&old, session("old")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&new, session("new")).unwrap();
+    let mut command = atif_command(&["import", "--latest", "pi", "--cwd", cwd]);
+    command.env("HOME", home.path());
+    let output = run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stderr(&output).contains(&format!("newest pi session: {}", new.display())));
+    assert_eq!(trajectory(&output)["session_id"], "new");
+
+    let mut command = atif_command(&["import", "--latest", "pi", "--cwd", "/elsewhere"]);
+    command.env("HOME", home.path());
+    let output = run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("no latest pi session: no session file for /elsewhere under"));
+    let mut command = atif_command(&["import", "--latest", "opencode"]);
+    command.env("HOME", home.path());
+    let output = run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("opencode export"), "{}", stderr(&output));
 }

@@ -17,15 +17,24 @@ use crate::lines::Records;
 /// The agent name OpenCode imports carry.
 pub(crate) const AGENT_NAME: &str = "opencode";
 
-/// Imports `opencode run --format json` output.
-pub(crate) fn import_run(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
+/// Imports `opencode run --format json` output: one trajectory per session, in file order
+/// (output of several runs appended to one file holds several).
+pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Result<Vec<Trajectory>> {
+    let mut runs = Vec::new();
     let mut reader = Reader::new();
     for record in records {
         let record = record?;
         let value = &record.value;
         let field = |key: &str| value.get(key).and_then(Value::as_str);
-        if reader.trajectory.session_id.is_none() {
-            reader.trajectory.session_id = field("sessionID").map(str::to_owned);
+        if let Some(session) = field("sessionID") {
+            match &reader.trajectory.session_id {
+                Some(current) if current != session => {
+                    runs.push(std::mem::replace(&mut reader, Reader::new()).finish());
+                    reader.trajectory.session_id = Some(session.to_owned());
+                }
+                Some(_) => {}
+                None => reader.trajectory.session_id = Some(session.to_owned()),
+            }
         }
         match field("type").unwrap_or("") {
             "error" => reader.error(value.get("error"), value.get("timestamp")),
@@ -45,7 +54,8 @@ pub(crate) fn import_run(records: &mut Records<'_>, ctx: &mut Context) -> Result
             },
         }
     }
-    Ok(reader.finish())
+    runs.push(reader.finish());
+    Ok(runs)
 }
 
 /// Imports the document `opencode export SESSION` prints.

@@ -288,3 +288,81 @@ fn every_sample_survives_the_golden_round_trip_in_a_temp_folder() {
         golden_round_trip(&name, &std::fs::read(&file).unwrap(), preset);
     }
 }
+
+/// The Gemini CLI, OpenCode and pi samples: each imports strictly to valid ATIF, with as many
+/// tool calls as the log makes (counted here by reading the log), every call joined to its
+/// result where the log has one, and a log of several OpenCode runs refused unless one is
+/// picked.
+#[test]
+fn every_gemini_opencode_and_pi_sample_imports_strictly_with_the_calls_the_log_makes() {
+    let Some(logs) = corpus_logs() else { return };
+    let mut seen = 0;
+    for (dir, format) in [
+        ("gemini-session", Format::GeminiSession),
+        ("opencode-json", Format::OpenCodeRun),
+        ("pi-session", Format::PiSession),
+    ] {
+        for file in std::fs::read_dir(logs.join(dir)).unwrap().flatten() {
+            let path = file.path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".atif.json") {
+                continue;
+            }
+            seen += 1;
+            let bytes = std::fs::read(&path).unwrap();
+            let runs = atif_import::import_runs(&bytes, &strict())
+                .unwrap_or_else(|err| panic!("{name}: {err}"));
+            let n_runs = runs.len();
+            let mut n_calls = 0;
+            for imported in &runs {
+                assert_eq!(imported.format(), format, "{name}");
+                let t = imported.trajectory();
+                assert_valid(t, &name);
+                n_calls += functions(t).len();
+            }
+            assert_eq!(n_calls, calls_in_log(&bytes, format), "{name}");
+            if n_runs > 1 {
+                let err = import(&bytes, &strict()).unwrap_err();
+                assert!(err.to_string().starts_with(&format!("the log holds {n_runs} runs")));
+            }
+        }
+    }
+    assert_eq!(seen, 6, "a sample was added or removed");
+}
+
+/// The tool calls a log makes, read straight from its records: Gemini `toolCalls` of the last
+/// version of each message, OpenCode `tool_use` events, pi `toolCall` blocks of assistant
+/// messages on the active branch (every message, in these samples).
+fn calls_in_log(bytes: &[u8], format: Format) -> usize {
+    let text = String::from_utf8_lossy(bytes);
+    let records: Vec<serde_json::Value> = match serde_json::from_str(&text) {
+        Ok(document @ serde_json::Value::Object(_)) => vec![document],
+        _ => text.lines().filter_map(|line| serde_json::from_str(line).ok()).collect(),
+    };
+    match format {
+        Format::GeminiSession => {
+            let mut last: std::collections::BTreeMap<String, usize> = Default::default();
+            let mut messages = Vec::new();
+            for record in &records {
+                match record["messages"].as_array() {
+                    Some(list) => messages.extend(list.iter().cloned()),
+                    None if record["id"].is_string() => messages.push(record.clone()),
+                    None => {}
+                }
+            }
+            for (idx, message) in messages.iter().enumerate() {
+                last.insert(message["id"].as_str().unwrap_or("").to_owned(), idx);
+            }
+            last.values()
+                .map(|&idx| messages[idx]["toolCalls"].as_array().map_or(0, Vec::len))
+                .sum()
+        }
+        Format::OpenCodeRun => records.iter().filter(|r| r["type"] == "tool_use").count(),
+        _ => records
+            .iter()
+            .filter(|r| r["type"] == "message" && r["message"]["role"] == "assistant")
+            .flat_map(|r| r["message"]["content"].as_array().cloned().unwrap_or_default())
+            .filter(|block| block["type"] == "toolCall")
+            .count(),
+    }
+}

@@ -211,3 +211,15 @@ fn token_counts_whose_sum_overflows_saturate_instead_of_panicking() {
     assert_eq!(agent["metrics"]["cached_tokens"], json!(1));
     assert_eq!(agent["metrics"]["completion_tokens"], json!(3));
 }
+
+#[test]
+fn a_session_of_a_format_version_newer_than_known_is_refused_naming_it() {
+    let log = br#"{"type":"session","version":4,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}
+"#;
+    let err = import_err(log);
+    assert_eq!(
+        err.to_string(),
+        "line 1: pi-session version 4 is newer than this importer knows (up to 3); upgrade atif"
+    );
+}
