@@ -10,12 +10,16 @@ use crate::{Error, Result};
 
 /// Values masked by default wherever they appear in a string, as one alternation so a large
 /// request is scanned once. Each alternative is a named group; its name is the placeholder.
+/// UUIDs and hex ids need no word boundary in front, so that prefixed ids (`msg_<uuid>`,
+/// `fc_<hex>`) are masked too: `_` is a word character. `epoch` is a Unix time in
+/// milliseconds (13 digits, 2001 to 2286), such as Codex's `turn_started_at_unix_ms`.
 const BUILT_IN_MASKS: &str = concat!(
-    r"(?P<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)",
+    r"(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)",
     r"|(?P<datetime>\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b)",
     r"|(?P<date>\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}(?:,? \d{4})?\b)",
     r"|(?P<time>\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b)",
-    r"|(?P<hex>\b[0-9a-fA-F]{16,}\b)",
+    r"|(?P<hex>[0-9a-fA-F]{16,}\b)",
+    r"|(?P<epoch>\b1\d{12}\b)",
 );
 
 /// Keys whose string values identify a run, a session or a user rather than what was asked:
@@ -57,14 +61,19 @@ impl Normalizer {
     }
 
     /// Replaces the run's working and home directories with `<cwd>` and `<home>` in every
-    /// string of `value` (the working directory first, since it often lies in the home).
+    /// string of `value` (the working directory first, since it often lies in the home), and
+    /// the working directory's slug (every character but letters and digits turned into `-`,
+    /// as Claude Code names its project folders) with `<cwd-slug>`.
     pub(crate) fn insert_placeholders(&self, value: &mut Value) {
         if self.cwd.is_none() && self.home.is_none() {
             return;
         }
+        let slug = self.cwd_slug();
         map_strings(value, &mut |text| {
             let mut out = None;
-            for (dir, placeholder) in [(&self.cwd, "<cwd>"), (&self.home, "<home>")] {
+            for (dir, placeholder) in
+                [(&self.cwd, "<cwd>"), (&self.home, "<home>"), (&slug, "<cwd-slug>")]
+            {
                 if let Some(dir) = dir {
                     let current = out.as_deref().unwrap_or(text);
                     if let Some(replaced) = replace_path(current, dir, placeholder) {
@@ -84,7 +93,10 @@ impl Normalizer {
     /// `text` with `<cwd>` and `<home>` replaced by this run's directories, if it holds any.
     pub(crate) fn fill_placeholders_str(&self, text: &str) -> Option<String> {
         let mut out: Option<String> = None;
-        for (dir, placeholder) in [(&self.cwd, "<cwd>"), (&self.home, "<home>")] {
+        let slug = self.cwd_slug();
+        for (dir, placeholder) in
+            [(&self.cwd, "<cwd>"), (&self.home, "<home>"), (&slug, "<cwd-slug>")]
+        {
             if let Some(dir) = dir {
                 let current = out.as_deref().unwrap_or(text);
                 if current.contains(placeholder) {
@@ -93,6 +105,15 @@ impl Normalizer {
             }
         }
         out
+    }
+
+    /// The working directory with every character but ASCII letters and digits replaced by
+    /// `-`, when that differs from the directory itself.
+    fn cwd_slug(&self) -> Option<String> {
+        let cwd = self.cwd.as_deref()?;
+        let slug: String =
+            cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        (slug != cwd).then_some(slug)
     }
 
     /// The form of a request that matching compares: secrets redacted, directories replaced,
@@ -122,7 +143,7 @@ impl Normalizer {
         let built_in = built_in_masks();
         if built_in.is_match(text) {
             let replaced = built_in.replace_all(text, |caps: &Captures<'_>| {
-                let name = ["uuid", "datetime", "date", "time", "hex"]
+                let name = ["uuid", "datetime", "date", "time", "hex", "epoch"]
                     .into_iter()
                     .find(|name| caps.name(name).is_some())
                     .unwrap_or("masked");
@@ -285,6 +306,27 @@ mod tests {
         let replay = Normalizer::new(Some("/srv/ci".into()), None, &[]).unwrap();
         replay.fill_placeholders(&mut reply);
         assert_eq!(reply, json!({"args": {"path": "/srv/ci/file.txt", "other": "/tmp/record"}}));
+    }
+
+    #[test]
+    fn prefixed_ids_epoch_milliseconds_and_the_cwd_slug_are_masked() {
+        let request = json!({"input": [
+            {"id": "msg_01a23405-ca0b-7c23-a2fb-9410fafb8614", "call": "fc_3f2a9c0d1e4b5a6978695a4b"},
+            {"metadata": "{\"turn_started_at_unix_ms\":1796167027807,\"tokens\":1234}"},
+            {"text": "memory at /home/ann/.claude/projects/-home-ann-project/memory/"},
+        ]});
+        let normalized = normalizer().normalize("/v1/responses", &request);
+        assert_eq!(
+            normalized["body"],
+            json!({"input": [
+                {"id": "msg_<uuid>", "call": "fc_<hex>"},
+                {"metadata": "{\"turn_started_at_unix_ms\":<epoch>,\"tokens\":1234}"},
+                {"text": "memory at <home>/.claude/projects/<cwd-slug>/memory/"},
+            ]})
+        );
+        let mut reply = json!("see <cwd-slug>");
+        Normalizer::new(Some("/srv/ci".into()), None, &[]).unwrap().fill_placeholders(&mut reply);
+        assert_eq!(reply, json!("see -srv-ci"));
     }
 
     #[test]
