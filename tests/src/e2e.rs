@@ -102,6 +102,16 @@ pub fn atif_binary() -> PathBuf {
     atif
 }
 
+/// A finished process's status, stdout and stderr, for assertion messages.
+pub fn describe(output: &std::process::Output) -> String {
+    format!(
+        "{}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
 /// The folder of the committed end-to-end assets (`tests/e2e`: pins, Python agents).
 pub fn assets_dir() -> PathBuf {
     workspace_root().join("tests").join("e2e")

@@ -153,7 +153,7 @@ fn check(agent: Agent) {
                 output.status.success(),
                 "import {}: {}",
                 log.display(),
-                describe_output(&output)
+                e2e::describe(&output)
             );
             let path = recording.dir.path().join(format!("imported-{idx}.json"));
             std::fs::write(&path, &output.stdout).unwrap();
@@ -163,7 +163,7 @@ fn check(agent: Agent) {
     let golden = recording.dir.path().join("imported.golden.json");
     let normalized =
         atif(&["normalize".into(), "--preset".into(), preset.into(), imported[0].clone().into()]);
-    assert!(normalized.status.success(), "{}", describe_output(&normalized));
+    assert!(normalized.status.success(), "{}", e2e::describe(&normalized));
     std::fs::write(&golden, &normalized.stdout).unwrap();
     let checked = atif(&[
         "check".into(),
@@ -172,7 +172,7 @@ fn check(agent: Agent) {
         golden.into(),
         imported[1].clone().into(),
     ]);
-    assert!(checked.status.success(), "the imported logs differ: {}", describe_output(&checked));
+    assert!(checked.status.success(), "the imported logs differ: {}", e2e::describe(&checked));
 
     // A changed prompt: the drift diff.
     let changed = "Do something else entirely.";
@@ -261,15 +261,6 @@ fn atif(args: &[OsString]) -> Output {
 
 fn describe(run: &AgentRun) -> String {
     format!("{}\nstdout:\n{}\nstderr:\n{}", run.status, run.stdout, run.stderr)
-}
-
-fn describe_output(output: &Output) -> String {
-    format!(
-        "{}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 #[test]

@@ -58,12 +58,12 @@ fn record_with(sdk: &'static str, stream: bool, extra: &[&str]) -> Option<Record
     args.extend(["--upstream".into(), provider.url().into(), "--".into()]);
     args.extend(agent_argv(&python, sdk, stream, extra));
     let live = atif(dir.path(), &args);
-    assert!(live.status.success(), "record failed: {}", describe(&live));
+    assert!(live.status.success(), "record failed: {}", e2e::describe(&live));
     assert!(script.exists(), "record wrote no script");
     if extra.is_empty() {
         let stdout = String::from_utf8_lossy(&live.stdout);
         let done = stdout.ends_with("final \"The command printed: atif-e2e-42\"\n");
-        assert!(done, "{}", describe(&live));
+        assert!(done, "{}", e2e::describe(&live));
     }
     assert!(
         provider.request_count() >= 2,
@@ -76,7 +76,7 @@ fn record_with(sdk: &'static str, stream: bool, extra: &[&str]) -> Option<Record
 fn check(sdk: &'static str, stream: bool) {
     let Some(recorded) = record(sdk, stream) else { return };
     let replayed = recorded.replay(&[]);
-    assert!(replayed.status.success(), "replay failed: {}", describe(&replayed));
+    assert!(replayed.status.success(), "replay failed: {}", e2e::describe(&replayed));
     assert_eq!(
         String::from_utf8_lossy(&replayed.stdout),
         String::from_utf8_lossy(&recorded.live.stdout),
@@ -114,15 +114,6 @@ fn atif(dir: &Path, args: &[OsString]) -> Output {
         .stdin(Stdio::null())
         .output()
         .unwrap()
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "{}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 #[test]
@@ -170,12 +161,12 @@ fn a_changed_prompt_fails_the_replay_with_the_drift_diff() {
     let Some(recorded) = record("anthropic", true) else { return };
     let replayed = recorded.replay(&["--prompt", "Do something else entirely."]);
     let stderr = String::from_utf8_lossy(&replayed.stderr);
-    assert!(!replayed.status.success(), "{}", describe(&replayed));
-    assert!(stderr.contains("request #"), "{}", describe(&replayed));
+    assert!(!replayed.status.success(), "{}", e2e::describe(&replayed));
+    assert!(stderr.contains("request #"), "{}", e2e::describe(&replayed));
     let added = stderr.lines().any(|line| {
         line.trim_start().starts_with('+') && line.contains("Do something else entirely.")
     });
-    assert!(added, "no diff line with the new prompt: {}", describe(&replayed));
+    assert!(added, "no diff line with the new prompt: {}", e2e::describe(&replayed));
 }
 
 #[test]
@@ -183,8 +174,8 @@ fn one_call_more_than_recorded_fails_the_replay_with_the_exhaustion_message() {
     let Some(recorded) = record("openai-chat", false) else { return };
     let replayed = recorded.replay(&["--extra-call"]);
     let stderr = String::from_utf8_lossy(&replayed.stderr);
-    assert!(!replayed.status.success(), "{}", describe(&replayed));
-    assert!(stderr.contains("but the script recorded 2"), "{}", describe(&replayed));
+    assert!(!replayed.status.success(), "{}", e2e::describe(&replayed));
+    assert!(stderr.contains("but the script recorded 2"), "{}", e2e::describe(&replayed));
     assert!(
         !String::from_utf8_lossy(&replayed.stdout).contains("extra "),
         "the extra call got no answer"
@@ -202,10 +193,10 @@ fn thirty_two_agents_replaying_at_once_each_get_their_own_replies() {
         String::from_utf8_lossy(&recorded.live.stdout),
         expected,
         "{}",
-        describe(&recorded.live)
+        e2e::describe(&recorded.live)
     );
     assert_eq!(recorded.provider.request_count(), 64);
     let replayed = recorded.replay(&threads);
-    assert!(replayed.status.success(), "replay failed: {}", describe(&replayed));
-    assert_eq!(String::from_utf8_lossy(&replayed.stdout), expected, "{}", describe(&replayed));
+    assert!(replayed.status.success(), "replay failed: {}", e2e::describe(&replayed));
+    assert_eq!(String::from_utf8_lossy(&replayed.stdout), expected, "{}", e2e::describe(&replayed));
 }
