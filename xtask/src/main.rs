@@ -4,6 +4,7 @@
 
 mod e2e;
 mod golden;
+mod man;
 mod schema;
 
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ commands:
   golden-review [FILTER]   list pending .json.new files with their deltas and diffs
   golden-accept [FILTER]   move pending .json.new files over their goldens
   golden-reject [FILTER]   delete pending .json.new files
+  man [DIR]                write the man pages of `atif` into DIR (default target/man)
   schema [--check]         regenerate docs/schema/*.schema.json (or check they are current)
   e2e-setup                install the pinned agent CLIs (npm) and Python packages (venv) of
                            the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)";
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         "golden-review" => golden::review(rest),
         "golden-accept" => golden::accept(rest),
         "golden-reject" => golden::reject(rest),
+        "man" => man::run(rest),
         "schema" => schema::run(rest),
         "e2e-setup" => e2e::setup(rest),
         "-h" | "--help" | "help" => {

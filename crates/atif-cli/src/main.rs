@@ -9,7 +9,7 @@ mod output;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Validate, normalise, compare and import agent trajectories in the ATIF format.
 #[derive(Debug, Parser)]
@@ -65,6 +65,11 @@ enum Command {
     /// Run the record/replay server alone until SIGINT or SIGTERM, for agents started
     /// elsewhere; prints `listening on URL` first.
     Serve(cmd::proxy::ServeArgs),
+    /// Print a shell completion script (`atif completions bash > /etc/bash_completion.d/atif`).
+    Completions(cmd::completions::Args),
+    /// Write the man pages into a folder (`cargo xtask man` runs it).
+    #[command(hide = true)]
+    Man(cmd::completions::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -97,6 +102,8 @@ fn main() -> ExitCode {
         Command::Record(args) => cmd::proxy::record(args),
         Command::Replay(args) => cmd::proxy::replay(args),
         Command::Serve(args) => cmd::proxy::serve(args),
+        Command::Completions(args) => cmd::completions::run(args, Cli::command()),
+        Command::Man(args) => cmd::completions::man(args, Cli::command()),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 
 pub(crate) mod check;
 pub(crate) mod common;
+pub(crate) mod completions;
 pub(crate) mod diff;
 pub(crate) mod import;
 pub(crate) mod normalize;

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use atif_proxy::{DriftPolicy, Options, Proxy};
 
+use crate::cmd::common::invalid;
 use crate::output;
 
 /// Arguments of `atif record`.
@@ -126,7 +127,8 @@ pub(crate) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Runs `atif replay`: CMD's status when it fails, else 1 when the replay was not exact, else 0;
-/// 2 when the script cannot be read or the server or CMD could not start.
+/// 1 when the script is not a valid script; 2 when the script cannot be read or the server or
+/// CMD could not start.
 pub(crate) fn replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut options = Options::replay(&args.script);
     args.server.apply(&mut options);
@@ -230,8 +232,16 @@ async fn conclude(proxy: Proxy, options: &Options) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Starts the server; a script that is not a valid script is invalid input (exit 1), like an
+/// invalid trajectory (docs/cli.md).
 async fn start(options: &Options) -> anyhow::Result<Proxy> {
-    atif_proxy::start(options).await.map_err(anyhow::Error::new)
+    atif_proxy::start(options).await.map_err(|err| match err {
+        atif_proxy::Error::Script(
+            err @ (atif_replay::Error::Io { .. } | atif_replay::Error::Pattern { .. }),
+        ) => anyhow::Error::new(err),
+        atif_proxy::Error::Script(err) => invalid(err),
+        err => anyhow::Error::new(err),
+    })
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
