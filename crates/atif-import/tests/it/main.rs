@@ -2,6 +2,7 @@
 //! input, and every Claude Code / Codex sample of the shared corpus (read in place).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr, reason = "tests")]
 
+mod agents;
 mod claude_code;
 mod claude_stream;
 mod codex_exec;
