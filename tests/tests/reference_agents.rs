@@ -343,7 +343,7 @@ async fn a_changed_prompt_fails_at_the_first_call_showing_what_changed() {
     for call in &mut script.calls {
         let request = call.request.as_mut().unwrap();
         request.messages[0].content = "You solve arithmetic tasks.".to_owned();
-        call.request_sha256 = atif_replay::request_fingerprint(request, &[]).unwrap();
+        call.request_sha256 = Some(atif_replay::request_fingerprint(request, &[]).unwrap());
     }
     let dir = tempfile::tempdir().unwrap();
     let old = dir.path().join("old.script.json");

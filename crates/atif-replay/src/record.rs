@@ -126,7 +126,7 @@ impl<C: LlmClient> RecordingClient<C> {
         let mut script = Script::new(self.inner.model().map(str::to_owned));
         for (idx, slot) in calls.iter().enumerate() {
             let mut call = RecordedCall {
-                request_sha256: fingerprint_with(&slot.request, &self.redactor),
+                request_sha256: Some(fingerprint_with(&slot.request, &self.redactor)),
                 request: self.options.store_requests.then(|| slot.request.clone()),
                 response: None,
                 chunks: None,

@@ -180,10 +180,14 @@ impl ReplayClient {
                 request_summary: summarize_request(request),
             });
         };
-        let matching = (next_unused..recorded)
-            .find(|idx| !state.used[*idx] && self.script.calls[*idx].request_sha256 == fingerprint);
+        let matching = (next_unused..recorded).find(|idx| {
+            !state.used[*idx]
+                && self.script.calls[*idx].request_sha256.as_deref() == Some(&fingerprint)
+        });
         let idx = match matching {
             Some(idx) => idx,
+            // An entry written by hand has no fingerprint: it answers whatever comes next.
+            None if self.script.calls[next_unused].request_sha256.is_none() => next_unused,
             None => {
                 let recorded_call = &self.script.calls[next_unused];
                 state.used[next_unused] = true;
@@ -202,7 +206,7 @@ impl ReplayClient {
                         return Err(Error::RequestDrift {
                             call,
                             reply: next_unused + 1,
-                            expected: recorded_call.request_sha256.clone(),
+                            expected: recorded_call.request_sha256.clone().unwrap_or_default(),
                             actual: fingerprint,
                             changes: self.explain_drift(recorded_call, next_unused + 1, request),
                         });
@@ -223,8 +227,8 @@ impl ReplayClient {
         };
         // A stored request that no longer hashes to its fingerprint was edited after
         // recording (or is replayed with other secret patterns): its diff would mislead.
-        let tampered =
-            fingerprint_with(recorded_request, &self.redactor) != recorded.request_sha256;
+        let tampered = recorded.request_sha256.as_deref()
+            != Some(&fingerprint_with(recorded_request, &self.redactor));
         let mut text = String::new();
         if tampered {
             let _ = writeln!(

@@ -67,8 +67,11 @@ impl Script {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RecordedCall {
-    /// Hex SHA-256 of the request's canonical form (see [`request_fingerprint`]).
-    pub request_sha256: String,
+    /// Hex SHA-256 of the request's canonical form (see [`request_fingerprint`]). Absent in
+    /// an entry written by hand, without a live model: that call then replays without a
+    /// drift check.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_sha256: Option<String>,
     /// The full request, when the recording kept it (so drift can be explained).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request: Option<LlmRequest>,
@@ -267,14 +270,16 @@ fn check_exchange(exchange: &HttpExchange, idx: usize, path: &Path) -> Result<()
 }
 
 fn check_call(call: &RecordedCall, idx: usize, path: &Path) -> Result<()> {
-    let is_hex = call.request_sha256.len() == 64
-        && call.request_sha256.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
-    if !is_hex {
-        return Err(invalid(
-            path,
-            &format!("/calls/{idx}/request_sha256"),
-            &format!("expected 64 lower-case hex digits, found \"{}\"", call.request_sha256),
-        ));
+    if let Some(sha) = &call.request_sha256 {
+        let is_hex = sha.len() == 64
+            && sha.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+        if !is_hex {
+            return Err(invalid(
+                path,
+                &format!("/calls/{idx}/request_sha256"),
+                &format!("expected 64 lower-case hex digits, found \"{sha}\""),
+            ));
+        }
     }
     if call.response.is_none() && call.chunks.is_none() && call.error.is_none() {
         return Err(invalid(

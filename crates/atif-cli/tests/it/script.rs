@@ -18,7 +18,7 @@ fn atif(args: &[&str]) -> Output {
 fn sample_script() -> Script {
     let mut script = Script::new(Some("gpt-test".to_owned()));
     let call = |response: Option<LlmResponse>| RecordedCall {
-        request_sha256: "ab".repeat(32),
+        request_sha256: Some("ab".repeat(32)),
         request: None,
         response,
         chunks: None,
@@ -312,7 +312,7 @@ fn show_cuts_long_tool_arguments() {
     let path = dir.path().join("long.script.json");
     let mut script = Script::new(None);
     script.calls.push(RecordedCall {
-        request_sha256: "cd".repeat(32),
+        request_sha256: Some("cd".repeat(32)),
         request: None,
         response: Some(LlmResponse::from_tool_calls(vec![ToolCall::new(
             "c1",

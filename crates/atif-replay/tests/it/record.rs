@@ -63,7 +63,7 @@ async fn recording_forwards_replies_and_saves_the_inner_model_name() {
         script.calls.iter().map(|call| call.response.as_ref().unwrap().text()).collect();
     assert_eq!(texts, ["reply to a", "reply to b"]);
     assert_eq!(script.calls[0].request.as_ref(), Some(&ask("a")), "full requests kept by default");
-    assert_eq!(script.calls[0].request_sha256.len(), 64);
+    assert_eq!(script.calls[0].request_sha256.as_ref().unwrap().len(), 64);
     let names: Vec<_> =
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["s.json"], "no temporary file is left behind");

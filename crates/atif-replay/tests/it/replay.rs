@@ -193,3 +193,53 @@ async fn a_stored_request_edited_by_hand_is_named_as_such_on_drift() {
         "{message}"
     );
 }
+
+/// A first script written by hand, without a live model: no `request_sha256` anywhere.
+const HAND_WRITTEN: &str = r#"{
+  "format": "atif-replay-script",
+  "version": 2,
+  "model": "hand-1",
+  "calls": [
+    {"response": {"tool_calls": [{"id": "call_1", "name": "calculator", "arguments": {"expression": "2 + 2"}}], "finish_reason": "tool_calls"}},
+    {"response": {"content": {"text": "4"}, "finish_reason": "stop"}}
+  ]
+}"#;
+
+#[tokio::test]
+async fn a_hand_written_script_without_fingerprints_replays_strictly_without_drift_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("first.script.json");
+    std::fs::write(&path, HAND_WRITTEN).unwrap();
+    // Strict (the default) has nothing to compare an unfingerprinted entry with.
+    let replay = ReplayClient::from_file(&path).unwrap();
+    let first = replay.complete(ask("whatever the agent asks")).await.unwrap();
+    assert_eq!(first.tool_calls[0].name, "calculator");
+    assert_eq!(replay.complete(ask("anything else")).await.unwrap().text(), "4");
+    replay.finish().unwrap();
+    // Still strict about the number of calls, both ways.
+    let err = replay.complete(ask("one more")).await.unwrap_err();
+    assert!(matches!(err, Error::ScriptExhausted { requested: 3, recorded: 2, .. }), "{err:?}");
+    let short = ReplayClient::from_file(&path).unwrap();
+    short.complete(ask("only one")).await.unwrap();
+    assert!(matches!(short.finish(), Err(Error::UnusedReplies { unused: 1, .. })));
+}
+
+#[tokio::test]
+async fn fingerprinted_and_hand_written_entries_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a")]).await;
+    let mut script = atif_replay::read_script(&path).unwrap();
+    let mut extra = script.calls[0].clone();
+    extra.request_sha256 = None;
+    extra.response = Some(LlmResponse::from_text("hand-written"));
+    script.calls.push(extra);
+    atif_replay::write_script(&path, &script, &[]).unwrap();
+    let replay = ReplayClient::from_file(&path).unwrap();
+    let err = replay.complete(ask("not a")).await.unwrap_err();
+    assert!(matches!(err, Error::RequestDrift { call: 1, .. }), "the recorded entry is checked");
+    let replay = ReplayClient::from_file(&path).unwrap();
+    assert_eq!(replay.complete(ask("a")).await.unwrap().text(), "reply to a");
+    assert_eq!(replay.complete(ask("free")).await.unwrap().text(), "hand-written");
+    replay.finish().unwrap();
+}

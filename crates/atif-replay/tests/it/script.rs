@@ -210,8 +210,11 @@ fn errors_deep_inside_a_call_name_the_json_pointer_of_the_value() {
          of `system`, `user`, `assistant`, `tool`",
     );
     check_error(
-        &VALID.replace("      \"request_sha256\": \"0000000000000000000000000000000000000000000000000000000000000000\",\n", ""),
-        "$PATH:8:5: at /calls/0: missing field `request_sha256`",
+        &VALID.replace(
+            "\"finish_reason\": \"stop\"",
+            "\"tool_calls\": [{\"id\": \"c\", \"arguments\": {}}]",
+        ),
+        "$PATH:8:89: at /calls/0/response/tool_calls/0: missing field `name`",
     );
 }
 

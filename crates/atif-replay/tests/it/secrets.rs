@@ -230,11 +230,13 @@ async fn a_user_pattern_matching_hex_digits_leaves_the_fingerprints_readable() {
     assert_eq!(script.calls[0].response.as_ref().unwrap().text(), "internal token [REDACTED]");
     assert_eq!(
         script.calls[0].request_sha256,
-        atif_replay::request_fingerprint(
-            &LlmRequest::new(vec![Message::user("hi")]),
-            &["[0-9a-f]{16,}".to_owned()]
+        Some(
+            atif_replay::request_fingerprint(
+                &LlmRequest::new(vec![Message::user("hi")]),
+                &["[0-9a-f]{16,}".to_owned()]
+            )
+            .unwrap()
         )
-        .unwrap()
     );
     assert!(!redact_file(&path, &["[0-9a-f]{16,}".to_owned()]).unwrap(), "nothing left to redact");
     read_script(&path).unwrap();
@@ -277,7 +279,7 @@ fn real_agent_logs_in_a_script_always_save_with_the_default_patterns() {
         let text = String::from_utf8_lossy(&std::fs::read(file).unwrap()).into_owned();
         let mut script = atif_replay::Script::new(Some("m".to_owned()));
         script.calls.push(atif_replay::RecordedCall {
-            request_sha256: "0".repeat(64),
+            request_sha256: Some("0".repeat(64)),
             request: None,
             response: Some(LlmResponse::from_text(text)),
             chunks: None,
