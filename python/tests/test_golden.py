@@ -102,7 +102,6 @@ def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pyteste
             "*unified diff (golden -> actual):",
             "*pending: the actual run was written to tests/golden/test_agent__test_weather.json.new",
             "*if this change is intended: pytest --atif-update test_agent.py::test_weather",
-            "*review pending goldens with: atif golden review --dir tests/golden",
         ]
     )
     assert "Traceback" not in result.stdout.str()

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -135,7 +136,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
     lines = [f"recorded {_shown(path, state.cwd)}" for path in state.recorded]
     lines += state.golden_lines
-    if state.pending:
+    if state.pending and state.has_golden_review():
         lines.append(
             f"{len(state.pending)} golden(s) left a pending .json.new file for review: "
             f"atif golden review --dir {_shown(state.golden_dir, state.cwd)}"
@@ -267,7 +268,9 @@ class AtifGolden:
             return None
         if outcome.pending:
             state.pending.append(golden)
-            return f"{outcome.report}\nreview pending goldens with: atif golden review --dir {_shown(golden.parent, state.cwd)}"
+            if state.has_golden_review():
+                review = f"atif golden review --dir {_shown(golden.parent, state.cwd)}"
+                return f"{outcome.report}\nreview pending goldens with: {review}"
         return outcome.report
 
     def _actual(self, trajectory: Any, golden: Path, state: "_State") -> Path:
@@ -317,11 +320,28 @@ class _State:
         self.pending: list[Path] = []
         self._claims: dict[Path, str] = {}
         self._binary: Optional[str] = None
+        self._golden_review: Optional[bool] = None
 
     def binary(self) -> str:
         if self._binary is None:
             self._binary = find_atif()
         return self._binary
+
+    def has_golden_review(self) -> bool:
+        """Whether this `atif` has `atif golden review` (older binaries have only `atif check`)."""
+        if self._golden_review is None:
+            try:
+                done = subprocess.run(
+                    [self.binary(), "golden", "review", "--help"],
+                    stdin=subprocess.DEVNULL,
+                    capture_output=True,
+                    check=False,
+                )
+            except (OSError, AtifError):
+                self._golden_review = False
+            else:
+                self._golden_review = done.returncode == 0
+        return self._golden_review
 
     def script_path(self, item: pytest.Item) -> Path:
         marker = item.get_closest_marker("atif_script")
