@@ -117,6 +117,16 @@ fn only_replay_the_proxy_and_the_cli_pull_in_an_async_runtime() {
 }
 
 #[test]
+fn the_workspace_forces_no_tokio_feature_on_its_members() {
+    // A feature named in [workspace.dependencies] is on for every member that uses tokio, and so
+    // for every library user; each member names the features it uses instead.
+    let manifest = std::fs::read_to_string(workspace_root().join("Cargo.toml")).unwrap();
+    let line = manifest.lines().find(|line| line.starts_with("tokio ")).unwrap();
+    assert!(!line.contains(" features"), "the root Cargo.toml enables tokio features: {line}");
+    assert!(line.contains("default-features = false"), "{line}");
+}
+
+#[test]
 fn normalize_stays_free_of_io_heavy_dependencies() {
     let graph = normal_dependency_graph();
     let deps = closure(&graph, "atif-normalize");
