@@ -104,6 +104,39 @@ fn nobody_who_only_replays_in_process_compiles_an_http_server() {
     assert!(closure(&graph, "atif-proxy").contains("axum"), "the check itself still works");
 }
 
+/// The packages `cargo` compiles for `atif-replay` alone (normal dependencies), with `features`.
+fn replay_build_packages(features: &[&str]) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command
+        .args(["tree", "--locked", "-p", "atif-replay", "-e", "normal", "--prefix", "none"])
+        .args(["--format", "{p}"])
+        .current_dir(workspace_root());
+    if !features.is_empty() {
+        command.args(["--features", &features.join(",")]);
+    }
+    let output = command.output().expect("cargo tree runs");
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_user_of_replay_without_the_http_feature_compiles_no_http_stack() {
+    let http_stack = ["reqwest", "hyper", "hyper-util", "rustls", "h2", "http"];
+    let plain = replay_build_packages(&[]);
+    for package in http_stack {
+        assert!(
+            !plain.contains(package),
+            "atif-replay without `http` pulls in {package}: {plain:?}"
+        );
+    }
+    let with_http = replay_build_packages(&["http"]);
+    assert!(with_http.contains("reqwest"), "the check itself still works: {with_http:?}");
+}
+
 #[test]
 fn only_replay_the_proxy_and_the_cli_pull_in_an_async_runtime() {
     let graph = normal_dependency_graph();

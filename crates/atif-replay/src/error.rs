@@ -101,6 +101,16 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// An HTTP request to a model provider could not be made or its reply not read (feature
+    /// `http`).
+    #[error("HTTP request to {url} failed")]
+    Http {
+        /// The URL posted to.
+        url: String,
+        /// What the HTTP client said.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Traffic from which no trajectory can be captured.
     #[error("cannot capture a trajectory from this traffic: {message}")]
     Traffic {

@@ -60,6 +60,8 @@ mod capture;
 mod client;
 mod error;
 mod exchange;
+#[cfg(feature = "http")]
+mod http;
 mod record;
 mod replay;
 mod script;
@@ -76,6 +78,8 @@ pub use client::{
 };
 pub use error::{Error, LlmError, Result};
 pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
+#[cfg(feature = "http")]
+pub use http::{ANTHROPIC_VERSION, HttpClient};
 pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, ReplayClient, ReplayOptions, RequestCheck};
 pub use script::{

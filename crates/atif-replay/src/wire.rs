@@ -532,7 +532,7 @@ fn count(value: &Value, pointer: &str) -> u64 {
     value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
 }
 
-fn provider_error(error: &Value) -> Error {
+pub(crate) fn provider_error(error: &Value) -> Error {
     let message = match error {
         Value::String(text) => text.clone(),
         _ => match error.get("message").and_then(Value::as_str) {

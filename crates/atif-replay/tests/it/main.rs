@@ -3,6 +3,8 @@
 #![allow(clippy::print_stderr, reason = "corpus tests print a skip notice and what they measured")]
 
 mod capture;
+#[cfg(feature = "http")]
+mod http;
 mod record;
 mod replay;
 mod script;
