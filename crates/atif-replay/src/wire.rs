@@ -137,7 +137,8 @@ pub fn parse_request(protocol: WireProtocol, body: &Value) -> Result<LlmRequest>
 /// is not JSON is kept as a string). Usage counts cached input inside `prompt_tokens`, as ATIF
 /// does (Anthropic's `input_tokens` leaves it out, so it is added back). The finish reason is
 /// [`FinishReason::ToolCalls`] when the reply calls tools and the provider only says it
-/// stopped (Responses and Gemini). The raw reply is kept in [`LlmResponse::raw`].
+/// stopped (Responses and Gemini). The raw reply is kept in [`LlmResponse::raw`]. A Gemini
+/// stream fetched without `alt=sse` (a JSON array of partial replies) reads as that stream.
 ///
 /// # Errors
 ///
@@ -145,6 +146,14 @@ pub fn parse_request(protocol: WireProtocol, body: &Value) -> Result<LlmRequest>
 /// type; [`Error::Provider`] when the reply is the provider's error object.
 pub fn parse_response(protocol: WireProtocol, body: &Value) -> Result<LlmResponse> {
     let wire = Wire::new(protocol, "reply", "");
+    // Gemini's `streamGenerateContent` without `alt=sse` sends its pieces as one JSON array.
+    if let (WireProtocol::Gemini, Value::Array(pieces)) = (protocol, body) {
+        let events: Vec<SseEvent> =
+            pieces.iter().map(|piece| SseEvent::new(None, piece.clone())).collect();
+        let mut response = parse_stream(protocol, &events)?;
+        response.raw = Some(body.clone());
+        return Ok(response);
+    }
     if !body.is_object() {
         return Err(wire.error("", format!("expected a JSON object, found {}", kind(body))));
     }

@@ -639,6 +639,19 @@ fn a_gemini_request_joins_results_to_calls_by_name_when_neither_has_an_id() {
 }
 
 #[test]
+fn a_gemini_stream_fetched_as_one_json_array_reads_as_the_stream() {
+    let body = json!([
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "Hel"}]}}]},
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "lo"}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 4, "candidatesTokenCount": 2}}
+    ]);
+    let response = parse_response(Gemini, &body).unwrap();
+    assert_eq!(response.text(), "Hello");
+    assert_eq!(response.usage, Usage::new(4, 2, 0));
+    let err = parse_response(OpenAiChat, &body).unwrap_err();
+    assert!(err.to_string().contains("expected a JSON object, found an array"), "{err}");
+}
+
+#[test]
 fn malformed_gemini_input_names_the_place() {
     let err = parse_response(Gemini, &json!({"candidates": {"content": {}}})).unwrap_err();
     assert_eq!(
