@@ -29,12 +29,20 @@ fn load_options() -> LoadOptions {
 /// binary input is invalid input (exit 1).
 pub(crate) fn read_input(path: &str) -> anyhow::Result<Vec<u8>> {
     let options = load_options();
-    let bytes = if path == "-" {
-        atif_schema::read_stdin(&options)?
-    } else {
-        atif_schema::read_path(Path::new(path), &options)?
-    };
-    Ok(bytes)
+    if path == "-" {
+        return Ok(atif_schema::read_stdin(&options)?);
+    }
+    atif_schema::read_path(Path::new(path), &options).map_err(|err| {
+        let looks_like_json = path.trim_start().starts_with(['{', '[']);
+        match err {
+            atif_schema::Error::Read { .. } if looks_like_json => anyhow::anyhow!(
+                "{:#}; this argument is a file name, and it looks like JSON text: save the JSON \
+                 to a file, or pass `-` and give it on standard input",
+                anyhow::Error::new(err)
+            ),
+            err => err.into(),
+        }
+    })
 }
 
 /// Reads and parses the trajectory at `path` (`-` for standard input): the one loader of

@@ -302,6 +302,18 @@ fn json_output_of_diff_check_and_script_show_has_the_documented_shape() {
     assert!(script["exchanges"].is_array(), "{script}");
 }
 
+#[test]
+fn json_text_where_a_file_is_expected_gets_advice_and_no_update_suggestion() {
+    let fixture = Fixture::new();
+    let output =
+        fixture.run(&["check", "golden.json", r#"{"a":1}"#], Stdio::piped(), Stdio::piped());
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("looks like JSON text: save the JSON to a file, or pass `-`"), "{text}");
+    assert!(!text.contains("--update"), "{text}");
+    assert_eq!(stdout(&output), "");
+}
+
 /// The fixture folder of the table tests.
 struct Fixture {
     dir: tempfile::TempDir,
