@@ -39,10 +39,14 @@ pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
         match role.as_str() {
             "user" => user_message(wire, &blocks, &at, &mut request.messages)?,
             "assistant" => request.messages.push(assistant_message(wire, &blocks, &at)?),
+            // Claude Code 2.x sends system reminders as messages of their own.
+            "system" => {
+                request.messages.push(Message::system(text_of(&Value::Array(blocks), "\n")))
+            }
             other => {
                 return Err(wire.error(
                     &format!("{at}/role"),
-                    format!("expected \"user\" or \"assistant\", found {other:?}"),
+                    format!("expected \"user\", \"assistant\" or \"system\", found {other:?}"),
                 ));
             }
         }

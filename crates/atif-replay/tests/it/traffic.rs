@@ -116,6 +116,19 @@ fn an_anthropic_tool_loop_becomes_prompt_steps_agent_steps_and_joined_observatio
 }
 
 #[test]
+fn an_anthropic_system_message_among_the_messages_becomes_a_system_step() {
+    // Claude Code 2.x sends reminders as `{"role": "system"}` messages.
+    let request = json!({"model": "claude", "max_tokens": 64, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "system", "content": [{"type": "text", "text": "Reminder: be brief."}]}]});
+    let reply = json!({"model": "claude", "content": [{"type": "text", "text": "Hello."}],
+                       "stop_reason": "end_turn", "usage": {"input_tokens": 5, "output_tokens": 2}});
+    let trajectory = capture(&[json_exchange("/v1/messages", request, reply)]);
+    assert_eq!(sources(&trajectory), [StepSource::System, StepSource::User, StepSource::Agent]);
+    assert_eq!(trajectory.steps[0].message.text(), "Reminder: be brief.");
+}
+
+#[test]
 fn an_openai_chat_loop_joins_tool_messages_and_keeps_parameters() {
     let tools = json!([{"type": "function", "function": {"name": "shell", "parameters": {"type": "object"}}}]);
     let first = json!({
