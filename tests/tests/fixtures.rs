@@ -3,8 +3,9 @@
 //! `tests/tests/golden/`, and the public corpus through the protocol in a temp folder (its
 //! goldens are never committed: it is third-party data).
 //!
-//! Re-record a committed golden with `cargo xtask golden-update <test name>` (for example
-//! `crashed_migration`), or all of them with `cargo xtask golden-update`; see docs/golden.md.
+//! Re-record a committed golden with `ATIF_GOLDEN=update cargo test -p tests <test name>` (for example
+//! `crashed_migration`), or all of them with `atif golden update` (alias `cargo xtask golden-update`);
+//! see docs/golden.md.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
@@ -110,7 +111,7 @@ fn a_run_that_no_longer_crashes_fails_against_a_crash_golden() {
     let Error::BehaviourChanged { deltas, report, .. } = &err else { panic!("{err:?}") };
     assert_eq!(deltas[0], "crashed: true -> false");
     assert!(report.ends_with(
-        "if this change is intended: cargo xtask golden-update a_run_that_no_longer_crashes_fails_against_a_crash_golden"
+        "if this change is intended: ATIF_GOLDEN=update cargo test a_run_that_no_longer_crashes_fails_against_a_crash_golden"
     ));
 }
 

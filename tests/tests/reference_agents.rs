@@ -4,7 +4,7 @@
 //! The scripts under `tests/scripts/` were recorded from the deterministic fake models in
 //! `tests/src/lib.rs`; `ATIF_RECORD=1 cargo test -p tests --test reference_agents` re-records
 //! them (never on CI). The goldens under `tests/golden/` follow the atif-golden protocol:
-//! `cargo xtask golden-update reference_agents` rewrites them.
+//! `ATIF_GOLDEN=update cargo test -p tests --test reference_agents` (or `cargo xtask golden-update reference_agents`) rewrites them.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly on unexpected errors")]
 
 use std::collections::BTreeSet;

@@ -52,6 +52,8 @@ enum Command {
     Diff(cmd::diff::Args),
     /// Compare a run against a golden file (exit 1 when behaviour changed).
     Check(cmd::check::Args),
+    /// Review, accept or reject pending golden files; re-record goldens.
+    Golden(cmd::golden::Args),
     /// Inspect or redact a recorded model script.
     Script(cmd::script::Args),
     /// Convert a Claude Code or Codex log into an ATIF trajectory.
@@ -97,6 +99,7 @@ fn main() -> ExitCode {
         Command::Shape(args) => cmd::shape::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Check(args) => cmd::check::run(args),
+        Command::Golden(args) => cmd::golden::run(args),
         Command::Script(args) => cmd::script::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Record(args) => cmd::proxy::record(args),

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::report::{self, OutcomeKind};
-use crate::{Error, Mode, Result, Settings, file};
+use crate::{Error, MODE_ENV, Mode, Result, Settings, file};
 
 /// What a successful [`check`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,18 +117,19 @@ pub(crate) fn check_value(
     path: &Path,
     actual: Value,
     settings: &Settings,
-    test: Option<&str>,
+    test: Option<&Test<'_>>,
 ) -> Result<Outcome> {
     // Called from a test harness thread, the thread's name is the test's name; elsewhere (the
     // CLI, a custom harness) the golden's file stem is the best name there is.
-    let test = match (test, std::thread::current().name()) {
+    let name = match (test.map(|test| test.name), std::thread::current().name()) {
         (Some(test), _) => test.to_owned(),
         (None, Some(thread)) if thread != "main" => thread.to_owned(),
         (None, _) => {
             path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default()
         }
     };
-    let result = run(path, actual, settings, &test);
+    let package = test.and_then(|test| test.package);
+    let result = run(path, actual, settings, &Test { name: &name, package });
     let kind = match &result {
         Ok(outcome) => outcome.kind(),
         Err(err) if err.is_test_failure() => OutcomeKind::Failed,
@@ -138,11 +139,11 @@ pub(crate) fn check_value(
         Ok(Outcome::Changed { erased, .. }) => Some(erased.as_str()),
         _ => None,
     };
-    report::record(settings, kind, path, &test, erased)?;
+    report::record(settings, kind, path, &name, erased)?;
     result
 }
 
-fn run(path: &Path, actual: Value, settings: &Settings, test: &str) -> Result<Outcome> {
+fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Result<Outcome> {
     let mode = match settings.mode() {
         Some(mode) => mode,
         None => Mode::from_env()?,
@@ -151,7 +152,7 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &str) -> Result<Ou
     let actual_text = atif_normalize::to_canonical_string(&actual);
     let command = match settings.update_command() {
         Some(command) => command.to_owned(),
-        None => format!("cargo xtask golden-update {test}"),
+        None => test.update_command(),
     };
     let golden_text = match std::fs::read_to_string(path) {
         Ok(text) => Some(text),
@@ -218,6 +219,24 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &str) -> Result<Ou
                 pending,
             })
         }
+    }
+}
+
+/// Who ran a check, for the command a failure names as the fix: a test under `cargo test`
+/// (its harness name, and its package when the macro knows it), or a golden checked elsewhere.
+#[derive(Debug)]
+pub(crate) struct Test<'a> {
+    /// The name `cargo test` accepts as a filter, or the golden's file stem.
+    pub(crate) name: &'a str,
+    /// The package the test is in, when known (`assert_golden!` knows it).
+    pub(crate) package: Option<&'a str>,
+}
+
+impl Test<'_> {
+    /// `ATIF_GOLDEN=update cargo test -p PACKAGE NAME`: the command every Rust project has.
+    fn update_command(&self) -> String {
+        let package = self.package.map(|package| format!(" -p {package}")).unwrap_or_default();
+        format!("{MODE_ENV}=update cargo test{package} {}", self.name)
     }
 }
 
@@ -308,47 +327,31 @@ struct Failure<'a> {
     command: &'a str,
 }
 
-/// The failure message: what changed first, then where, then the text, then what to type.
+/// The failure message: the report (what changed first, then where, then the text), then
+/// where the run is and what to type.
 fn behaviour_report(failure: &Failure<'_>) -> String {
-    let mut out = String::new();
+    let mut options = atif_normalize::ReportOptions::new();
+    options.set_max_places(failure.settings.max_diff_places());
+    let full_command = match (failure.settings.full_diff_command(), failure.pending) {
+        (Some(command), _) => command.to_owned(),
+        (None, Some(pending)) => format!(
+            "atif diff --full {} {}",
+            crate::pending::shell_word(&failure.path.display().to_string()),
+            crate::pending::shell_word(&pending.display().to_string())
+        ),
+        (None, None) => {
+            "run locally (not on CI, ATIF_GOLDEN unset) to get the run as a pending file, \
+                 then atif diff --full GOLDEN PENDING"
+                .to_owned()
+        }
+    };
+    options.set_full_command(Some(full_command));
+    let mut out = atif_normalize::report(failure.golden, failure.actual, failure.deltas, &options);
     // Writing into a String cannot fail, so the fmt::Results below are ignored.
-    let _ = writeln!(out, "agent behaviour changed ({} difference(s)):", failure.deltas.len());
-    for delta in failure.deltas {
-        let _ = writeln!(out, "  {delta}");
-    }
     let _ = writeln!(out, "golden: {}", failure.path.display());
-    out.push_str("what moved, step by step:\n");
-    let changes = atif_normalize::explain(failure.golden, failure.actual);
-    if changes.is_empty() {
-        // explain names something whenever the two documents differ; say so if it ever does not.
-        out.push_str("  (no step-level difference found; see the unified diff)\n");
-    }
-    for change in &changes {
-        let _ = writeln!(out, "  {change}");
-    }
-    out.push_str("unified diff (golden -> actual):\n");
-    let diff = atif_normalize::render(failure.golden, failure.actual);
-    let lines: Vec<&str> = diff.lines().collect();
-    let max = failure.settings.max_diff_lines();
-    for line in lines.iter().take(max) {
-        let _ = writeln!(out, "{line}");
-    }
-    if lines.len() > max {
-        let where_full = match failure.pending {
-            Some(pending) => format!("the full actual is in {}", pending.display()),
-            None => "the full actual was not written (nothing is written on CI or with \
-                     ATIF_GOLDEN=check); run locally to get it as a pending file"
-                .to_owned(),
-        };
-        let _ = writeln!(
-            out,
-            "... {} more diff lines cut ({max} of {} shown); {where_full}",
-            lines.len() - max,
-            lines.len()
-        );
-    }
-    if let Some(pending) = failure.pending {
-        let _ = writeln!(out, "pending: the actual run was written to {}", pending.display());
+    let pending_note = crate::error::pending_note(failure.pending);
+    if let Some(lines) = pending_note.strip_prefix('\n') {
+        let _ = writeln!(out, "{lines}");
     }
     let _ = write!(out, "if this change is intended: {}", failure.command);
     out

@@ -103,6 +103,15 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+    /// A pending or golden file under review is not a trajectory (or cannot be read).
+    #[error("cannot review {}", path.display())]
+    InvalidTrajectory {
+        /// The file.
+        path: PathBuf,
+        /// What the loader said (it names the file and the JSON Pointer).
+        #[source]
+        source: atif_schema::Error,
+    },
     /// The actual value cannot be turned into JSON.
     #[error("cannot serialise the actual trajectory into JSON")]
     Serialize {
@@ -167,9 +176,16 @@ impl Error {
 /// The result type of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-fn pending_note(pending: Option<&Path>) -> String {
+/// The lines naming the pending file and the `atif golden` commands that review or accept it;
+/// empty when nothing was written.
+pub(crate) fn pending_note(pending: Option<&Path>) -> String {
     match pending {
-        Some(pending) => format!("\npending: the actual run was written to {}", pending.display()),
+        Some(pending) => format!(
+            "\npending: the actual run was written to {}\nreview it: {}, or accept it: {}",
+            pending.display(),
+            crate::pending::golden_command("review", pending),
+            crate::pending::golden_command("accept", pending),
+        ),
         None => String::new(),
     }
 }

@@ -13,8 +13,11 @@
 //! - [`assert_golden!`], which names the golden after the test function.
 //! - [`Mode`], chosen by the `ATIF_GOLDEN` environment variable ([`MODE_ENV`]) and `CI`.
 //! - [`Settings`], an insta-style value bindable to a scope.
-//! - The report file ([`REPORT_ENV`], [`read_report`]) through which `cargo xtask golden-update`
-//!   learns which goldens each test process touched.
+//! - The review workflow behind `atif golden` (and this repository's `cargo xtask golden-*`
+//!   aliases): [`find_pending`], [`review`] and [`Review`], [`review_interactively`],
+//!   [`accept`], [`reject`]; and [`run_update`], which runs a test command with
+//!   `ATIF_GOLDEN=update` and sums up what it did ([`UpdateSummary`]) from the report file
+//!   ([`REPORT_ENV`], [`read_report`]) every check appends to.
 //! - `assert_trajectory_snapshot!` (cargo feature `insta`) for teams on `cargo insta review`.
 //!
 //! The key design decision: a failing check never edits the golden.
@@ -45,7 +48,7 @@
 //!     })
 //! };
 //!
-//! // Record the golden (what `cargo xtask golden-update` does through ATIF_GOLDEN=update).
+//! // Record the golden (what `ATIF_GOLDEN=update cargo test` does).
 //! let mut settings = Settings::new();
 //! settings.set_mode(Some(Mode::Update));
 //! assert!(matches!(check(&golden, &run(1), &settings)?, Outcome::Created { .. }));
@@ -58,7 +61,7 @@
 //! let message = failure.to_string();
 //! assert!(message.starts_with("agent behaviour changed (4 difference(s)):"));
 //! assert_eq!(message.lines().nth(1), Some("  step_count: 1 -> 2"));
-//! assert!(message.ends_with("if this change is intended: cargo xtask golden-update greeting"));
+//! assert!(message.ends_with("if this change is intended: ATIF_GOLDEN=update cargo test greeting"));
 //! # Ok(())
 //! # }
 //! ```
@@ -70,8 +73,10 @@ mod file;
 mod macros;
 mod mode;
 mod name;
+mod pending;
 mod report;
 mod settings;
+mod update;
 
 pub use check::{Outcome, canonical_text, check};
 pub use error::{Error, Result};
@@ -82,5 +87,10 @@ pub use file::{
 pub use macros::__private;
 pub use mode::{MODE_ENV, Mode, REPORT_ENV, is_ci};
 pub use name::{current_test_name, golden_file_name};
+pub use pending::{
+    Pending, PendingStatus, Review, Tally, accept, find_pending, reject, review,
+    review_interactively,
+};
 pub use report::{OutcomeKind, ReportEntry, append_report, read_report};
 pub use settings::{Settings, SettingsBindDropGuard};
+pub use update::{UpdateSummary, run_update};

@@ -59,6 +59,7 @@ macro_rules! __assert_golden_impl {
         fn f() {}
         $crate::__private::assert_golden(
             ::std::env!("CARGO_MANIFEST_DIR"),
+            ::std::env!("CARGO_PKG_NAME"),
             $crate::__private::type_name_of(f),
             $name,
             &$value,
@@ -112,6 +113,7 @@ pub mod __private {
     #[track_caller]
     pub fn assert_golden<T: Serialize + ?Sized>(
         manifest_dir: &str,
+        package: &str,
         function_path: &str,
         name: Option<&str>,
         actual: &T,
@@ -120,7 +122,9 @@ pub mod __private {
         let result = serde_json::to_value(actual)
             .map_err(|source| Error::Serialize { source })
             .and_then(|actual| {
-                super::assert_value(Path::new(manifest_dir), function_path, name, actual, settings)
+                let caller =
+                    super::Caller { manifest_dir: Path::new(manifest_dir), package, function_path };
+                super::assert_value(&caller, name, actual, settings)
             });
         match result {
             Ok(outcome) => super::print_outcome(&outcome),
@@ -155,13 +159,20 @@ pub mod __private {
     }
 }
 
+/// Where an `assert_golden!` is written: the crate's folder and package, and the function.
+pub(crate) struct Caller<'a> {
+    pub(crate) manifest_dir: &'a Path,
+    pub(crate) package: &'a str,
+    pub(crate) function_path: &'a str,
+}
+
 pub(crate) fn assert_value(
-    manifest_dir: &Path,
-    function_path: &str,
+    caller: &Caller<'_>,
     name: Option<&str>,
     actual: serde_json::Value,
     settings: &Settings,
 ) -> Result<Outcome> {
+    let Caller { manifest_dir, package, function_path } = *caller;
     let test = crate::current_test_name(function_path);
     let case = crate::name::parametrised_case(function_path, std::thread::current().name());
     let name = match (case, name) {
@@ -172,7 +183,8 @@ pub(crate) fn assert_value(
     let dir = settings.resolved_golden_dir(manifest_dir);
     let path = dir.join(crate::golden_file_name(function_path, name.as_deref()));
     crate::name::claim(&path, &test)?;
-    crate::check::check_value(&path, actual, settings, Some(&test))
+    let who = crate::check::Test { name: &test, package: Some(package) };
+    crate::check::check_value(&path, actual, settings, Some(&who))
 }
 
 #[allow(clippy::print_stderr, reason = "an assertion macro reports what it wrote, like insta")]

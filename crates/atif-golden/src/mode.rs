@@ -6,7 +6,8 @@ use crate::{Error, Result};
 pub const MODE_ENV: &str = "ATIF_GOLDEN";
 
 /// The environment variable naming a report file that every check appends one line to
-/// (set by `cargo xtask golden-update`; see [`append_report`](crate::append_report)).
+/// (set by [`run_update`](crate::run_update), behind `atif golden update`; see
+/// [`append_report`](crate::append_report)).
 pub const REPORT_ENV: &str = "ATIF_GOLDEN_REPORT";
 
 /// What a check is allowed to write.
@@ -26,7 +27,7 @@ pub enum Mode {
     /// Compare only; never write anything.
     Check,
     /// Compare; when the check fails, write the actual run beside the golden as
-    /// `<name>.json.new` for `cargo xtask golden-review` / `golden-accept`.
+    /// `<name>.json.new` for `atif golden review` / `atif golden accept`.
     Review,
     /// Rewrite goldens that no longer match (and create missing ones), atomically.
     Update,

@@ -29,7 +29,7 @@ pub fn golden_file_name(function_path: &str, name: Option<&str>) -> String {
 /// function path without its crate (`module::test_fn`).
 ///
 /// It is what `cargo test` accepts as a filter, so failure messages can name
-/// `cargo xtask golden-update <test name>`.
+/// `ATIF_GOLDEN=update cargo test <test name>`.
 pub fn current_test_name(function_path: &str) -> String {
     match std::thread::current().name() {
         Some(name) if name != "main" => name.to_owned(),

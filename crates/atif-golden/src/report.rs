@@ -1,5 +1,6 @@
 //! The golden report: one JSON line per check, appended by every test process, read by
-//! `cargo xtask golden-update` to say which goldens were created, changed or left alone.
+//! `atif golden update` ([`run_update`](crate::run_update)) to say which goldens were created,
+//! changed or left alone.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -35,7 +36,7 @@ pub struct ReportEntry {
     /// The test that checked it (its harness name, or the golden file's stem).
     pub test: String,
     /// For a changed golden, the unified diff of what the update erased (test harnesses hide
-    /// the output of passing tests, so the report carries it to `cargo xtask golden-update`).
+    /// the output of passing tests, so the report carries it to `atif golden update`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erased: Option<String>,
 }
@@ -102,12 +103,11 @@ pub(crate) fn record(
     if report.is_empty() {
         return Ok(());
     }
-    let entry = ReportEntry {
-        outcome,
-        path: path.to_owned(),
-        test: test.to_owned(),
-        erased: erased.map(str::to_owned),
-    };
+    // Absolute, so the reader can tell which goldens are under its folder wherever the test
+    // process ran (`atif check tests/golden/x.json` from a script, say).
+    let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    let entry =
+        ReportEntry { outcome, path, test: test.to_owned(), erased: erased.map(str::to_owned) };
     append_report(Path::new(&report), &entry)
 }
 

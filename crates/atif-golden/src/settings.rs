@@ -24,8 +24,9 @@ thread_local! {
 /// | `compare_content`    | `true`: the content hash is compared                          |
 /// | `normalize_options`  | [`NormalizeOptions::default`], the documented contract        |
 /// | `mode`               | `None`: read from `ATIF_GOLDEN` and `CI` at each check        |
-/// | `update_command`     | `None`: `cargo xtask golden-update <test name>`               |
-/// | `max_diff_lines`     | `200` lines of unified diff in a failure message              |
+/// | `update_command`     | `None`: `ATIF_GOLDEN=update cargo test <test name>`           |
+/// | `full_diff_command`  | `None`: `atif diff --full GOLDEN PENDING` when a pending file was written |
+/// | `max_diff_places`    | `3` changed places (steps, subagents) in a failure's diff     |
 /// | `report_file`        | `None`: the file named by `ATIF_GOLDEN_REPORT`, if set        |
 ///
 /// [`assert_golden!`](crate::assert_golden) uses the settings bound to the current thread
@@ -38,7 +39,8 @@ pub struct Settings {
     normalize_options: NormalizeOptions,
     mode: Option<Mode>,
     update_command: Option<String>,
-    max_diff_lines: usize,
+    full_diff_command: Option<String>,
+    max_diff_places: usize,
     report_file: Option<PathBuf>,
 }
 
@@ -51,7 +53,8 @@ impl Default for Settings {
             normalize_options: NormalizeOptions::default(),
             mode: None,
             update_command: None,
-            max_diff_lines: 200,
+            full_diff_command: None,
+            max_diff_places: 3,
             report_file: None,
         }
     }
@@ -150,7 +153,8 @@ impl Settings {
     }
 
     /// Sets the command failure messages name as the fix (`atif check --update GOLDEN ACTUAL`
-    /// in the CLI); `None` means `cargo xtask golden-update <test name>`.
+    /// in the CLI); `None` means `ATIF_GOLDEN=update cargo test <test name>` (with `-p PACKAGE`
+    /// under [`assert_golden!`](crate::assert_golden)).
     pub fn set_update_command(&mut self, command: Option<String>) -> &mut Settings {
         self.update_command = command;
         self
@@ -161,15 +165,29 @@ impl Settings {
         self.update_command.as_deref()
     }
 
-    /// Sets how many lines of unified diff a failure message shows before cutting.
-    pub fn set_max_diff_lines(&mut self, lines: usize) -> &mut Settings {
-        self.max_diff_lines = lines;
+    /// Sets the command a cut failure message names to print the whole diff (`atif check` names
+    /// `atif diff --full GOLDEN ACTUAL`); `None` names `atif diff --full GOLDEN PENDING` when a
+    /// pending file was written.
+    pub fn set_full_diff_command(&mut self, command: Option<String>) -> &mut Settings {
+        self.full_diff_command = command;
         self
     }
 
-    /// How many lines of unified diff a failure message shows before cutting.
-    pub fn max_diff_lines(&self) -> usize {
-        self.max_diff_lines
+    /// The command a cut failure message names to print the whole diff, if set.
+    pub fn full_diff_command(&self) -> Option<&str> {
+        self.full_diff_command.as_deref()
+    }
+
+    /// Sets how many changed places (a step, the fields outside the steps, a subagent) the
+    /// unified diff of a failure message shows before it counts the rest.
+    pub fn set_max_diff_places(&mut self, places: usize) -> &mut Settings {
+        self.max_diff_places = places;
+        self
+    }
+
+    /// How many changed places the unified diff of a failure message shows.
+    pub fn max_diff_places(&self) -> usize {
+        self.max_diff_places
     }
 
     /// Sets the report file each check appends a line to; `None` (the default) uses the file
@@ -223,7 +241,7 @@ mod tests {
         assert!(settings.compare_content());
         assert_eq!(settings.mode(), None);
         assert_eq!(settings.update_command(), None);
-        assert_eq!(settings.max_diff_lines(), 200);
+        assert_eq!(settings.max_diff_places(), 3);
         assert_eq!(settings.normalize_options(), &NormalizeOptions::default());
     }
 
@@ -248,12 +266,12 @@ mod tests {
     #[test]
     fn a_panic_inside_bind_still_restores_the_previous_settings() {
         let mut settings = Settings::new();
-        settings.set_max_diff_lines(3);
+        settings.set_max_diff_places(1);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             settings.bind(|| panic!("boom"))
         }));
         assert!(result.is_err());
-        assert_eq!(Settings::clone_current().max_diff_lines(), 200);
+        assert_eq!(Settings::clone_current().max_diff_places(), 3);
     }
 
     #[test]

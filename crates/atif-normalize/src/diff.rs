@@ -69,10 +69,111 @@ pub struct Delta {
 }
 
 impl fmt::Display for Delta {
-    /// `step_count: 1 -> 2`, `functions: ["read_file"] -> ["read_file","grep"]`.
+    /// `step_count: 1 -> 2`, `functions: ["read_file"] -> ["read_file","grep"]`; a long list
+    /// prints as the edit that turns one into the other instead of both lists:
+    /// `functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} -> {}", self.field, self.golden, self.actual)
+        let whole = format!("{}: {} -> {}", self.field, self.golden, self.actual);
+        match (&self.golden, &self.actual) {
+            (Value::Array(golden), Value::Array(actual)) if whole.len() > MAX_WHOLE_DELTA => {
+                write!(f, "{}: ", self.field)?;
+                write_list_edit(f, golden, actual)?;
+                let noun = match self.field.as_str() {
+                    "sources" => "steps",
+                    "functions" => "calls",
+                    "models" => "models",
+                    "subagents" => "subagents",
+                    _ => "items",
+                };
+                write!(
+                    f,
+                    " ({} -> {} {noun})",
+                    thousands(golden.len() as u64),
+                    thousands(actual.len() as u64)
+                )
+            }
+            _ => f.write_str(&whole),
+        }
     }
+}
+
+/// A delta whose `field: golden -> actual` form is longer than this many bytes prints as an
+/// edit when its values are lists.
+const MAX_WHOLE_DELTA: usize = 120;
+
+/// How many edits of a list are named before the rest are counted.
+const MAX_LIST_EDITS: usize = 3;
+
+/// `+a at 5, -b at 9, c -> d at 12`: the edits that turn `golden` into `actual`, with 1-based
+/// positions (in `actual` for insertions and replacements, in `golden` for removals).
+fn write_list_edit(f: &mut fmt::Formatter<'_>, golden: &[Value], actual: &[Value]) -> fmt::Result {
+    let name = |value: &Value| match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    let golden: Vec<String> = golden.iter().map(name).collect();
+    let actual: Vec<String> = actual.iter().map(name).collect();
+    let ops = similar::capture_diff_slices_deadline(
+        Algorithm::Myers,
+        &golden,
+        &actual,
+        Some(std::time::Instant::now() + Duration::from_secs(2)),
+    );
+    let mut edits = Vec::new();
+    for op in ops {
+        edits.push(match op {
+            similar::DiffOp::Equal { .. } => continue,
+            similar::DiffOp::Insert { new_index, new_len, .. } => {
+                let added = run_of(&actual[new_index..new_index + new_len]);
+                format!("+{added} at {}", thousands(new_index as u64 + 1))
+            }
+            similar::DiffOp::Delete { old_index, old_len, .. } => {
+                let removed = run_of(&golden[old_index..old_index + old_len]);
+                format!("-{removed} at {}", thousands(old_index as u64 + 1))
+            }
+            similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                let removed = run_of(&golden[old_index..old_index + old_len]);
+                let added = run_of(&actual[new_index..new_index + new_len]);
+                format!("{removed} -> {added} at {}", thousands(new_index as u64 + 1))
+            }
+        });
+    }
+    let shown: Vec<String> =
+        edits.iter().take(MAX_LIST_EDITS).map(|edit| clip_edit(edit)).collect();
+    f.write_str(&shown.join(", "))?;
+    if edits.len() > MAX_LIST_EDITS {
+        write!(f, ", ... {} more edits", edits.len() - MAX_LIST_EDITS)?;
+    }
+    Ok(())
+}
+
+/// `a, b, c`, or `a, b and 17 more` for a run of more than three items.
+fn run_of(items: &[String]) -> String {
+    match items {
+        [first, second, _, _, ..] => format!("{first}, {second} and {} more", items.len() - 2),
+        _ => items.join(", "),
+    }
+}
+
+/// An edit naming a long run of items is cut after about 100 bytes (on a character boundary).
+fn clip_edit(edit: &str) -> String {
+    match edit.char_indices().map(|(idx, _)| idx).find(|&idx| idx >= 100) {
+        Some(cut) => format!("{}...", &edit[..cut]),
+        None => edit.to_owned(),
+    }
+}
+
+/// `1500` as `1,500`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (idx, digit) in digits.chars().enumerate() {
+        if idx > 0 && (digits.len() - idx) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
 }
 
 /// The fields of `actual` that differ from `golden`: structural fields first, in the Shape's

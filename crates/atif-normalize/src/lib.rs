@@ -60,6 +60,7 @@ mod options;
 mod paths;
 mod preset;
 mod raw;
+mod report;
 mod selector;
 mod shape;
 
@@ -71,4 +72,5 @@ pub use normalize::{normalize, normalize_owned};
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
 pub use raw::normalize_json;
+pub use report::{ReportOptions, report};
 pub use shape::{Shape, shape};

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use atif_golden::{Mode, Outcome, OutcomeKind, Settings};
 use serde_json::json;
 
-use crate::cmd::common::{CompareArgs, Format, NormalizeArgs, invalid, load_trajectory, print};
+use crate::cmd::common::{
+    CompareArgs, Format, NormalizeArgs, invalid, load_trajectory, print, this_command_as,
+};
 use crate::output;
 
 /// Arguments of `atif check`.
@@ -48,7 +50,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .set_normalize_options(args.normalize.to_options()?)
         .set_token_tolerance(args.compare.token_tolerance)
         .set_compare_content(!args.compare.no_content)
-        .set_update_command(Some(args.update_command.clone().unwrap_or_else(update_command)));
+        .set_update_command(Some(
+            args.update_command.clone().unwrap_or_else(|| this_command_as("check", "--update")),
+        ))
+        .set_full_diff_command(Some(this_command_as("diff", "--full")));
     if args.update {
         settings.set_mode(Some(Mode::Update));
     }
@@ -113,23 +118,4 @@ fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut *out, value)?;
         writeln!(out)
     })
-}
-
-/// This very command line with `--update` added: the fix a failure message names.
-fn update_command() -> String {
-    let mut words = vec!["atif".to_owned(), "check".to_owned(), "--update".to_owned()];
-    words.extend(
-        std::env::args()
-            .skip(2)
-            .filter(|arg| arg != "--update" && arg != "--format=json")
-            .map(|arg| quote(&arg)),
-    );
-    words.join(" ")
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
-    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }

@@ -245,3 +245,29 @@ pub(crate) enum Format {
     /// One JSON document with the shape given in docs/cli.md.
     Json,
 }
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub(crate) fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+}
+
+/// This very command line turned into `atif SUBCOMMAND FLAG ...`, without the flags that only
+/// `check` takes (`--update`, `--update-command CMD`), `--full` or `--format`: the fix
+/// (`atif check --update ...`) and the full diff (`atif diff --full ...`) a failure names.
+pub(crate) fn this_command_as(subcommand: &str, flag: &str) -> String {
+    let mut words = vec!["atif".to_owned(), subcommand.to_owned(), flag.to_owned()];
+    let mut args = std::env::args().skip(2);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--update" | "--full" => {}
+            "--update-command" | "--format" => {
+                args.next();
+            }
+            _ if arg.starts_with("--update-command=") || arg.starts_with("--format=") => {}
+            _ => words.push(quote(&arg)),
+        }
+    }
+    words.join(" ")
+}

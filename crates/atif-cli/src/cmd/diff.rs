@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use atif_normalize::{Delta, StepChange, StepChangeKind};
 use serde_json::{Value, json};
 
-use crate::cmd::common::{CompareArgs, Format, NormalizeArgs, print};
+use crate::cmd::common::{CompareArgs, Format, NormalizeArgs, print, this_command_as};
 use crate::cmd::normalize::load_normalized;
 use crate::output;
 
@@ -18,19 +18,23 @@ pub(crate) struct Args {
     /// The trajectory of the run under test.
     #[arg(value_name = "ACTUAL")]
     pub(crate) actual: String,
-    /// Output format: `text` (deltas, step-level explanation, unified diff) or `json` (one
-    /// object: `changed`, `deltas`, `steps`, `diff`; see docs/cli.md).
+    /// Output format: `text` (the report: deltas, step-level explanation, the first changed
+    /// places of the unified diff) or `json` (one object: `changed`, `deltas`, `steps`, `diff`;
+    /// see docs/cli.md).
     #[arg(long, value_enum, default_value_t)]
     pub(crate) format: Format,
+    /// Show every step change and the whole unified diff, not only the first changed places.
+    #[arg(long)]
+    pub(crate) full: bool,
     #[command(flatten)]
     pub(crate) compare: CompareArgs,
     #[command(flatten)]
     pub(crate) normalize: NormalizeArgs,
 }
 
-/// Runs `atif diff`: exit 0 when the Shapes agree, 1 when there are deltas (printed first,
-/// then the step-level explanation and the unified diff) or an input is not a trajectory, 2 when
-/// an input cannot be read.
+/// Runs `atif diff`: exit 0 when the Shapes agree, 1 when there are deltas (the report: the
+/// deltas, the step-level explanation and the first changed places of the unified diff, or all
+/// of it with `--full`) or an input is not a trajectory, 2 when an input cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
     if args.golden == "-" && args.actual == "-" {
@@ -68,23 +72,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         print(|out| writeln!(out, "no behaviour change"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    // Each part is printed as soon as it is known: on large runs the unified diff takes the
-    // longest, and the deltas are what a reader wants first.
-    print(|out| deltas.iter().try_for_each(|delta| writeln!(out, "{delta}")))?;
-    let changes = atif_normalize::explain(&golden, &actual);
-    if !changes.is_empty() {
-        print(|out| {
-            output::write_report(out, "\nsteps:\n")?;
-            changes.iter().try_for_each(|change| writeln!(out, "  {change}"))
-        })?;
-    }
-    let unified = atif_normalize::render(&golden, &actual);
-    if !unified.is_empty() {
-        print(|out| {
-            writeln!(out)?;
-            output::write_report(out, &unified)
-        })?;
-    }
+    let mut report_options = atif_normalize::ReportOptions::new();
+    report_options.set_full(args.full).set_full_command(Some(this_command_as("diff", "--full")));
+    let report = atif_normalize::report(&golden, &actual, &deltas, &report_options);
+    print(|out| output::write_report(out, &report))?;
     Ok(ExitCode::from(1))
 }
 

@@ -4,6 +4,7 @@ pub(crate) mod check;
 pub(crate) mod common;
 pub(crate) mod completions;
 pub(crate) mod diff;
+pub(crate) mod golden;
 pub(crate) mod import;
 pub(crate) mod normalize;
 pub(crate) mod proxy;

@@ -260,7 +260,8 @@ fn the_ci_recipe_in_docs_import_md_shows_the_real_output() {
     assert_eq!(check.status.code(), Some(1));
     let text = format!("{}{}", String::from_utf8_lossy(&check.stdout), stderr(&check));
     let command = "cat killed.jsonl | atif import - 2>/dev/null | atif check --preset claude-code golden.json -";
-    let shown = doc_output(command, "unified diff (golden -> actual):");
+    let shown =
+        doc_output(command, "unified diff (golden -> actual), first 3 of 4 changed places:");
     assert!(text.starts_with(&shown), "docs/import.md shows:\n{shown}\nthe check prints:\n{text}");
 
     let events = std::fs::read(fixture("codex-exec/basic.jsonl")).unwrap();

@@ -4,6 +4,7 @@
 mod check;
 mod conventions;
 mod examples;
+mod golden;
 mod import;
 mod input;
 mod normalize;

@@ -283,9 +283,13 @@ fn diff_with_an_extra_step_exits_1_with_deltas_then_steps_then_the_unified_diff(
     let output = atif(&["diff", path_str(&golden), path_str(&actual)]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
-    assert!(text.starts_with("step_count: 2 -> 3\n"), "{text}");
-    let steps_at = text.find("\nsteps:\n  step 3 (agent) inserted: calls grep\n").unwrap();
-    let diff_at = text.find("\n--- golden\n+++ actual\n").unwrap();
+    assert!(
+        text.starts_with("agent behaviour changed (7 difference(s)):\n  step_count: 2 -> 3\n"),
+        "{text}"
+    );
+    let steps_at =
+        text.find("\nwhat moved, step by step:\n  step 3 (agent) inserted: calls grep\n").unwrap();
+    let diff_at = text.find("\n--- golden\n+++ actual\n@@ step 3 inserted @@\n+{\n").unwrap();
     assert!(text.find("content_hash: ").unwrap() < steps_at && steps_at < diff_at, "{text}");
 }
 
@@ -308,10 +312,15 @@ fn diff_names_a_subagent_that_came_or_changed_under_steps() {
     let output = atif(&["diff", path_str(&golden), path_str(&actual), "--volatile", "request_id"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
-    assert!(text.starts_with("subagents: [\"web\"] -> [\"tests\",\"web\"]\n"), "{text}");
+    assert!(
+        text.starts_with(
+            "agent behaviour changed (2 difference(s)):\n  subagents: [\"web\"] -> [\"tests\",\"web\"]\n"
+        ),
+        "{text}"
+    );
     assert!(
         text.contains(
-            "\nsteps:\n  subagent \"tests\" inserted: 2 steps; calls pytest\n  subagent \"web\": step 2 (agent) changed: calls fetch instead of search\n"
+            "\nwhat moved, step by step:\n  subagent \"tests\" inserted: 2 steps; calls pytest\n  subagent \"web\": step 2 (agent) changed: calls fetch instead of search\n"
         ),
         "{text}"
     );
@@ -330,7 +339,9 @@ fn diff_options_skip_the_content_hash_and_band_the_tokens() {
     let output = atif(&["diff", path_str(&golden), path_str(&actual), "--no-content"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stdout(&output).starts_with("prompt_tokens: 100 -> 105\n\nsteps:\n"),
+        stdout(&output).starts_with(
+            "agent behaviour changed (1 difference(s)):\n  prompt_tokens: 100 -> 105\nwhat moved, step by step:\n"
+        ),
         "{}",
         stdout(&output)
     );

@@ -15,7 +15,7 @@ fn a_missing_golden_fails_without_being_created_and_names_the_command() {
     assert_eq!(
         err.to_string(),
         format!(
-            "golden file {} does not exist; record it with: cargo xtask golden-update \
+            "golden file {} does not exist; record it with: ATIF_GOLDEN=update cargo test \
              check::a_missing_golden_fails_without_being_created_and_names_the_command",
             golden.display()
         )
@@ -30,10 +30,15 @@ fn a_missing_golden_in_review_mode_leaves_a_pending_file_and_says_where() {
     let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     let pending = pending_path(&golden);
     assert_eq!(err.pending(), Some(pending.as_path()));
-    assert!(
-        err.to_string()
-            .ends_with(&format!("\npending: the actual run was written to {}", pending.display()))
+    let message = err.to_string();
+    let expected = format!(
+        "\npending: the actual run was written to {}\n\
+         review it: atif golden review first_run.json --dir {dir}, \
+         or accept it: atif golden accept first_run.json --dir {dir}",
+        pending.display(),
+        dir = dir.path().display()
     );
+    assert!(message.ends_with(&expected), "{message}");
     assert_eq!(files_in(dir.path()), ["first_run.json.new"]);
     assert!(!golden.exists());
 }
@@ -105,7 +110,7 @@ fn a_schema_version_bump_asks_for_a_re_record_in_one_sentence() {
         err.to_string(),
         format!(
             "the schema version changed from ATIF-v1.7 (golden file {}) to ATIF-v1.8 (this run), \
-             so re-record the golden with: cargo xtask golden-update \
+             so re-record the golden with: ATIF_GOLDEN=update cargo test \
              check::a_schema_version_bump_asks_for_a_re_record_in_one_sentence",
             golden.display()
         )
@@ -146,12 +151,16 @@ fn the_failure_message_goes_deltas_explanation_diff_command_with_the_hash_last()
     );
     assert!(
         position("what moved")
-            < position("unified diff (golden -> actual):\n--- golden\n+++ actual\n")
+            < position(
+                "unified diff (golden -> actual), 2 changed places:\n--- golden\n+++ actual\n"
+            )
     );
-    assert!(position("+++ actual") < position("-          \"function_name\": \"grep\","));
+    assert!(
+        position("+++ actual\n@@ step 1 @@\n") < position("-      \"function_name\": \"grep\",")
+    );
     // Called from a test, the fix names the running test (the harness names its thread so).
     assert!(report.ends_with(
-        "\nif this change is intended: cargo xtask golden-update \
+        "\nif this change is intended: ATIF_GOLDEN=update cargo test \
          check::the_failure_message_goes_deltas_explanation_diff_command_with_the_hash_last"
     ));
 }
@@ -188,26 +197,37 @@ fn the_token_tolerance_setting_bands_token_counts() {
 }
 
 #[test]
-fn long_diffs_are_cut_with_a_line_saying_how_much_and_where_the_full_actual_is() {
+fn long_diffs_are_cut_to_the_first_places_naming_the_command_that_prints_them_all() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("long.json");
     check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     let mut review = settings(Mode::Review);
-    review.set_max_diff_lines(4);
+    review.set_max_diff_places(4);
     let err = check(&golden, &run(20, "grep", "a"), &review).unwrap_err();
     let message = err.to_string();
     let pending = pending_path(&golden);
+    assert!(
+        message.contains("unified diff (golden -> actual), first 4 of 19 changed places:"),
+        "{message}"
+    );
+    assert_eq!(message.matches("\n@@ step ").count(), 4, "{message}");
     let cut = message.lines().find(|line| line.starts_with("... ")).expect(&message);
-    assert!(cut.contains(" more diff lines cut (4 of "), "{cut}");
-    assert!(cut.ends_with(&format!("the full actual is in {}", pending.display())), "{cut}");
+    assert_eq!(
+        cut,
+        format!(
+            "... 15 more changed places left out; the full diff: atif diff --full {} {}",
+            golden.display(),
+            pending.display()
+        )
+    );
     let full = std::fs::read_to_string(&pending).unwrap();
     assert_eq!(full.matches("\"step_id\"").count(), 20);
 
     let mut on_ci = settings(Mode::from_env_values(None, Some("true")).unwrap());
-    on_ci.set_max_diff_lines(4);
+    on_ci.set_max_diff_places(4);
     std::fs::remove_file(&pending).unwrap();
     let message = check(&golden, &run(20, "grep", "a"), &on_ci).unwrap_err().to_string();
-    assert!(message.contains("the full actual was not written"), "{message}");
+    assert!(message.contains("left out; the full diff: run locally (not on CI"), "{message}");
     assert!(!pending.exists());
 }
 
@@ -293,4 +313,86 @@ fn the_update_command_can_be_replaced_for_other_front_ends() {
         err.to_string().ends_with("record it with: atif check --update g.json run.json"),
         "{err}"
     );
+}
+
+/// A long run of `n_steps` agent steps with realistic bulk (long messages and observations),
+/// cycling through a few tools, with `final_metrics`; `insert_at` adds one more step there
+/// (1-based) calling `inserted_probe_tool`.
+fn long_run(n_steps: usize, insert_at: Option<usize>) -> serde_json::Value {
+    const TOOLS: [&str; 4] = ["read_file", "grep", "run_tests", "write_file"];
+    let mut bodies: Vec<(String, String)> = (0..n_steps)
+        .map(|idx| (TOOLS[idx % TOOLS.len()].to_owned(), format!("step body {idx} ")))
+        .collect();
+    if let Some(at) = insert_at {
+        bodies.insert(at - 1, ("inserted_probe_tool".to_owned(), "probe ".to_owned()));
+    }
+    let steps: Vec<serde_json::Value> = bodies
+        .iter()
+        .enumerate()
+        .map(|(idx, (tool, body))| {
+            let call = format!("toolu_{idx:08}");
+            json!({
+                "step_id": idx + 1,
+                "source": "agent",
+                "message": body.repeat(40),
+                "tool_calls": [{"tool_call_id": call, "function_name": tool, "arguments": {"path": format!("src/{}.py", body.len())}}],
+                "observation": {"results": [{"source_call_id": call, "content": body.repeat(300)}]},
+                "metrics": {"prompt_tokens": 1000, "completion_tokens": 50},
+            })
+        })
+        .collect();
+    let n = steps.len() as u64;
+    json!({
+        "schema_version": "ATIF-v1.8",
+        "agent": {"name": "demo", "version": "1.0", "model_name": "m-1"},
+        "steps": steps,
+        "final_metrics": {"total_prompt_tokens": 1000 * n, "total_completion_tokens": 50 * n, "total_steps": n},
+    })
+}
+
+#[test]
+fn one_step_inserted_into_a_long_run_reads_in_one_screen() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("long.json");
+    check(&golden, &long_run(1_500, None), &settings(Mode::Update)).unwrap();
+    let err = check(&golden, &long_run(1_500, Some(701)), &settings(Mode::Review)).unwrap_err();
+    let message = err.to_string();
+    let n_lines = message.lines().count();
+    assert!(n_lines <= 100, "{n_lines} lines:\n{message}");
+    assert!(message.len() <= 12 * 1024, "{} bytes:\n{message}", message.len());
+    assert!(
+        message.contains("\n  functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)\n"),
+        "{message}"
+    );
+    assert!(
+        message.contains(
+            "what moved, step by step:\n  step 701 (agent) inserted: calls inserted_probe_tool\n"
+        ),
+        "{message}"
+    );
+    // The renumbered steps after the insertion are no places of their own: the diff shows the
+    // inserted step and the totals outside the steps.
+    assert!(
+        message.contains("unified diff (golden -> actual), 2 changed places:\n--- golden\n+++ actual\n@@ step 701 inserted @@\n"),
+        "{message}"
+    );
+    assert!(message.contains("\n@@ outside the steps @@\n"), "{message}");
+    assert!(message.contains("\"function_name\": \"inserted_probe_tool\""), "{message}");
+}
+
+#[test]
+fn a_small_change_keeps_its_full_detail() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("small.json");
+    check(&golden, &run(2, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let mut reworded = run(2, "grep", "a");
+    reworded["steps"][1]["message"] = json!("a new message");
+    let message = check(&golden, &reworded, &settings(Mode::Check)).unwrap_err().to_string();
+    assert!(
+        message.contains(
+            "@@ step 2 @@\n {\n-  \"message\": \"step 2\",\n+  \"message\": \"a new message\",\n   \"metrics\": {\n"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("left out"), "{message}");
 }

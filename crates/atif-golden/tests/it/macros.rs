@@ -128,7 +128,9 @@ fn a_failing_assertion_panics_with_the_failure_message_and_the_test_name() {
     .unwrap();
     assert!(message.starts_with("golden file "), "{message}");
     assert!(
-        message.ends_with("record it with: cargo xtask golden-update suite::records_nothing"),
+        message.ends_with(
+            "record it with: ATIF_GOLDEN=update cargo test -p atif-golden suite::records_nothing"
+        ),
         "{message}"
     );
     assert!(files_in(dir.path()).is_empty());

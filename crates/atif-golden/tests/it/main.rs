@@ -7,6 +7,7 @@ mod file;
 #[cfg(feature = "insta")]
 mod insta;
 mod macros;
+mod pending;
 
 use std::path::Path;
 

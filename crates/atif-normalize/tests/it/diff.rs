@@ -197,3 +197,39 @@ fn the_unified_diff_turns_golden_into_actual_for_small_and_large_runs() {
         assert_eq!(text, atif_normalize::to_canonical_string(&actual), "{n_golden} steps");
     }
 }
+
+#[test]
+fn a_long_list_prints_as_the_edit_with_both_lengths_and_a_short_one_whole() {
+    let names = |n: usize| -> Vec<Value> {
+        (0..n).map(|idx| Value::String(format!("tool_{idx}"))).collect()
+    };
+    let golden = names(1_500);
+    let mut actual = golden.clone();
+    actual.insert(700, Value::String("inserted_probe_tool".to_owned()));
+    let delta = Delta {
+        field: "functions".to_owned(),
+        golden: Value::Array(golden.clone()),
+        actual: Value::Array(actual),
+    };
+    assert_eq!(delta.to_string(), "functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)");
+
+    let mut removed = golden.clone();
+    removed.drain(10..30);
+    removed[100] = Value::String("grep".to_owned());
+    let delta = Delta {
+        field: "functions".to_owned(),
+        golden: Value::Array(golden),
+        actual: Value::Array(removed),
+    };
+    assert_eq!(
+        delta.to_string(),
+        "functions: -tool_10, tool_11 and 18 more at 11, tool_120 -> grep at 101 (1,500 -> 1,480 calls)"
+    );
+
+    let short = Delta {
+        field: "functions".to_owned(),
+        golden: serde_json::json!(["grep"]),
+        actual: serde_json::json!(["grep", "rg"]),
+    };
+    assert_eq!(short.to_string(), r#"functions: ["grep"] -> ["grep","rg"]"#);
+}

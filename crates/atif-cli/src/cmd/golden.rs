@@ -1,0 +1,234 @@
+//! `atif golden`: the review workflow for pending golden files, in any project and language.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use atif_golden::{Pending, Review};
+
+use crate::cmd::common::{Format, print};
+use crate::output;
+
+/// Arguments of `atif golden`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    pub(crate) action: Action,
+}
+
+/// What to do with the pending files.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Action {
+    /// List pending `<name>.json.new` files with their Shape deltas (exit 1 when any).
+    Pending(Where),
+    /// Show each pending file's deltas, explanation and diff and ask accept/reject/skip
+    /// (without a terminal, only list them).
+    Review(Where),
+    /// Move pending files over their goldens.
+    Accept(Where),
+    /// Delete pending files.
+    Reject(Where),
+    /// Run the tests with ATIF_GOLDEN=update and list the goldens created, changed and left.
+    Update(UpdateArgs),
+}
+
+/// Which pending files: those under `--dir` whose path contains FILTER.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Where {
+    /// Only pending files whose path (relative to the folder) contains this text.
+    #[arg(value_name = "FILTER")]
+    pub(crate) filter: Option<String>,
+    /// The folder searched (skipping target/, node_modules/ and hidden folders).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) dir: PathBuf,
+    /// Output format: `text`, or `json` for `pending` (one object: `dir`, `pending`; see
+    /// docs/golden.md).
+    #[arg(long, value_enum, default_value_t)]
+    pub(crate) format: Format,
+}
+
+/// Arguments of `atif golden update`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct UpdateArgs {
+    /// Only tests matching this filter (passed to `cargo test`).
+    #[arg(value_name = "FILTER")]
+    pub(crate) filter: Option<String>,
+    /// The project folder (where the tests run and the goldens are listed).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub(crate) dir: PathBuf,
+    /// The test command, after `--` (default: `cargo test --no-fail-fast [FILTER]` when the
+    /// folder has a Cargo.toml).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
+}
+
+/// Runs `atif golden ACTION`.
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    match &args.action {
+        Action::Pending(at) => pending(at),
+        Action::Review(at) => review(at),
+        Action::Accept(at) => accept(at),
+        Action::Reject(at) => reject(at),
+        Action::Update(update_args) => update(update_args),
+    }
+}
+
+/// `atif golden pending`: exit 0 when nothing is pending, 1 when something is.
+fn pending(at: &Where) -> anyhow::Result<ExitCode> {
+    let found = find(at)?;
+    let reviews = found.iter().map(atif_golden::review).collect::<Result<Vec<_>, _>>()?;
+    match at.format {
+        Format::Json => {
+            let json = pending_json(&at.dir, &reviews);
+            print(|out| writeln!(out, "{json:#}"))?;
+        }
+        Format::Text => {
+            if reviews.is_empty() {
+                print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+            }
+            for review in &reviews {
+                let golden = relative(&at.dir, &review.golden);
+                let summary = match review.status {
+                    atif_golden::PendingStatus::New => "new golden".to_owned(),
+                    atif_golden::PendingStatus::Same => "no behaviour change".to_owned(),
+                    _ => review.deltas.join("; "),
+                };
+                print(|out| writeln!(out, "{}: {summary}", golden.display()))?;
+            }
+        }
+    }
+    Ok(if reviews.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The documented JSON shape of `atif golden pending --format json`.
+fn pending_json(dir: &Path, reviews: &[Review]) -> serde_json::Value {
+    let items: Vec<serde_json::Value> = reviews
+        .iter()
+        .map(|review| {
+            serde_json::json!({
+                "golden": relative(dir, &review.golden),
+                "pending": relative(dir, &review.pending),
+                "status": review.status,
+                "deltas": review.deltas,
+            })
+        })
+        .collect();
+    serde_json::json!({"dir": dir, "pending": items})
+}
+
+/// `atif golden review`: interactive on a terminal, a listing otherwise (exit 1 when anything
+/// is left pending).
+fn review(at: &Where) -> anyhow::Result<ExitCode> {
+    let found = find(at)?;
+    if found.is_empty() {
+        print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+        let mut input = std::io::stdin().lock();
+        let mut output = std::io::stdout().lock();
+        let tally = atif_golden::review_interactively(&found, &at.dir, &mut input, &mut output)?;
+        print(|out| {
+            writeln!(
+                out,
+                "{} accepted, {} rejected, {} skipped",
+                tally.accepted, tally.rejected, tally.skipped
+            )
+        })?;
+        return Ok(if tally.skipped == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
+    for item in &found {
+        let shown = atif_golden::review(item)?;
+        print(|out| output::write_report(out, &shown.render(&at.dir)))?;
+    }
+    let filter = at.filter.as_deref().map(|filter| format!(" {filter}")).unwrap_or_default();
+    print(|out| {
+        writeln!(
+            out,
+            "\n{} pending (no terminal, so nothing was asked); accept with `atif golden accept{filter}`, reject with `atif golden reject{filter}`",
+            found.len()
+        )
+    })?;
+    Ok(ExitCode::from(1))
+}
+
+/// `atif golden accept`.
+fn accept(at: &Where) -> anyhow::Result<ExitCode> {
+    let found = find(at)?;
+    if found.is_empty() {
+        print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+    }
+    for item in &found {
+        let golden = atif_golden::accept(item)?;
+        print(|out| writeln!(out, "accepted {}", relative(&at.dir, &golden).display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `atif golden reject`.
+fn reject(at: &Where) -> anyhow::Result<ExitCode> {
+    let found = find(at)?;
+    if found.is_empty() {
+        print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+    }
+    for item in &found {
+        atif_golden::reject(item)?;
+        print(|out| writeln!(out, "rejected {}", relative(&at.dir, &item.pending).display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `atif golden update`: exit 0 when the tests passed, 1 when some failed (the goldens listed
+/// were still written), 2 when the command could not run.
+fn update(args: &UpdateArgs) -> anyhow::Result<ExitCode> {
+    let command = match args.command.split_first() {
+        Some((program, rest)) => {
+            let mut command = std::process::Command::new(program);
+            command.args(rest);
+            command
+        }
+        None if args.dir.join("Cargo.toml").is_file() => {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let mut command = std::process::Command::new(cargo);
+            command.args(["test", "--no-fail-fast"]).args(&args.filter);
+            command
+        }
+        None => anyhow::bail!(
+            "{} has no Cargo.toml, so there is no default test command: pass one after `--` (atif golden update -- pytest tests/)",
+            args.dir.display()
+        ),
+    };
+    let mut command = command;
+    command.current_dir(&args.dir);
+    let summary = atif_golden::run_update(&args.dir, command, args.filter.is_some())?;
+    print(|out| write!(out, "golden update:\n{summary}"))?;
+    if !summary.duplicates.is_empty() || !summary.tests_passed {
+        if !summary.tests_passed {
+            output::error(|err| {
+                writeln!(
+                    err,
+                    "atif: some tests failed for reasons other than their goldens; the goldens listed above were still written"
+                )
+            })?;
+        }
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn find(at: &Where) -> anyhow::Result<Vec<Pending>> {
+    if !at.dir.is_dir() {
+        anyhow::bail!("cannot search {}: expected a folder", at.dir.display());
+    }
+    atif_golden::find_pending(&at.dir, at.filter.as_deref())
+        .with_context(|| format!("cannot search {} for pending golden files", at.dir.display()))
+}
+
+fn filter_note(at: &Where) -> String {
+    at.filter.as_deref().map(|filter| format!(" matching `{filter}`")).unwrap_or_default()
+}
+
+fn relative<'a>(dir: &Path, path: &'a Path) -> &'a Path {
+    path.strip_prefix(dir).unwrap_or(path)
+}

@@ -1,0 +1,234 @@
+//! Tests of `atif golden`: the real binary on pending files in temp dirs, and a real crate
+//! outside this workspace going from a failing golden test through review to a passing one.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+use crate::{atif_command, stderr, stdout};
+
+/// A trajectory of `n_steps` agent steps, each calling `grep`.
+fn trajectory(n_steps: usize) -> Value {
+    let steps: Vec<Value> = (1..=n_steps)
+        .map(|step_id| json!({"step_id": step_id, "source": "agent", "message": "working"}))
+        .collect();
+    json!({"schema_version": "ATIF-v1.8", "agent": {"name": "a", "version": "1"}, "steps": steps})
+}
+
+/// `atif golden ARGS` in `dir`.
+fn atif_golden(dir: &Path, args: &[&str]) -> Output {
+    let mut command = atif_command(&["golden"]);
+    command.current_dir(dir).args(args);
+    command.output().unwrap()
+}
+
+/// A project with a golden `tests/golden/one.json` of one step, a pending run of two steps
+/// beside it, and a pending first run of `tests/golden/fresh.json`, made with `atif check`.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("tests/golden")).unwrap();
+    for (name, doc) in [("one.json", trajectory(1)), ("two.json", trajectory(2))] {
+        std::fs::write(dir.path().join(name), doc.to_string()).unwrap();
+    }
+    let check =
+        |args: &[&str]| atif_command(&["check"]).current_dir(dir.path()).args(args).output();
+    check(&["--update", "tests/golden/one.json", "one.json"]).unwrap();
+    assert_eq!(check(&["tests/golden/one.json", "two.json"]).unwrap().status.code(), Some(1));
+    assert_eq!(check(&["tests/golden/fresh.json", "one.json"]).unwrap().status.code(), Some(1));
+    dir
+}
+
+#[test]
+fn pending_lists_each_pending_file_with_its_deltas_and_exits_1() {
+    let dir = project();
+    let output = atif_golden(dir.path(), &["pending"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert_eq!(
+        text.lines().collect::<Vec<_>>()[0],
+        "tests/golden/fresh.json: new golden",
+        "{text}"
+    );
+    assert!(text.contains("tests/golden/one.json: step_count: 1 -> 2; "), "{text}");
+
+    let output = atif_golden(dir.path(), &["pending", "one", "--format", "json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let listed: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(listed["dir"], ".");
+    assert_eq!(listed["pending"].as_array().unwrap().len(), 1);
+    let item = &listed["pending"][0];
+    assert_eq!(item["golden"], "tests/golden/one.json");
+    assert_eq!(item["pending"], "tests/golden/one.json.new");
+    assert_eq!(item["status"], "changed");
+    assert_eq!(item["deltas"][0], "step_count: 1 -> 2");
+
+    let nothing = atif_golden(dir.path(), &["pending", "no-such-golden"]);
+    assert_eq!(nothing.status.code(), Some(0));
+    assert_eq!(stdout(&nothing), "no pending golden files matching `no-such-golden`\n");
+}
+
+#[test]
+fn review_without_a_terminal_only_lists_and_accept_and_reject_act() {
+    let dir = project();
+    let output = atif_golden(dir.path(), &["review"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with("== tests/golden/fresh.json\nnew golden (none recorded yet)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("== tests/golden/one.json\nagent behaviour changed (4 difference(s)):\n"),
+        "{text}"
+    );
+    assert!(text.ends_with("\n2 pending (no terminal, so nothing was asked); accept with `atif golden accept`, reject with `atif golden reject`\n"), "{text}");
+    assert!(dir.path().join("tests/golden/one.json.new").exists(), "review asked nothing");
+
+    let accepted = atif_golden(dir.path(), &["accept", "one"]);
+    assert_eq!(accepted.status.code(), Some(0));
+    assert_eq!(stdout(&accepted), "accepted tests/golden/one.json\n");
+    let check = atif_command(&["check", "tests/golden/one.json", "two.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+
+    let rejected = atif_golden(dir.path(), &["reject", "--dir", "tests"]);
+    assert_eq!(stdout(&rejected), "rejected golden/fresh.json.new\n");
+    assert!(!dir.path().join("tests/golden/fresh.json").exists());
+    assert_eq!(stdout(&atif_golden(dir.path(), &["pending"])), "no pending golden files\n");
+}
+
+#[test]
+fn update_runs_the_given_test_command_in_update_mode_and_sums_it_up() {
+    let dir = project();
+    // Any test runner: here a shell re-recording one golden through `atif check`.
+    let script = format!("{} check tests/golden/one.json two.json", env!("CARGO_BIN_EXE_atif"));
+    let output = atif_golden(dir.path(), &["update", "--", "sh", "-c", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with("golden update:\ncreated (0):\nchanged (1):\n  tests/golden/one.json\n"),
+        "{text}"
+    );
+    assert!(text.contains("\ntests/golden/one.json erased:\n--- golden (erased)\n"), "{text}");
+
+    let no_command = atif_golden(dir.path(), &["update"]);
+    assert_eq!(no_command.status.code(), Some(2));
+    assert!(stderr(&no_command).contains("has no Cargo.toml, so there is no default test command"));
+}
+
+#[test]
+fn a_missing_folder_is_an_error_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = atif_golden(dir.path(), &["pending", "--dir", "nope"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stderr(&output), "error: cannot search nope: expected a folder\n");
+}
+
+/// A crate outside this workspace that depends on `atif-golden` by path, with one golden test
+/// whose number of steps comes from `STEPS`, so behaviour changes without recompiling.
+fn downstream_crate(dir: &Path) {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let golden_crate = repo.join("crates/atif-golden").canonicalize().unwrap();
+    let manifest = format!(
+        "[package]\nname = \"downstream\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dev-dependencies]\natif-golden = {{ path = {:?} }}\nserde_json = \"1\"\n\n[workspace]\n",
+        golden_crate.display().to_string()
+    );
+    std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
+    // The workspace's lock file pins the same versions, so nothing new is fetched or built twice.
+    std::fs::copy(repo.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "//! A crate with an agent.\n").unwrap();
+    std::fs::create_dir_all(dir.join("tests")).unwrap();
+    let test = r#"
+#[test]
+fn greets() {
+    let n_steps: u64 = std::env::var("STEPS").ok().and_then(|n| n.parse().ok()).unwrap_or(1);
+    let steps: Vec<_> = (1..=n_steps)
+        .map(|step_id| serde_json::json!({"step_id": step_id, "source": "agent", "message": "hi"}))
+        .collect();
+    let run = serde_json::json!({
+        "schema_version": "ATIF-v1.8",
+        "session_id": "changes-every-run",
+        "agent": {"name": "downstream", "version": "1"},
+        "steps": steps,
+    });
+    atif_golden::assert_golden!(run);
+}
+"#;
+    std::fs::write(dir.join("tests/agent.rs"), test).unwrap();
+}
+
+/// `cargo test --offline` in the downstream crate, with `STEPS` set and nothing inherited that
+/// changes the golden mode; its stdout and stderr together.
+fn cargo_test(dir: &Path, steps: u32) -> (bool, String) {
+    let cargo = option_env!("CARGO").unwrap_or("cargo");
+    // A target folder of its own (cargo holds the workspace's while this test runs), kept
+    // between runs so only the first one compiles the dependencies.
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/downstream-golden");
+    let output = Command::new(cargo)
+        .args(["test", "--offline", "--quiet"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", target)
+        .env("STEPS", steps.to_string())
+        .env_remove("CI")
+        .env_remove("ATIF_GOLDEN")
+        .env_remove("ATIF_GOLDEN_REPORT")
+        .output()
+        .unwrap();
+    (output.status.success(), format!("{}{}", stdout(&output), stderr(&output)))
+}
+
+#[test]
+fn a_crate_outside_the_workspace_goes_from_failure_through_review_and_accept_to_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    downstream_crate(dir.path());
+    let golden = dir.path().join("tests/golden/agent__greets.json");
+
+    let (passed, log) = cargo_test(dir.path(), 1);
+    assert!(!passed, "a missing golden fails:\n{log}");
+    assert!(log.contains("golden file ") && log.contains(" does not exist"), "{log}");
+    assert!(
+        log.contains(
+            "\nreview it: atif golden review agent__greets.json, or accept it: atif golden accept agent__greets.json\n"
+        ),
+        "the failure names the atif golden command:\n{log}"
+    );
+    assert!(
+        log.contains("record it with: ATIF_GOLDEN=update cargo test -p downstream greets"),
+        "{log}"
+    );
+    let review = atif_golden(dir.path(), &["review"]);
+    assert_eq!(review.status.code(), Some(1));
+    assert!(stdout(&review).starts_with("== tests/golden/agent__greets.json\nnew golden"));
+    let accept = atif_golden(dir.path(), &["accept"]);
+    assert_eq!(stdout(&accept), "accepted tests/golden/agent__greets.json\n");
+    let (passed, log) = cargo_test(dir.path(), 1);
+    assert!(passed, "the accepted golden passes:\n{log}");
+
+    let (passed, log) = cargo_test(dir.path(), 2);
+    assert!(!passed, "one more step fails:\n{log}");
+    assert!(
+        log.contains("agent behaviour changed (4 difference(s)):\n  step_count: 1 -> 2\n"),
+        "{log}"
+    );
+    assert!(
+        log.contains(
+            "if this change is intended: ATIF_GOLDEN=update cargo test -p downstream greets"
+        ),
+        "{log}"
+    );
+    let pending = atif_golden(dir.path(), &["pending", "--format", "json"]);
+    let listed: Value = serde_json::from_str(&stdout(&pending)).unwrap();
+    assert_eq!(listed["pending"][0]["status"], "changed");
+    assert_eq!(
+        stdout(&atif_golden(dir.path(), &["accept", "greets"])),
+        "accepted tests/golden/agent__greets.json\n"
+    );
+    let (passed, log) = cargo_test(dir.path(), 2);
+    assert!(passed, "the reviewed change passes:\n{log}");
+    assert!(std::fs::read_to_string(&golden).unwrap().contains("\"step_id\": 2"));
+}

@@ -1,0 +1,312 @@
+//! Pending files under a folder: finding them, what a reviewer sees for each, and the
+//! accept / reject / skip loop of `atif golden review` (and its `cargo xtask` alias).
+
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+use atif_normalize::{DiffOptions, NormalizeOptions};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::{Error, Result, file};
+
+/// A pending file (`<name>.json.new`, written by a failing check) and the golden it would
+/// replace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct Pending {
+    /// The golden file (which may not exist yet).
+    pub golden: PathBuf,
+    /// The pending file beside it.
+    pub pending: PathBuf,
+}
+
+/// What kind of change a pending file proposes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum PendingStatus {
+    /// No golden exists yet: accepting records it.
+    New,
+    /// The golden exists and the pending run behaves differently.
+    Changed,
+    /// The golden exists and the pending run behaves the same (a stale pending file).
+    Same,
+}
+
+/// What a reviewer sees for one pending file: its status, the Shape deltas and the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct Review {
+    /// The golden file.
+    pub golden: PathBuf,
+    /// The pending file.
+    pub pending: PathBuf,
+    /// New, changed or the same.
+    pub status: PendingStatus,
+    /// Each Shape delta as displayed (`step_count: 1 -> 2`); empty unless changed.
+    pub deltas: Vec<String>,
+    /// The report: for a new golden its Shape, for a changed one the deltas, the step-level
+    /// explanation and the first places of the unified diff.
+    pub report: String,
+}
+
+/// How many of each answer an interactive review got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Pending files moved over their goldens.
+    pub accepted: usize,
+    /// Pending files deleted.
+    pub rejected: usize,
+    /// Pending files left for later.
+    pub skipped: usize,
+}
+
+/// Every pending file under `dir` whose path relative to `dir` contains `filter`, sorted.
+///
+/// The walk skips `target/`, `node_modules/` and hidden folders; a pending file is any
+/// `*.json.new` file, so goldens kept in any folder are found.
+///
+/// # Errors
+/// [`Error::Io`] naming a folder that cannot be listed.
+pub fn find_pending(dir: &Path, filter: Option<&str>) -> Result<Vec<Pending>> {
+    let mut found = Vec::new();
+    for pending in walk(dir)?.pending {
+        let relative = pending.strip_prefix(dir).unwrap_or(&pending);
+        if filter.is_some_and(|filter| !relative.to_string_lossy().contains(filter)) {
+            continue;
+        }
+        if let Some(golden) = file::golden_for_pending(&pending) {
+            found.push(Pending { golden, pending });
+        }
+    }
+    Ok(found)
+}
+
+/// What a reviewer sees for `pending`: both sides normalised with the default options (which a
+/// golden already is) and compared with the default tolerance.
+///
+/// # Errors
+/// [`Error::Io`] when the golden cannot be read, [`Error::InvalidTrajectory`] naming a file
+/// that cannot be read or is not a trajectory, [`Error::Normalize`] when normalising fails.
+pub fn review(pending: &Pending) -> Result<Review> {
+    let options = NormalizeOptions::default();
+    let actual = load(&pending.pending, &options)?;
+    let golden = match std::fs::read(&pending.golden) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => return Err(Error::io("read golden file", &pending.golden, source)),
+        Ok(_) => Some(load(&pending.golden, &options)?),
+    };
+    let Some(golden) = golden else {
+        let shape = serde_json::to_string(&atif_normalize::shape(&actual))
+            .map_err(|source| Error::Serialize { source })?;
+        return Ok(Review {
+            golden: pending.golden.clone(),
+            pending: pending.pending.clone(),
+            status: PendingStatus::New,
+            deltas: Vec::new(),
+            report: format!("new golden (none recorded yet), shape:\n  {shape}\n"),
+        });
+    };
+    let deltas = atif_normalize::diff(
+        &atif_normalize::shape(&golden),
+        &atif_normalize::shape(&actual),
+        &DiffOptions::default(),
+    );
+    let (status, report) = if deltas.is_empty() {
+        (PendingStatus::Same, "no behaviour change (the golden already matches)\n".to_owned())
+    } else {
+        let mut options = atif_normalize::ReportOptions::new();
+        options.set_full_command(Some(format!(
+            "atif diff --full {} {}",
+            shell_word(&pending.golden.display().to_string()),
+            shell_word(&pending.pending.display().to_string())
+        )));
+        (PendingStatus::Changed, atif_normalize::report(&golden, &actual, &deltas, &options))
+    };
+    Ok(Review {
+        golden: pending.golden.clone(),
+        pending: pending.pending.clone(),
+        status,
+        deltas: deltas.iter().map(ToString::to_string).collect(),
+        report,
+    })
+}
+
+impl Review {
+    /// The review as a reviewer reads it: `== <golden relative to root>`, then the report.
+    pub fn render(&self, root: &Path) -> String {
+        format!("== {}\n{}", relative(root, &self.golden).display(), self.report)
+    }
+}
+
+/// Moves `pending` over its golden (one rename, so atomic) and returns the golden's path.
+///
+/// # Errors
+/// [`Error::Io`] when the rename fails.
+pub fn accept(pending: &Pending) -> Result<PathBuf> {
+    file::accept_pending(&pending.pending)
+}
+
+/// Deletes the pending file.
+///
+/// # Errors
+/// [`Error::Io`] when it cannot be removed.
+pub fn reject(pending: &Pending) -> Result<()> {
+    file::reject_pending(&pending.pending)
+}
+
+/// Shows each pending file's review on `output` and asks `accept (a), reject (r), skip (s),
+/// quit (q)?`, reading one answer per line from `input`; what `atif golden review` does on a
+/// terminal. The end of `input` quits; an answer it does not know asks again.
+///
+/// # Errors
+/// What [`review`], [`accept`] and [`reject`] return, and [`Error::Io`] when the terminal
+/// cannot be read or written.
+pub fn review_interactively(
+    pending: &[Pending],
+    root: &Path,
+    input: &mut dyn BufRead,
+    output: &mut dyn Write,
+) -> Result<Tally> {
+    let terminal = Path::new("the terminal");
+    let io = |source| Error::io("talk to", terminal, source);
+    let mut tally = Tally::default();
+    for (idx, item) in pending.iter().enumerate() {
+        let shown = review(item)?;
+        write!(output, "[{}/{}] {}", idx + 1, pending.len(), shown.render(root)).map_err(io)?;
+        loop {
+            write!(output, "accept (a), reject (r), skip (s), quit (q)? ").map_err(io)?;
+            output.flush().map_err(io)?;
+            let mut answer = String::new();
+            if input.read_line(&mut answer).map_err(io)? == 0 {
+                writeln!(output).map_err(io)?;
+                tally.skipped += pending.len() - idx;
+                return Ok(tally);
+            }
+            match answer.trim() {
+                "a" | "accept" => {
+                    let golden = accept(item)?;
+                    writeln!(output, "accepted {}", relative(root, &golden).display())
+                        .map_err(io)?;
+                    tally.accepted += 1;
+                }
+                "r" | "reject" => {
+                    reject(item)?;
+                    writeln!(output, "rejected {}", relative(root, &item.pending).display())
+                        .map_err(io)?;
+                    tally.rejected += 1;
+                }
+                "s" | "skip" | "" => tally.skipped += 1,
+                "q" | "quit" => {
+                    tally.skipped += pending.len() - idx;
+                    return Ok(tally);
+                }
+                _ => continue,
+            }
+            break;
+        }
+    }
+    Ok(tally)
+}
+
+/// `path` relative to `root` when it is inside it.
+pub(crate) fn relative<'a>(root: &Path, path: &'a Path) -> &'a Path {
+    path.strip_prefix(root).unwrap_or(path)
+}
+
+/// The `atif golden VERB FILTER` command that acts on the pending file `pending` alone, run
+/// from the current folder (with `--dir` when the pending file is outside it).
+pub(crate) fn golden_command(verb: &str, pending: &Path) -> String {
+    let golden = file::golden_for_pending(pending).unwrap_or_else(|| pending.to_owned());
+    let name = golden.file_name().map(|name| name.to_string_lossy().into_owned());
+    let mut command = format!("atif golden {verb} {}", shell_word(&name.unwrap_or_default()));
+    // A relative path is relative to the current folder, and inside it unless it climbs out.
+    let inside_cwd = match pending.is_absolute() {
+        true => std::env::current_dir().is_ok_and(|cwd| pending.starts_with(cwd)),
+        false => !pending.components().any(|part| part == std::path::Component::ParentDir),
+    };
+    if let (false, Some(dir)) = (inside_cwd, pending.parent()) {
+        command.push_str(" --dir ");
+        command.push_str(&shell_word(&dir.display().to_string()));
+    }
+    command
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+pub(crate) fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+}
+
+/// What a walk of a folder found: the `tests/golden` folders and every pending file.
+#[derive(Debug, Default)]
+pub(crate) struct Walk {
+    pub(crate) golden_dirs: Vec<PathBuf>,
+    pub(crate) pending: Vec<PathBuf>,
+}
+
+/// Walks `root`, skipping `target/`, `node_modules/` and hidden folders, for `tests/golden`
+/// folders and for pending `*.json.new` files wherever they are. Both lists come back sorted.
+pub(crate) fn walk(root: &Path) -> Result<Walk> {
+    let pending_suffix = format!(".json{}", file::PENDING_SUFFIX);
+    let mut found = Walk::default();
+    let mut stack = vec![root.to_owned()];
+    while let Some(dir) = stack.pop() {
+        let entries = std::fs::read_dir(&dir).map_err(|source| Error::io("list", &dir, source))?;
+        for entry in entries {
+            let entry = entry.map_err(|source| Error::io("list", &dir, source))?;
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') {
+                continue;
+            }
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_file() && name.ends_with(&pending_suffix) {
+                found.pending.push(path);
+            } else if kind.is_dir() && name != "target" && name != "node_modules" {
+                if name == "golden" && dir.file_name().is_some_and(|parent| parent == "tests") {
+                    found.golden_dirs.push(path.clone());
+                }
+                stack.push(path);
+            }
+        }
+    }
+    found.golden_dirs.sort();
+    found.pending.sort();
+    Ok(found)
+}
+
+/// Reads a trajectory with the one loader of atif-schema (bounded, strict, naming the file and
+/// pointer of what is wrong) and normalises it.
+fn load(path: &Path, options: &NormalizeOptions) -> Result<Value> {
+    let doc = atif_schema::load_trajectory(path, &atif_schema::LoadOptions::new())
+        .map_err(|source| Error::InvalidTrajectory { path: path.to_owned(), source })?;
+    atif_normalize::normalize_owned(doc, options)
+        .map_err(|source| Error::Normalize { what: path.display().to_string(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_words_are_quoted_only_when_needed() {
+        assert_eq!(shell_word("a__b.json"), "a__b.json");
+        assert_eq!(shell_word("it's here"), r"'it'\''s here'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn the_command_names_the_golden_and_a_folder_outside_the_current_one() {
+        let command = golden_command("accept", Path::new("/elsewhere/g/a__b.json.new"));
+        assert_eq!(command, "atif golden accept a__b.json --dir /elsewhere/g");
+        let cwd = std::env::current_dir().unwrap();
+        let inside = cwd.join("tests/golden/x.json.new");
+        assert_eq!(golden_command("review", &inside), "atif golden review x.json");
+        assert_eq!(golden_command("accept", Path::new("x.json.new")), "atif golden accept x.json");
+        let above = Path::new("../g/x.json.new");
+        assert_eq!(golden_command("accept", above), "atif golden accept x.json --dir ../g");
+    }
+}

@@ -1,0 +1,360 @@
+//! The one failure report, shared by the golden check, `atif diff`, `atif check` and review:
+//! the Shape deltas, the step-level explanation, then a unified diff cut to the first changed
+//! places, each a step (or the fields outside the steps, or a subagent) rather than a stretch of
+//! text, so steps renumbered after an insertion never show as changes of their own.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use similar::{Algorithm, ChangeTag, TextDiff};
+
+use crate::canonical::to_canonical_string;
+use crate::{Delta, StepChange, explain, render};
+
+/// How much a [`report`] shows.
+///
+/// Defaults: the first 3 changed places of the unified diff, at most 40 lines each, lines cut
+/// after 160 characters, the first 10 lines of the step-level explanation, and no command for
+/// the full diff. [`ReportOptions::set_full`] shows everything instead (what `atif diff --full`
+/// prints).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportOptions {
+    max_places: usize,
+    max_changes: usize,
+    full: bool,
+    full_command: Option<String>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> ReportOptions {
+        ReportOptions { max_places: 3, max_changes: 10, full: false, full_command: None }
+    }
+}
+
+impl ReportOptions {
+    /// The default options; the same as [`ReportOptions::default`].
+    pub fn new() -> ReportOptions {
+        ReportOptions::default()
+    }
+
+    /// How many changed places (a step, the fields outside the steps, a subagent) the unified
+    /// diff shows before it names how many it left out.
+    pub fn set_max_places(&mut self, places: usize) -> &mut ReportOptions {
+        self.max_places = places;
+        self
+    }
+
+    /// How many changed places the unified diff shows.
+    pub fn max_places(&self) -> usize {
+        self.max_places
+    }
+
+    /// How many lines of the step-level explanation are shown.
+    pub fn set_max_changes(&mut self, changes: usize) -> &mut ReportOptions {
+        self.max_changes = changes;
+        self
+    }
+
+    /// How many lines of the step-level explanation are shown.
+    pub fn max_changes(&self) -> usize {
+        self.max_changes
+    }
+
+    /// Shows every explanation line and the whole unified diff of the canonical texts.
+    pub fn set_full(&mut self, full: bool) -> &mut ReportOptions {
+        self.full = full;
+        self
+    }
+
+    /// Whether everything is shown.
+    pub fn full(&self) -> bool {
+        self.full
+    }
+
+    /// The command a cut report names as the way to see everything
+    /// (`atif diff --full golden.json run.json`); `None` names none.
+    pub fn set_full_command(&mut self, command: Option<String>) -> &mut ReportOptions {
+        self.full_command = command;
+        self
+    }
+
+    /// The command a cut report names as the way to see everything, if set.
+    pub fn full_command(&self) -> Option<&str> {
+        self.full_command.as_deref()
+    }
+}
+
+/// The report of how `actual` differs from `golden` (both normalised), whose Shapes differ by
+/// `deltas` (from [`diff`](crate::diff)); empty when there are no deltas.
+///
+/// It reads in one screen, whatever the size of the runs:
+///
+/// ```text
+/// agent behaviour changed (5 difference(s)):
+///   step_count: 1500 -> 1501
+///   functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)
+///   ...
+/// what moved, step by step:
+///   step 701 (agent) inserted: calls inserted_probe_tool
+/// unified diff (golden -> actual), 1 changed place:
+/// --- golden
+/// +++ actual
+/// @@ step 701 inserted @@
+/// +{
+/// ...
+/// ```
+///
+/// The unified diff is cut into changed places: each step the explanation names, the fields
+/// outside the steps, each subagent that differs. Only the first few are shown (see
+/// [`ReportOptions`]), with a count of those left out and the command that prints everything.
+/// Steps that moved without changing (renumbered after an insertion) are no place of their own.
+pub fn report(golden: &Value, actual: &Value, deltas: &[Delta], options: &ReportOptions) -> String {
+    let mut out = String::new();
+    if deltas.is_empty() {
+        return out;
+    }
+    // Writing into a String cannot fail, so the fmt::Results below are ignored.
+    let _ = writeln!(out, "agent behaviour changed ({} difference(s)):", deltas.len());
+    for delta in deltas {
+        let _ = writeln!(out, "  {delta}");
+    }
+    out.push_str("what moved, step by step:\n");
+    let changes = explain(golden, actual);
+    if changes.is_empty() {
+        // explain names something whenever the two documents differ; say so if it ever does not.
+        out.push_str("  (no step-level difference found; see the unified diff)\n");
+    }
+    let n_shown = if options.full { changes.len() } else { changes.len().min(options.max_changes) };
+    for change in &changes[..n_shown] {
+        let _ = writeln!(out, "  {change}");
+    }
+    if n_shown < changes.len() {
+        let _ = writeln!(out, "  ... {} more step changes", changes.len() - n_shown);
+    }
+    if options.full {
+        let unified = render(golden, actual);
+        if !unified.is_empty() {
+            out.push_str("unified diff (golden -> actual):\n");
+            out.push_str(&unified);
+        }
+        return out;
+    }
+    let places = changed_places(golden, actual, &changes);
+    if places.is_empty() {
+        return out;
+    }
+    let n_places = places.len();
+    let n_shown = n_places.min(options.max_places);
+    let plural = if n_places == 1 { "" } else { "s" };
+    let shown = if n_shown < n_places {
+        format!("first {n_shown} of {n_places} changed places")
+    } else {
+        format!("{n_places} changed place{plural}")
+    };
+    let _ = writeln!(out, "unified diff (golden -> actual), {shown}:\n--- golden\n+++ actual");
+    for place in &places[..n_shown] {
+        place.write(golden, actual, &mut out);
+    }
+    if n_shown < n_places {
+        let left_out = n_places - n_shown;
+        let plural = if left_out == 1 { "" } else { "s" };
+        let _ = write!(out, "... {left_out} more changed place{plural} left out");
+        match &options.full_command {
+            Some(command) => {
+                let _ = writeln!(out, "; the full diff: {command}");
+            }
+            None => out.push('\n'),
+        }
+    }
+    out
+}
+
+/// Lines of one changed place shown before the rest is counted.
+const MAX_PLACE_LINES: usize = 40;
+
+/// Characters of one diff line shown before the rest is counted.
+const MAX_LINE_CHARS: usize = 160;
+
+/// A part of the two documents that differs, in the order a reader meets them.
+#[derive(Debug)]
+enum Place {
+    /// A root step: its 1-based positions in the golden and actual runs.
+    Step { golden: Option<usize>, actual: Option<usize> },
+    /// The root's members other than its steps and subagents.
+    Outside,
+    /// The subagents of this name (paired as the explanation pairs them).
+    Subagent(String),
+    /// The whole document, when no part of it above differs (subagents in another order).
+    Document,
+}
+
+fn changed_places(golden: &Value, actual: &Value, changes: &[StepChange]) -> Vec<Place> {
+    let mut places = Vec::new();
+    for change in changes {
+        if change.subagent.is_empty() && !change.is_whole_trajectory() {
+            places.push(Place::Step { golden: change.golden_step, actual: change.actual_step });
+        }
+    }
+    if to_canonical_string(&outside(golden)) != to_canonical_string(&outside(actual)) {
+        places.push(Place::Outside);
+    }
+    let mut names: Vec<&str> = Vec::new();
+    for change in changes {
+        if let Some(name) = change.subagent.first() {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    places.extend(names.into_iter().map(|name| Place::Subagent(name.to_owned())));
+    if places.is_empty() && golden != actual {
+        places.push(Place::Document);
+    }
+    places
+}
+
+impl Place {
+    fn write(&self, golden: &Value, actual: &Value, out: &mut String) {
+        let mut lines = Vec::new();
+        let title = match self {
+            Place::Step { golden: g, actual: a } => {
+                let golden_step = g.and_then(|idx| steps(golden).get(idx - 1));
+                let actual_step = a.and_then(|idx| steps(actual).get(idx - 1));
+                side_by_side(golden_step, actual_step, &mut lines);
+                match (g, a) {
+                    (None, Some(a)) => format!("step {a} inserted"),
+                    (Some(g), None) => format!("step {g} removed"),
+                    (Some(g), Some(a)) if g != a => format!("step {a} (step {g} in golden)"),
+                    (_, a) => format!("step {}", a.unwrap_or(0)),
+                }
+            }
+            Place::Outside => {
+                side_by_side(Some(&outside(golden)), Some(&outside(actual)), &mut lines);
+                "outside the steps".to_owned()
+            }
+            Place::Subagent(name) => {
+                let (g, a) = paired_subagents(golden, actual, name);
+                side_by_side(g, a, &mut lines);
+                format!("subagent {name:?}")
+            }
+            Place::Document => {
+                side_by_side(Some(golden), Some(actual), &mut lines);
+                "the whole trajectory".to_owned()
+            }
+        };
+        let _ = writeln!(out, "@@ {title} @@");
+        for line in lines.iter().take(MAX_PLACE_LINES) {
+            out.push_str(&clip(line));
+            out.push('\n');
+        }
+        if lines.len() > MAX_PLACE_LINES {
+            let _ = writeln!(out, "... {} more lines of this place", lines.len() - MAX_PLACE_LINES);
+        }
+    }
+}
+
+/// The diff lines (with their ` `, `-`, `+` marks) from `golden` to `actual`: every line of a
+/// value present on one side only, the hunks with 3 lines of context otherwise.
+fn side_by_side(golden: Option<&Value>, actual: Option<&Value>, lines: &mut Vec<String>) {
+    let text = |value: Option<&Value>| value.map(to_canonical_string).unwrap_or_default();
+    let (golden_text, actual_text) = (text(golden), text(actual));
+    // Big values (a subagent of thousands of steps) go to patience, with a deadline, for the
+    // reasons given in `render`.
+    let big = golden_text.len().max(actual_text.len()) > 1 << 20;
+    let diff = TextDiff::configure()
+        .algorithm(if big { Algorithm::Patience } else { Algorithm::Myers })
+        .timeout(Duration::from_secs(2))
+        .diff_lines(&golden_text, &actual_text);
+    for (idx, group) in diff.grouped_ops(3).iter().enumerate() {
+        if idx > 0 {
+            lines.push("  ...".to_owned());
+        }
+        for op in group {
+            for change in diff.iter_changes(op) {
+                let mark = match change.tag() {
+                    ChangeTag::Equal => ' ',
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                };
+                lines.push(format!("{mark}{}", change.value().trim_end_matches('\n')));
+            }
+        }
+    }
+}
+
+/// `line` cut after [`MAX_LINE_CHARS`] characters, with a count of what was cut.
+fn clip(line: &str) -> String {
+    match line.char_indices().nth(MAX_LINE_CHARS) {
+        None => line.to_owned(),
+        Some((cut, _)) => {
+            let rest = line[cut..].chars().count();
+            format!("{}... ({rest} more characters)", &line[..cut])
+        }
+    }
+}
+
+fn steps(doc: &Value) -> &[Value] {
+    doc.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// The root's members other than `steps` and `subagent_trajectories`.
+fn outside(doc: &Value) -> Value {
+    let Value::Object(members) = doc else {
+        return doc.clone();
+    };
+    let kept: Map<String, Value> = members
+        .iter()
+        .filter(|(key, _)| !matches!(key.as_str(), "steps" | "subagent_trajectories"))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    Value::Object(kept)
+}
+
+/// The first golden and the first actual subagent named `name` that have no identical partner
+/// on the other side (ids aside, as the explanation pairs them).
+fn paired_subagents<'a>(
+    golden: &'a Value,
+    actual: &'a Value,
+    name: &str,
+) -> (Option<&'a Value>, Option<&'a Value>) {
+    let of_name = |doc: &'a Value| -> Vec<&'a Value> {
+        doc.get("subagent_trajectories")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|sub| sub.pointer("/agent/name").and_then(Value::as_str) == Some(name))
+            .collect()
+    };
+    let without_id = |sub: &Value| -> Value {
+        let mut sub = sub.clone();
+        if let Value::Object(members) = &mut sub {
+            members.remove("trajectory_id");
+        }
+        sub
+    };
+    let mut golden_left: Vec<(&Value, Value)> =
+        of_name(golden).into_iter().map(|sub| (sub, without_id(sub))).collect();
+    let mut actual_left: Vec<(&Value, Value)> =
+        of_name(actual).into_iter().map(|sub| (sub, without_id(sub))).collect();
+    golden_left.retain(|(_, g)| match actual_left.iter().position(|(_, a)| a == g) {
+        Some(pos) => {
+            actual_left.remove(pos);
+            false
+        }
+        None => true,
+    });
+    (golden_left.first().map(|(sub, _)| *sub), actual_left.first().map(|(sub, _)| *sub))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lines_are_clipped_with_a_count() {
+        assert_eq!(clip("short"), "short");
+        let long = "é".repeat(MAX_LINE_CHARS + 5);
+        assert_eq!(clip(&long), format!("{}... (5 more characters)", "é".repeat(MAX_LINE_CHARS)));
+    }
+}
