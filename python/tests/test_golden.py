@@ -96,10 +96,10 @@ def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pyteste
             "*agent behaviour changed (*difference(s)):",
             "*  step_count: 3 -> 4",
             "*  functions: [[]\"lookup\"[]] -> [[]\"lookup\",\"lookup\"[]]",
-            "*golden: tests/golden/test_agent__test_weather.json",
             "*what moved, step by step:",
             "*  step 3 (agent) inserted: calls lookup",
-            "*unified diff (golden -> actual):",
+            "*unified diff (golden -> actual), * changed place*:",
+            "*golden: tests/golden/test_agent__test_weather.json",
             "*pending: the actual run was written to tests/golden/test_agent__test_weather.json.new",
             "*if this change is intended: pytest --atif-update test_agent.py::test_weather",
         ]
