@@ -8,7 +8,11 @@ use std::path::{Path, PathBuf};
 /// [`Error::SchemaVersionChanged`] and [`Error::BehaviourChanged`] (see
 /// [`Error::is_test_failure`]). Their messages are written to be read in a test log: they say
 /// what changed and end with the exact command that accepts the change.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the message and then its causes, one per line, so that a test returning
+/// `Result<(), Box<dyn std::error::Error>>` that fails on `check(...)?` shows the report as it
+/// reads, not the variant's fields on one line.
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The golden file does not exist; it is never created outside update mode.
@@ -170,6 +174,22 @@ impl Error {
 
     pub(crate) fn io(action: &'static str, path: &Path, source: std::io::Error) -> Error {
         Error::Io { action, path: path.to_owned(), source }
+    }
+}
+
+impl std::fmt::Debug for Error {
+    /// The message, then each cause on a line of its own.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut cause = std::error::Error::source(self);
+        if cause.is_some() {
+            f.write_str("\n\ncaused by:")?;
+        }
+        while let Some(source) = cause {
+            write!(f, "\n    {source}")?;
+            cause = source.source();
+        }
+        Ok(())
     }
 }
 

@@ -125,11 +125,11 @@ fn write_list_edit(f: &mut fmt::Formatter<'_>, golden: &[Value], actual: &[Value
             similar::DiffOp::Equal { .. } => continue,
             similar::DiffOp::Insert { new_index, new_len, .. } => {
                 let added = run_of(&actual[new_index..new_index + new_len]);
-                format!("+{added} at {}", thousands(new_index as u64 + 1))
+                format!("+{added}{}", at(&actual, new_index, new_len))
             }
             similar::DiffOp::Delete { old_index, old_len, .. } => {
                 let removed = run_of(&golden[old_index..old_index + old_len]);
-                format!("-{removed} at {}", thousands(old_index as u64 + 1))
+                format!("-{removed}{}", at(&golden, old_index, old_len))
             }
             similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 let removed = run_of(&golden[old_index..old_index + old_len]);
@@ -145,6 +145,16 @@ fn write_list_edit(f: &mut fmt::Formatter<'_>, golden: &[Value], actual: &[Value
         write!(f, ", ... {} more edits", edits.len() - MAX_LIST_EDITS)?;
     }
     Ok(())
+}
+
+/// ` at 701`: where the run of `len` items at `idx` of `items` was inserted or removed; nothing
+/// when the items before or after it are the same run (`agent` among `agent`s), where any position
+/// would be as right as any other.
+fn at(items: &[String], idx: usize, len: usize) -> String {
+    let run = &items[idx..idx + len];
+    let ambiguous = (idx >= len && &items[idx - len..idx] == run)
+        || items.get(idx + len..idx + 2 * len).is_some_and(|after| after == run);
+    if ambiguous { String::new() } else { format!(" at {}", thousands(idx as u64 + 1)) }
 }
 
 /// `a, b, c`, or `a, b and 17 more` for a run of more than three items.

@@ -7,7 +7,8 @@
 //! result, model names and the schema version are behaviour), [`to_canonical_string`] writes
 //! the result byte-for-byte as Python's `json.dumps(indent=2, sort_keys=True,
 //! ensure_ascii=False)` would, [`shape`] answers "what did the agent do", and [`diff`],
-//! [`explain`] and [`render`] say what moved, most telling first.
+//! [`explain`] and [`render`] say what moved, most telling first; [`report`] puts them together
+//! into the one failure report, cut to a screen on long runs.
 //!
 //! The crate is pure: no I/O, no async. Options live in plain values ([`NormalizeOptions`],
 //! [`DiffOptions`]) passed to free functions.

@@ -6,10 +6,27 @@ use std::path::PathBuf;
 /// replay that no longer matches its recording, or a captured agent that failed.
 ///
 /// [`LlmError`] is the same type under the name the [`LlmClient`](crate::LlmClient) trait uses.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints the message and then its causes, one per line, so that a test returning
+/// `Result<(), Box<dyn std::error::Error>>` that fails on `run.result?` shows what happened
+/// rather than the variant's fields on one line.
+///
+/// The variants, by what the caller can do about them:
+/// - the agent behaves differently from the recording (fix the agent or re-record):
+///   [`Error::ScriptExhausted`], [`Error::UnusedReplies`], [`Error::RequestDrift`];
+/// - the captured agent itself failed: [`Error::AgentFailed`], [`Error::AgentPanicked`],
+///   [`Error::UnknownToolCall`];
+/// - the model provider failed, live or as recorded: [`Error::Provider`],
+///   [`Error::RecordedFailure`], [`Error::WireFormat`];
+/// - a script file cannot be used or saved (fix the file or the options):
+///   [`Error::Io`], [`Error::Parse`], [`Error::Invalid`], [`Error::UnsupportedVersion`],
+///   [`Error::SecretSurvived`], [`Error::Pattern`], [`Error::CallInProgress`];
+/// - a bug to report: [`Error::Schema`], [`Error::Serialize`].
+#[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The agent asked a replay for more replies than the script holds.
+    /// The agent asked a replay, or a [`ScriptedClient`](crate::ScriptedClient) given a list,
+    /// for more replies than it holds.
     #[error(
         "agent requested reply #{requested} but the recorded script has only {recorded}. \
          The agent is making more model calls than when this script was recorded — that is the \
@@ -26,8 +43,8 @@ pub enum Error {
     /// A replay finished with recorded replies that were never requested.
     #[error(
         "{unused} of the {recorded} recorded replies in {path} were never requested (#{first_unused} \
-         is the first). The agent is making fewer model calls than when this script was recorded \
-         — that is the regression. If it is intended, re-record the script"
+         is the first). {}",
+        unused_cause(*.stopped_at)
     )]
     UnusedReplies {
         /// The script file (or `<memory>`).
@@ -38,6 +55,9 @@ pub enum Error {
         recorded: usize,
         /// 1-based number of the first reply never served.
         first_unused: usize,
+        /// The call at which the replay already failed (a request drift), if it did: the
+        /// replies after it were never requested because of that failure.
+        stopped_at: Option<usize>,
     },
     /// With strict request checking, a request differs from the one recorded for that call.
     #[error(
@@ -55,14 +75,6 @@ pub enum Error {
         actual: String,
         /// What changed, when the script holds full requests; otherwise a sentence saying so.
         changes: String,
-    },
-    /// A [`ScriptedClient`](crate::ScriptedClient) built from a list ran out of responses.
-    #[error("scripted client was asked for response #{requested} but was given only {available}")]
-    ScriptedExhausted {
-        /// 1-based number of the response requested.
-        requested: usize,
-        /// How many responses the client was given.
-        available: usize,
     },
     /// The recorded call failed when it was recorded; a replay fails the same way.
     #[error("recorded call #{call} failed when it was recorded: {message}")]
@@ -236,6 +248,38 @@ pub enum Error {
         #[source]
         source: serde_json::Error,
     },
+}
+
+impl std::fmt::Debug for Error {
+    /// The message, then each cause on a line of its own (what a test that returns
+    /// `Result<(), Box<dyn Error>>` prints when it fails).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut cause = std::error::Error::source(self);
+        if cause.is_some() {
+            f.write_str("\n\ncaused by:")?;
+        }
+        while let Some(source) = cause {
+            write!(f, "\n    {source}")?;
+            cause = source.source();
+        }
+        Ok(())
+    }
+}
+
+/// Why replies went unused: the failure the replay already reported, or, when it reported none,
+/// fewer model calls (unless the agent itself failed before making them).
+fn unused_cause(stopped_at: Option<usize>) -> String {
+    match stopped_at {
+        Some(call) => format!(
+            "The replay already failed at call #{call} (request drift), so the agent stopped \
+             asking: that failure is the one to fix"
+        ),
+        None => "The agent made fewer model calls than when this script was recorded: unless it \
+                 failed before making them (see the error its run returned), that is the \
+                 regression. If it is intended, re-record the script"
+            .to_owned(),
+    }
 }
 
 /// A JSON Pointer as shown in a message: `/` for the root, which `""` would hide.

@@ -65,7 +65,7 @@ mod http;
 mod record;
 mod replay;
 mod script;
-mod scripted;
+mod scripted_client;
 mod secrets;
 mod steps;
 mod traffic;
@@ -86,7 +86,7 @@ pub use script::{
     OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
     read_script, redact_file, redact_json, redact_script, request_fingerprint, write_script,
 };
-pub use scripted::ScriptedClient;
+pub use scripted_client::ScriptedClient;
 pub use secrets::{DEFAULT_SECRET_PATTERNS, REDACTED};
 pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
 pub use wire::{

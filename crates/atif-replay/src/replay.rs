@@ -91,6 +91,8 @@ struct State {
     used: Vec<bool>,
     requests: usize,
     drifts: Vec<Drift>,
+    /// The first call that failed with a request drift, if any.
+    stopped_at: Option<usize>,
 }
 
 impl ReplayClient {
@@ -126,8 +128,12 @@ impl ReplayClient {
 
     fn new(script: Script, path: PathBuf, options: ReplayOptions) -> Result<Self> {
         let redactor = Redactor::new(&options.secret_patterns)?;
-        let state =
-            State { used: vec![false; script.calls.len()], requests: 0, drifts: Vec::new() };
+        let state = State {
+            used: vec![false; script.calls.len()],
+            requests: 0,
+            drifts: Vec::new(),
+            stopped_at: None,
+        };
         Ok(ReplayClient { path, script, options, redactor, state: Mutex::new(state) })
     }
 
@@ -162,6 +168,7 @@ impl ReplayClient {
                 unused,
                 recorded: state.used.len(),
                 first_unused: first + 1,
+                stopped_at: state.stopped_at,
             }),
         }
     }
@@ -203,6 +210,7 @@ impl ReplayClient {
                         state.drifts.push(drift);
                     }
                     RequestCheck::Strict => {
+                        state.stopped_at.get_or_insert(call);
                         return Err(Error::RequestDrift {
                             call,
                             reply: next_unused + 1,
@@ -307,7 +315,7 @@ fn warn(path: &Path, drift: &Drift) {
 
 /// What a request carried, for the exhaustion message: its last message and the tool results
 /// it sends back.
-fn summarize_request(request: &LlmRequest) -> String {
+pub(crate) fn summarize_request(request: &LlmRequest) -> String {
     let mut text = String::from("The extra request carried");
     match request.last_message() {
         Some(message) => {

@@ -364,6 +364,8 @@ fn one_step_inserted_into_a_long_run_reads_in_one_screen() {
         message.contains("\n  functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)\n"),
         "{message}"
     );
+    // One more `agent` among 1,500 has no one position: none is named.
+    assert!(message.contains("\n  sources: +agent (1,500 -> 1,501 steps)\n"), "{message}");
     assert!(
         message.contains(
             "what moved, step by step:\n  step 701 (agent) inserted: calls inserted_probe_tool\n"
@@ -395,4 +397,21 @@ fn a_small_change_keeps_its_full_detail() {
         "{message}"
     );
     assert!(!message.contains("left out"), "{message}");
+}
+
+#[test]
+fn debug_prints_the_message_and_its_causes_for_tests_that_return_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    std::fs::create_dir(&golden).unwrap();
+    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    let debug = format!("{err:?}");
+    assert!(
+        debug.starts_with(&format!(
+            "cannot read golden file {}\n\ncaused by:\n    ",
+            golden.display()
+        )),
+        "{debug}"
+    );
+    assert_eq!(debug.lines().count(), 4, "{debug}");
 }

@@ -8,7 +8,7 @@ mod http;
 mod record;
 mod replay;
 mod script;
-mod scripted;
+mod scripted_client;
 mod secrets;
 mod traffic;
 

@@ -99,6 +99,31 @@ async fn strict_replay_names_the_drifted_call_and_what_changed() {
 }
 
 #[tokio::test]
+async fn after_a_drift_finish_blames_the_drift_not_fewer_model_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a"), ask("b"), ask("c")]).await;
+    let replay = ReplayClient::from_file(&path).unwrap();
+    replay.complete(ask("a")).await.unwrap();
+    replay.complete(ask("changed")).await.unwrap_err();
+    let err = replay.finish().unwrap_err();
+    assert!(matches!(err, Error::UnusedReplies { stopped_at: Some(2), unused: 1, .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("The replay already failed at call #2 (request drift)"), "{message}");
+    assert!(!message.contains("fewer model calls"), "{message}");
+}
+
+#[test]
+fn debug_prints_the_message_and_its_causes_for_tests_that_return_errors() {
+    let io = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+    let err = Error::Io { action: "read", path: "s.json".into(), source: io };
+    assert_eq!(format!("{err:?}"), "cannot read s.json\n\ncaused by:\n    no such file");
+    let agent: Box<dyn std::error::Error + Send + Sync> = "tool `grep` exited 2".into();
+    let failed = Error::AgentFailed { message: agent.to_string(), source: agent };
+    assert_eq!(format!("{failed:?}"), "agent failed\n\ncaused by:\n    tool `grep` exited 2");
+}
+
+#[tokio::test]
 async fn drift_without_stored_requests_still_fails_and_says_why_it_cannot_show_more() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");

@@ -28,7 +28,7 @@ enum Source {
 }
 
 impl ScriptedClient {
-    /// Replies with `responses` in order; one call too many is [`Error::ScriptedExhausted`].
+    /// Replies with `responses` in order; one call too many is [`Error::ScriptExhausted`].
     pub fn from_responses(model: Option<&str>, responses: Vec<LlmResponse>) -> Self {
         ScriptedClient {
             model: model.map(str::to_owned),
@@ -83,10 +83,13 @@ impl LlmClient for ScriptedClient {
             seen.len()
         };
         match &self.source {
-            Source::List(responses) => responses
-                .get(call - 1)
-                .cloned()
-                .ok_or(Error::ScriptedExhausted { requested: call, available: responses.len() }),
+            Source::List(responses) => {
+                responses.get(call - 1).cloned().ok_or_else(|| Error::ScriptExhausted {
+                    requested: call,
+                    recorded: responses.len(),
+                    request_summary: crate::replay::summarize_request(&request),
+                })
+            }
             Source::Closure(respond) => respond(call, &request),
         }
     }

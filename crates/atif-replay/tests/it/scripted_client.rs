@@ -13,8 +13,11 @@ async fn scripted_list_answers_in_order_then_reports_exhaustion() {
     assert_eq!(model.complete(ask("a")).await.unwrap().text(), "one");
     assert_eq!(model.complete(ask("b")).await.unwrap().text(), "two");
     let err = model.complete(ask("c")).await.unwrap_err();
-    assert!(matches!(err, Error::ScriptedExhausted { requested: 3, available: 2 }), "{err:?}");
-    assert_eq!(err.to_string(), "scripted client was asked for response #3 but was given only 2");
+    assert!(matches!(err, Error::ScriptExhausted { requested: 3, recorded: 2, .. }), "{err:?}");
+    // The same error as a replay that runs out, with what the extra request carried.
+    let message = err.to_string();
+    assert!(message.starts_with("agent requested reply #3 but the recorded script has only 2."));
+    assert!(message.ends_with("last message (user): \"c\""), "{message}");
 }
 
 #[tokio::test]
