@@ -180,16 +180,14 @@ impl Error {
 impl std::fmt::Debug for Error {
     /// The message, then each cause on a line of its own.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{self}")?;
-        let mut cause = std::error::Error::source(self);
-        if cause.is_some() {
-            f.write_str("\n\ncaused by:")?;
+        let causes: Vec<String> =
+            std::iter::successors(std::error::Error::source(self), |cause| cause.source())
+                .map(|cause| format!("\n    {cause}"))
+                .collect();
+        match causes.is_empty() {
+            true => write!(f, "{self}"),
+            false => write!(f, "{self}\n\ncaused by:{}", causes.concat()),
         }
-        while let Some(source) = cause {
-            write!(f, "\n    {source}")?;
-            cause = source.source();
-        }
-        Ok(())
     }
 }
 
