@@ -112,9 +112,9 @@ pub enum Error {
     InvalidTrajectory {
         /// The file.
         path: PathBuf,
-        /// What the loader said (it names the file and the JSON Pointer).
+        /// What the loader said (it names the file and the JSON Pointer); boxed, as it is large.
         #[source]
-        source: atif_schema::Error,
+        source: Box<atif_schema::Error>,
     },
     /// The actual value cannot be turned into JSON.
     #[error("cannot serialise the actual trajectory into JSON")]

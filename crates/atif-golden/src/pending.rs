@@ -281,8 +281,10 @@ pub(crate) fn walk(root: &Path) -> Result<Walk> {
 /// Reads a trajectory with the one loader of atif-schema (bounded, strict, naming the file and
 /// pointer of what is wrong) and normalises it.
 fn load(path: &Path, options: &NormalizeOptions) -> Result<Value> {
-    let doc = atif_schema::load_trajectory(path, &atif_schema::LoadOptions::new())
-        .map_err(|source| Error::InvalidTrajectory { path: path.to_owned(), source })?;
+    let doc =
+        atif_schema::load_trajectory(path, &atif_schema::LoadOptions::new()).map_err(|source| {
+            Error::InvalidTrajectory { path: path.to_owned(), source: Box::new(source) }
+        })?;
     atif_normalize::normalize_owned(doc, options)
         .map_err(|source| Error::Normalize { what: path.display().to_string(), source })
 }
