@@ -30,7 +30,8 @@ struct Row {
 /// with another tool), `invalid-run.json` (JSON with a trajectory's form that breaks an ATIF
 /// rule), `golden.json` (the golden of `run.json`), `script.json` (a model script), `log.jsonl`
 /// (a Codex log), `broken.json` (not JSON), `hello.json` (`{"hello": "world"}`), `folder/` (a
-/// directory) and `missing.json` (does not exist).
+/// directory), `pending/` (a folder with a pending golden file, `g.json.new`) and `missing.json`
+/// (does not exist).
 const ROWS: &[Row] = &[
     Row {
         args: &["validate", "IN"],
@@ -116,6 +117,42 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: true,
         reads_folders: true,
+    },
+    // `atif golden` reads folders: `folder/` holds no pending file, `pending/` holds one.
+    Row {
+        args: &["golden", "pending", "--dir", "IN"],
+        ok: "folder",
+        mismatch: Some("pending"),
+        reads_input: false,
+        reads_folders: false,
+    },
+    Row {
+        args: &["golden", "pending", "--format", "json", "--dir", "IN"],
+        ok: "folder",
+        mismatch: Some("pending"),
+        reads_input: false,
+        reads_folders: false,
+    },
+    Row {
+        args: &["golden", "review", "--dir", "IN"],
+        ok: "folder",
+        mismatch: Some("pending"),
+        reads_input: false,
+        reads_folders: false,
+    },
+    Row {
+        args: &["golden", "accept", "--dir", "IN"],
+        ok: "folder",
+        mismatch: None,
+        reads_input: false,
+        reads_folders: false,
+    },
+    Row {
+        args: &["golden", "reject", "--dir", "IN"],
+        ok: "folder",
+        mismatch: None,
+        reads_input: false,
+        reads_folders: false,
     },
     Row {
         args: &["completions", "bash"],
@@ -331,6 +368,8 @@ impl Fixture {
         write("broken.json", b"{\"steps\": [");
         write("hello.json", br#"{"hello": "world"}"#);
         std::fs::create_dir(dir.path().join("folder")).unwrap();
+        std::fs::create_dir(dir.path().join("pending")).unwrap();
+        write("pending/g.json.new", trajectory("grep").as_bytes());
         let copy = |from: PathBuf, to: &str| std::fs::copy(from, dir.path().join(to)).unwrap();
         copy(root.join("tests/scripts/tool_loop_1_turn.script.json"), "script.json");
         copy(root.join("crates/atif-import/tests/fixtures/codex-exec/basic.jsonl"), "log.jsonl");
