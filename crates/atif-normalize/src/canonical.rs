@@ -85,6 +85,15 @@ pub fn content_hash(doc: &Value) -> String {
     hex12(&sink.hasher.finalize())
 }
 
+/// The SHA-256 of the canonical text of `doc`, hashed block by block as it is written.
+pub(crate) fn digest(doc: &Value) -> [u8; 32] {
+    let mut sink = Hashing { out: String::with_capacity(2 * BLOCK), hasher: Sha256::new() };
+    write_value(&mut sink, doc, 0);
+    sink.out.push('\n');
+    sink.hasher.update(sink.out.as_bytes());
+    sink.hasher.finalize().into()
+}
+
 fn hex12(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(12);
     for byte in &digest[..6] {

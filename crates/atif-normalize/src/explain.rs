@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
+use crate::canonical::digest;
 use crate::shape::{step_functions, step_llm_calls};
 
 /// What happened to one step between the golden run and the actual one.
@@ -151,16 +152,24 @@ fn explain_steps(
 ) {
     let golden_names = subagent_names_by_id(golden);
     let actual_names = subagent_names_by_id(actual);
-    let golden_steps: Vec<Value> =
-        steps(golden).iter().map(|step| position_free(step, &golden_names)).collect();
-    let actual_steps: Vec<Value> =
-        steps(actual).iter().map(|step| position_free(step, &actual_names)).collect();
+    let (golden_steps, actual_steps) = (steps(golden), steps(actual));
+    // Aligned steps are compared by the digest of their position-free form, one step at a
+    // time, rather than by holding a position-free copy of every step of both runs.
+    let print = |step: &Value, names: &HashMap<&str, &str>| digest(&position_free(step, names));
+    let golden_prints: Vec<[u8; 32]> =
+        golden_steps.iter().map(|step| print(step, &golden_names)).collect();
+    let actual_prints: Vec<[u8; 32]> =
+        actual_steps.iter().map(|step| print(step, &actual_names)).collect();
     let golden_keys: Vec<StepKey<'_>> = golden_steps.iter().map(StepKey::of).collect();
     let actual_keys: Vec<StepKey<'_>> = actual_steps.iter().map(StepKey::of).collect();
 
     let removed = |g: usize| lone(StepChangeKind::Removed, g, &golden_steps[g], path);
     let inserted = |a: usize| lone(StepChangeKind::Inserted, a, &actual_steps[a], path);
-    let paired = |g: usize, a: usize| changed(g, &golden_steps[g], a, &actual_steps[a], path);
+    let paired = |g: usize, a: usize| {
+        let golden_step = position_free(&golden_steps[g], &golden_names);
+        let actual_step = position_free(&actual_steps[a], &actual_names);
+        changed(g, &golden_step, a, &actual_step, path)
+    };
     let ops =
         capture_diff_slices_deadline(Algorithm::Myers, &golden_keys, &actual_keys, Some(deadline));
     for op in ops {
@@ -168,7 +177,7 @@ fn explain_steps(
             DiffOp::Equal { old_index, new_index, len } => {
                 for offset in 0..len {
                     let (g, a) = (old_index + offset, new_index + offset);
-                    if golden_steps[g] != actual_steps[a] {
+                    if golden_prints[g] != actual_prints[a] {
                         changes.push(paired(g, a));
                     }
                 }
