@@ -102,7 +102,11 @@ def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pyteste
             "*golden: tests/golden/test_agent__test_weather.json",
             "*pending: the actual run was written to tests/golden/test_agent__test_weather.json.new",
             "*if this change is intended: pytest --atif-update test_agent.py::test_weather",
+            "*review pending goldens with: atif golden review --dir tests/golden",
         ]
+    )
+    result.stdout.fnmatch_lines(
+        ["*1 golden(s) left a pending .json.new file for review: atif golden review --dir tests/golden"]
     )
     assert "Traceback" not in result.stdout.str()
     assert golden_file(pytester, "test_agent__test_weather.json.new").is_file()

@@ -263,7 +263,8 @@ class AtifGolden:
             cwd=state.cwd,
         )
         if outcome.matched:
-            if outcome.report and not outcome.report.startswith("matched"):
+            # Name what the run wrote (`created golden …`, `changed golden …`), not what matched.
+            if outcome.report.startswith(("created", "changed")):
                 state.golden_lines.append(outcome.report.splitlines()[0])
             return None
         if outcome.pending:
