@@ -4,8 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use atif_replay::{HttpExchange, Recording, Script, SseParser};
@@ -20,14 +19,12 @@ use crate::protocol::{Endpoint, strip_credentials};
 use crate::server::{Shared, is_hop_header};
 use crate::{Error, Result};
 
-/// The recording side of the server: the upstream client and the exchanges saved so far.
+/// The recording side of the server: the upstream client and what the recording notes.
 #[derive(Debug)]
 pub(crate) struct Recorder {
     client: reqwest::Client,
     upstream: Option<String>,
     recording: Recording,
-    next: AtomicU64,
-    exchanges: Arc<Mutex<Vec<(u64, HttpExchange)>>>,
 }
 
 /// A request to forward.
@@ -60,24 +57,14 @@ impl Recorder {
             client,
             upstream: upstream.map(|url| url.trim_end_matches('/').to_owned()),
             recording,
-            next: AtomicU64::new(0),
-            exchanges: Arc::new(Mutex::new(Vec::new())),
         })
     }
 
-    /// How many exchanges have been recorded so far.
-    pub(crate) fn len(&self) -> usize {
-        self.exchanges.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
-
-    /// Saves the exchanges, in the order their requests arrived, atomically and with secrets
-    /// redacted.
-    pub(crate) fn save(&self, path: &Path) -> Result<()> {
-        let mut exchanges = self.exchanges.lock().unwrap_or_else(PoisonError::into_inner).clone();
-        exchanges.sort_by_key(|(seq, _)| *seq);
+    /// Saves `exchanges` atomically, with secrets redacted.
+    pub(crate) fn save(&self, path: &Path, exchanges: Vec<HttpExchange>) -> Result<()> {
         let mut script = Script::new(None);
         script.recording = Some(self.recording.clone());
-        script.exchanges = exchanges.into_iter().map(|(_, exchange)| exchange).collect();
+        script.exchanges = exchanges;
         atif_replay::write_script(path, &script, &[])?;
         Ok(())
     }
@@ -89,7 +76,7 @@ impl Recorder {
         normalizer: &Normalizer,
         request: Forward,
     ) -> Response {
-        let seq = self.next.fetch_add(1, Ordering::Relaxed);
+        let seq = shared.next_seq();
         let provider = request.endpoint.provider();
         let origin = self.upstream.as_deref().unwrap_or(provider.public_origin());
         let url = format!("{origin}{}", request.path_and_query);
@@ -152,7 +139,6 @@ impl Recorder {
             parser: is_stream.then(SseParser::new),
             bytes: Vec::new(),
             normalizer: normalizer.clone(),
-            exchanges: self.exchanges.clone(),
         });
         let tee = Tee {
             upstream: Box::pin(reply.bytes_stream()),
@@ -172,7 +158,6 @@ struct Pending {
     parser: Option<SseParser>,
     bytes: Vec<u8>,
     normalizer: Normalizer,
-    exchanges: Arc<Mutex<Vec<(u64, HttpExchange)>>>,
 }
 
 /// The upstream's reply body on its way to the agent, copied into the recording as it passes.
@@ -230,7 +215,7 @@ impl Tee {
     /// Saves the exchange: its whole reply, or what arrived before `cut`.
     fn end(&mut self, mut cut: Option<String>) {
         let Some(pending) = self.pending.take() else { return };
-        let Pending { seq, what, mut exchange, parser, bytes, normalizer, exchanges } = pending;
+        let Pending { seq, what, mut exchange, parser, bytes, normalizer } = pending;
         match parser {
             Some(mut parser) => {
                 if cut.is_none() && parser.has_partial_event() {
@@ -262,7 +247,7 @@ impl Tee {
             ));
         }
         exchange.cut = cut;
-        exchanges.lock().unwrap_or_else(PoisonError::into_inner).push((seq, exchange));
+        self.shared.log(seq, exchange);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::normalize::Normalizer;
-use crate::protocol::{Endpoint, Provider, SUPPORTED};
+use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::Recorder;
 use crate::tape::{Answer, Tape};
 use crate::{Error, Mode, Result, Verdict};
@@ -225,6 +225,8 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         script: options.script.clone(),
         quiet: options.quiet,
         served: AtomicUsize::new(0),
+        next_seq: AtomicU64::new(0),
+        traffic: Mutex::new(Vec::new()),
         errors: Mutex::new(Vec::new()),
         warnings: Mutex::new(Vec::new()),
     });
@@ -257,6 +259,19 @@ impl Proxy {
         self.shared.verdict()
     }
 
+    /// The exchanges so far, in the order their requests arrived: in a recording, what the
+    /// script will hold; in a replay, the agent's own requests with the replies served. The
+    /// working and home directories are written `<cwd>` and `<home>`, and secrets are
+    /// redacted, so the two modes give the same traffic for the same behaviour.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Script`] when the redacted traffic no longer reads as exchanges (a secret
+    /// pattern that matched a word of the format itself).
+    pub fn traffic(&self) -> Result<Vec<HttpExchange>> {
+        redacted(self.shared.traffic())
+    }
+
     /// Stops the server (waiting a few seconds for replies in flight), saves the recording
     /// (record), and returns the verdict.
     ///
@@ -270,7 +285,7 @@ impl Proxy {
     pub async fn finish(self) -> Result<Verdict> {
         let shared = self.stop_server().await?;
         if let Engine::Record { recorder, .. } = &shared.engine {
-            recorder.save(&shared.script)?;
+            recorder.save(&shared.script, shared.traffic())?;
         }
         let verdict = shared.verdict();
         if verdict.ok { Ok(verdict) } else { Err(Error::NotExact { verdict: Box::new(verdict) }) }
@@ -315,6 +330,9 @@ pub(crate) struct Shared {
     script: PathBuf,
     quiet: bool,
     served: AtomicUsize,
+    next_seq: AtomicU64,
+    /// What the agent asked and got, with the number of the request's arrival.
+    traffic: Mutex<Vec<(u64, HttpExchange)>>,
     errors: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
 }
@@ -339,7 +357,9 @@ impl Shared {
                 let tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
                 (tape.len(), tape.unused())
             }
-            Engine::Record { recorder, .. } => (recorder.len(), Vec::new()),
+            Engine::Record { .. } => {
+                (self.traffic.lock().unwrap_or_else(PoisonError::into_inner).len(), Vec::new())
+            }
         };
         Verdict::new(
             self.mode(),
@@ -364,6 +384,23 @@ impl Shared {
 
     pub(crate) fn served(&self) {
         self.served.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The number of the next request to arrive.
+    pub(crate) fn next_seq(&self) -> u64 {
+        self.next_seq.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Notes an exchange of the request that arrived `seq`th.
+    pub(crate) fn log(&self, seq: u64, exchange: HttpExchange) {
+        self.traffic.lock().unwrap_or_else(PoisonError::into_inner).push((seq, exchange));
+    }
+
+    /// The exchanges so far, in order of arrival.
+    pub(crate) fn traffic(&self) -> Vec<HttpExchange> {
+        let mut traffic = self.traffic.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        traffic.sort_by_key(|(seq, _)| *seq);
+        traffic.into_iter().map(|(_, exchange)| exchange).collect()
     }
 
     #[allow(clippy::print_stderr, reason = "failure lines on stderr are the server's interface")]
@@ -415,6 +452,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 let models = tape.lock().unwrap_or_else(PoisonError::into_inner).models();
                 return json_reply(StatusCode::OK, &model_list(&models));
             }
+            let seq = shared.next_seq();
             let normalized = normalizer.normalize(&path_and_query, &json);
             let answer = tape.lock().unwrap_or_else(PoisonError::into_inner).answer(
                 method.as_str(),
@@ -430,6 +468,11 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                     shared.served();
                     let exchange =
                         tape.lock().unwrap_or_else(PoisonError::into_inner).exchange(index).clone();
+                    let mut asked = exchange.clone();
+                    asked.path = strip_credentials(&path_and_query);
+                    asked.request = json;
+                    normalizer.insert_placeholders(&mut asked.request);
+                    shared.log(seq, asked);
                     replay_reply(exchange, normalizer)
                 }
                 Answer::Fail(message) => shared.failure(provider, StatusCode::BAD_REQUEST, message),
@@ -469,6 +512,17 @@ fn control_reply(shared: &Shared, control: &str) -> Response {
             &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict")}),
         ),
     }
+}
+
+/// `exchanges` with every secret redacted, as a script would hold them.
+fn redacted(exchanges: Vec<HttpExchange>) -> Result<Vec<HttpExchange>> {
+    let mut value = serde_json::to_value(exchanges)
+        .map_err(|source| atif_replay::Error::Serialize { what: "traffic", source })?;
+    atif_replay::redact_json(&mut value, &[])?;
+    let exchanges = serde_json::from_value(value).map_err(|source| {
+        atif_replay::Error::Serialize { what: "redacted traffic", source }
+    })?;
+    Ok(exchanges)
 }
 
 /// A recorded exchange's reply, with this run's directories where it says `<cwd>`/`<home>`.

@@ -55,6 +55,7 @@ async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
         assert_eq!(reply.status, 200, "{route}: {}", reply.body);
         recorded.push(reply);
     }
+    let recorded_traffic = proxy.traffic().unwrap();
     let verdict = proxy.finish().await.unwrap();
     assert_eq!((verdict.requests_served, verdict.exchanges_recorded), (9, 9));
     assert_eq!(provider.request_count(), 9);
@@ -79,6 +80,9 @@ async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
         let replayed = post(proxy.url(), route, &body).await;
         assert_eq!(&replayed, live, "{route}");
     }
+    // The traffic a replay saw is what the recording saw: the same trajectory comes of it.
+    assert_eq!(proxy.traffic().unwrap(), recorded_traffic);
+    assert_eq!(recorded_traffic, script.exchanges);
     proxy.finish().await.unwrap();
 }
 

@@ -1,0 +1,322 @@
+//! Measures the record/replay server: replay latency added per request (p50, p99) for a
+//! 200 KB request answered with a 100-event stream, throughput with 32 concurrent clients,
+//! memory for a 1,000-exchange script, and record-mode time to first byte against the
+//! upstream's own. Run `cargo bench -p atif-proxy --bench proxy`; figures go to
+//! docs/performance.md.
+#![allow(clippy::print_stdout, clippy::unwrap_used, reason = "a measuring program")]
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use atif_proxy::{Options, start};
+use atif_replay::{HttpExchange, Script, SseEvent, write_script};
+use axum::body::{Body, Bytes};
+use serde_json::{Value, json};
+
+type Result<T = ()> = std::result::Result<T, Box<dyn std::error::Error>>;
+
+fn main() -> Result {
+    let args: Vec<String> = std::env::args().collect();
+    // The memory figure is taken in a fresh process, so nothing else lives in its heap.
+    if let Some(at) = args.iter().position(|arg| arg == "--memory-of") {
+        return memory_child(Path::new(&args[at + 1]));
+    }
+    if args.iter().any(|arg| arg == "--list") {
+        // `cargo bench -- --list` asks benchmark harnesses for their names.
+        println!("proxy: bench");
+        return Ok(());
+    }
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    memory()?;
+    runtime.block_on(latency())?;
+    runtime.block_on(throughput())?;
+    runtime.block_on(time_to_first_byte())?;
+    Ok(())
+}
+
+/// A Chat Completions request of about `size` bytes: a long user message of ordinary words.
+fn request_of(size: usize, tag: &str) -> Value {
+    let words = ["the", "agent", "reads", "a", "file", "and", "calls", "a", "tool", "then"];
+    let mut text = String::with_capacity(size);
+    let mut idx = 0;
+    while text.len() < size {
+        text.push_str(words[idx % words.len()]);
+        text.push(' ');
+        idx += 1;
+    }
+    json!({"model": "gpt-bench", "stream": true, "messages": [
+        {"role": "system", "content": "You are a benchmark."},
+        {"role": "user", "content": format!("{tag} {text}")},
+    ]})
+}
+
+/// `n` Chat Completions stream events of a short text, then `[DONE]`.
+fn events(n: usize) -> Vec<SseEvent> {
+    let mut events: Vec<SseEvent> = (0..n - 1)
+        .map(|idx| {
+            SseEvent::new(
+                None,
+                json!({"id": "chatcmpl-bench", "object": "chat.completion.chunk", "model": "gpt-bench",
+                       "choices": [{"index": 0, "delta": {"content": format!("token {idx} ")}}]}),
+            )
+        })
+        .collect();
+    events.push(SseEvent::from_text(None, "[DONE]"));
+    events
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx]
+}
+
+fn micros(duration: Duration) -> String {
+    format!("{:.0} µs", duration.as_secs_f64() * 1e6)
+}
+
+/// Sends `body` to `url` and reads the whole reply, returning how long it took.
+async fn timed_post(client: &reqwest::Client, url: &str, body: &str) -> Result<Duration> {
+    let started = Instant::now();
+    let reply = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await?;
+    assert_eq!(reply.status(), 200);
+    reply.bytes().await?;
+    Ok(started.elapsed())
+}
+
+async fn latency() -> Result {
+    const RUNS: usize = 400;
+    const WARMUP: usize = 20;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("latency.script.json");
+    let request = request_of(200 * 1024, "same");
+    let exchange = HttpExchange::new("POST", "/v1/chat/completions", request.clone(), 200)
+        .with_events(events(100));
+    let wire: String = exchange.events_wire().concat();
+    let mut script = Script::new(None);
+    script.exchanges = vec![exchange; RUNS + WARMUP];
+    write_script(&path, &script, &[])?;
+    drop(script);
+
+    // The baseline: a server that answers every request with the same bytes, unmatched.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let baseline_url = format!("http://{}/v1/chat/completions", listener.local_addr()?);
+    let bytes = Bytes::from(wire);
+    let app = axum::Router::new().fallback(move |_body: Bytes| {
+        let bytes = bytes.clone();
+        async move {
+            axum::response::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(bytes))
+                .unwrap()
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut options = Options::replay(&path);
+    options.set_quiet(true);
+    let proxy = start(&options).await?;
+    let replay_url = format!("{}/v1/chat/completions", proxy.url());
+    let body = request.to_string();
+    let client = reqwest::Client::new();
+    let mut replay = Vec::with_capacity(RUNS);
+    let mut baseline = Vec::with_capacity(RUNS);
+    for run in 0..RUNS + WARMUP {
+        let through_replay = timed_post(&client, &replay_url, &body).await?;
+        let direct = timed_post(&client, &baseline_url, &body).await?;
+        if run >= WARMUP {
+            replay.push(through_replay);
+            baseline.push(direct);
+        }
+    }
+    proxy.finish().await?;
+    replay.sort();
+    baseline.sort();
+    println!(
+        "replay latency, {} KB request, 100-event stream, {RUNS} requests: \
+         replay p50 {} p99 {}; same bytes from a plain server p50 {} p99 {}; \
+         added p50 {} p99 {}",
+        body.len() / 1024,
+        micros(percentile(&replay, 0.5)),
+        micros(percentile(&replay, 0.99)),
+        micros(percentile(&baseline, 0.5)),
+        micros(percentile(&baseline, 0.99)),
+        micros(percentile(&replay, 0.5).saturating_sub(percentile(&baseline, 0.5))),
+        micros(percentile(&replay, 0.99).saturating_sub(percentile(&baseline, 0.99))),
+    );
+    Ok(())
+}
+
+async fn throughput() -> Result {
+    const CLIENTS: usize = 32;
+    const TURNS: usize = 100;
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("throughput.script.json");
+    let mut script = Script::new(None);
+    for client in 0..CLIENTS {
+        for turn in 0..TURNS {
+            let request = request_of(1024, &format!("client {client} turn {turn}"));
+            let reply = json!({"id": "chatcmpl-bench", "object": "chat.completion",
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": format!("reply {client}.{turn}")}, "finish_reason": "stop"}]});
+            script.exchanges.push(
+                HttpExchange::new("POST", "/v1/chat/completions", request, 200).with_body(reply),
+            );
+        }
+    }
+    write_script(&path, &script, &[])?;
+    drop(script);
+    let mut options = Options::replay(&path);
+    options.set_quiet(true);
+    let proxy = start(&options).await?;
+    let url = format!("{}/v1/chat/completions", proxy.url());
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..CLIENTS)
+        .map(|client| {
+            let url = url.clone();
+            tokio::spawn(async move {
+                let http = reqwest::Client::new();
+                for turn in 0..TURNS {
+                    let body = request_of(1024, &format!("client {client} turn {turn}")).to_string();
+                    timed_post(&http, &url, &body).await.map_err(|err| err.to_string())?;
+                }
+                Ok::<(), String>(())
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await??;
+    }
+    let elapsed = started.elapsed();
+    proxy.finish().await?;
+    let requests = CLIENTS * TURNS;
+    println!(
+        "replay throughput, {CLIENTS} concurrent clients, {requests} requests of 1 KB with JSON \
+         replies from a {}-exchange script: {:.0} requests/s ({:.2} s)",
+        requests,
+        requests as f64 / elapsed.as_secs_f64(),
+        elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+fn memory() -> Result {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("memory.script.json");
+    let mut script = Script::new(None);
+    for idx in 0..1000 {
+        let request = request_of(10 * 1024, &format!("exchange {idx}"));
+        script.exchanges.push(
+            HttpExchange::new("POST", "/v1/chat/completions", request, 200).with_events(events(50)),
+        );
+    }
+    write_script(&path, &script, &[])?;
+    let size = std::fs::metadata(&path)?.len();
+    let output = std::process::Command::new(std::env::current_exe()?)
+        .arg("--memory-of")
+        .arg(&path)
+        .output()?;
+    let report = String::from_utf8_lossy(&output.stdout);
+    println!(
+        "memory, 1,000-exchange script ({:.1} MB on disk; 10 KB requests, 50-event streams): {}",
+        size as f64 / 1e6,
+        report.trim()
+    );
+    Ok(())
+}
+
+/// In a fresh process: the resident memory before and after a replay server loads `path`.
+fn memory_child(path: &Path) -> Result {
+    let before = resident_kb()?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let started = Instant::now();
+    let proxy = runtime.block_on(async {
+        let mut options = Options::replay(path);
+        options.set_quiet(true);
+        start(&options).await
+    })?;
+    let loaded = started.elapsed();
+    let after = resident_kb()?;
+    println!(
+        "resident memory grows by {:.1} MB when the server loads it ({:.1} MB -> {:.1} MB), in {:.0} ms",
+        (after - before) as f64 / 1024.0,
+        before as f64 / 1024.0,
+        after as f64 / 1024.0,
+        loaded.as_secs_f64() * 1e3
+    );
+    drop(proxy);
+    Ok(())
+}
+
+fn resident_kb() -> Result<i64> {
+    let status = std::fs::read_to_string("/proc/self/status")?;
+    let line = status.lines().find(|line| line.starts_with("VmRSS:")).ok_or("no VmRSS")?;
+    Ok(line.split_whitespace().nth(1).ok_or("no VmRSS value")?.parse()?)
+}
+
+async fn time_to_first_byte() -> Result {
+    const RUNS: usize = 200;
+    // An upstream that sends the first event at once and the other 99 after 2 ms, so that
+    // a proxy that buffered the stream would show it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let upstream = format!("http://{}", listener.local_addr()?);
+    let app = axum::Router::new().fallback(|_body: Bytes| async {
+        let events: Vec<String> = events(100).iter().map(SseEvent::to_wire).collect();
+        let stream = futures_util::stream::unfold((events, 0usize), |(events, idx)| async move {
+            if idx == 1 {
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            let event = events.get(idx)?.clone();
+            Some((Ok::<_, std::io::Error>(Bytes::from(event)), (events, idx + 1)))
+        });
+        axum::response::Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Body::from_stream(stream))
+            .unwrap()
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let dir = tempfile::tempdir()?;
+    let mut options = Options::record(dir.path().join("ttfb.script.json"));
+    options.set_quiet(true).set_upstream(upstream.clone());
+    let proxy = start(&options).await?;
+    let client = reqwest::Client::new();
+    let body = request_of(1024, "ttfb").to_string();
+    let mut direct = Vec::with_capacity(RUNS);
+    let mut recorded = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        direct.push(first_byte(&client, &format!("{upstream}/v1/chat/completions"), &body).await?);
+        recorded.push(first_byte(&client, &format!("{}/v1/chat/completions", proxy.url()), &body).await?);
+    }
+    proxy.finish().await?;
+    direct.sort();
+    recorded.sort();
+    println!(
+        "record time to first byte, {RUNS} streams: through the proxy p50 {} p99 {}; the \
+         upstream directly p50 {} p99 {} (the rest of each stream follows 2 ms later)",
+        micros(percentile(&recorded, 0.5)),
+        micros(percentile(&recorded, 0.99)),
+        micros(percentile(&direct, 0.5)),
+        micros(percentile(&direct, 0.99)),
+    );
+    Ok(())
+}
+
+/// The time from sending `body` to the first chunk of the reply; the rest is read too.
+async fn first_byte(client: &reqwest::Client, url: &str, body: &str) -> Result<Duration> {
+    let started = Instant::now();
+    let mut reply = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await?;
+    reply.chunk().await?;
+    let first = started.elapsed();
+    while reply.chunk().await?.is_some() {}
+    Ok(first)
+}
