@@ -28,6 +28,9 @@ fn main() -> Result {
     }
     let runtime =
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    if args.iter().any(|arg| arg == "--diagnose") {
+        return diagnose();
+    }
     memory()?;
     runtime.block_on(latency())?;
     runtime.block_on(throughput())?;
@@ -181,7 +184,8 @@ async fn throughput() -> Result {
             tokio::spawn(async move {
                 let http = reqwest::Client::new();
                 for turn in 0..TURNS {
-                    let body = request_of(1024, &format!("client {client} turn {turn}")).to_string();
+                    let body =
+                        request_of(1024, &format!("client {client} turn {turn}")).to_string();
                     timed_post(&http, &url, &body).await.map_err(|err| err.to_string())?;
                 }
                 Ok::<(), String>(())
@@ -290,7 +294,9 @@ async fn time_to_first_byte() -> Result {
     let mut recorded = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
         direct.push(first_byte(&client, &format!("{upstream}/v1/chat/completions"), &body).await?);
-        recorded.push(first_byte(&client, &format!("{}/v1/chat/completions", proxy.url()), &body).await?);
+        recorded.push(
+            first_byte(&client, &format!("{}/v1/chat/completions", proxy.url()), &body).await?,
+        );
     }
     proxy.finish().await?;
     direct.sort();
@@ -319,4 +325,34 @@ async fn first_byte(client: &reqwest::Client, url: &str, body: &str) -> Result<D
     let first = started.elapsed();
     while reply.chunk().await?.is_some() {}
     Ok(first)
+}
+
+/// Where the time of one 200 KB request goes (run with `-- --diagnose`).
+fn diagnose() -> Result {
+    let request = request_of(200 * 1024, "same");
+    let text = request["messages"][1]["content"].as_str().unwrap().to_owned();
+    let time = |label: &str, f: &dyn Fn()| {
+        let started = Instant::now();
+        for _ in 0..10 {
+            f();
+        }
+        println!("{label}: {}", micros(started.elapsed() / 10));
+    };
+    time("redact_json", &|| {
+        let mut value = request.clone();
+        atif_replay::redact_json(&mut value, &[]).unwrap();
+    });
+    for (label, pattern) in [
+        ("unicode \\b and \\d", r"\b\d{4}-\d{2}-\d{2}\b|\b[0-9a-fA-F]{16,}\b"),
+        ("ascii", r"(?-u:\b)[0-9]{4}-[0-9]{2}-[0-9]{2}(?-u:\b)|(?-u:\b)[0-9a-fA-F]{16,}(?-u:\b)"),
+    ] {
+        let regex = regex::Regex::new(pattern).unwrap();
+        time(label, &|| {
+            regex.is_match(&text);
+        });
+    }
+    time("parse", &|| {
+        let _: Value = serde_json::from_str(&request.to_string()).unwrap();
+    });
+    Ok(())
 }

@@ -14,12 +14,14 @@ use crate::{Error, Result};
 /// `fc_<hex>`) are masked too: `_` is a word character. `epoch` is a Unix time in
 /// milliseconds (13 digits, 2001 to 2286), such as Codex's `turn_started_at_unix_ms`.
 const BUILT_IN_MASKS: &str = concat!(
+    // ASCII classes and word boundaries keep the pattern inside the regex engine's fast DFA.
+    "(?-u)",
     r"(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)",
-    r"|(?P<datetime>\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?\b)",
-    r"|(?P<date>\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}(?:,? \d{4})?\b)",
-    r"|(?P<time>\b\d{1,2}:\d{2}:\d{2}(?:\.\d+)?\b)",
+    r"|(?P<datetime>\b[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?(?:Z|[+-][0-9]{2}:?[0-9]{2})?)?\b)",
+    r"|(?P<date>\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* [0-9]{1,2}(?:,? [0-9]{4})?\b)",
+    r"|(?P<time>\b[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?\b)",
     r"|(?P<hex>[0-9a-fA-F]{16,}\b)",
-    r"|(?P<epoch>\b1\d{12}\b)",
+    r"|(?P<epoch>\b1[0-9]{12}\b)",
 );
 
 /// Keys whose string values identify a run, a session or a user rather than what was asked:

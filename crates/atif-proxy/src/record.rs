@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, strip_credentials};
-use crate::server::{Shared, is_hop_header};
+use crate::server::{Shared, is_hop_header, with_causes};
 use crate::{Error, Result};
 
 /// The recording side of the server: the upstream client and what the recording notes.
@@ -249,11 +249,4 @@ impl Tee {
         exchange.cut = cut;
         self.shared.log(seq, exchange);
     }
-}
-
-/// An error's message followed by each of its causes.
-fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
-    let chain: Vec<String> =
-        std::iter::successors(Some(err), |err| err.source()).map(ToString::to_string).collect();
-    chain.join(": ")
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use atif_replay::{HttpExchange, Recording};
+use atif_replay::{CaptureOptions, HttpExchange, Recording};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -56,6 +56,7 @@ pub struct Options {
     cwd: Option<PathBuf>,
     home: Option<PathBuf>,
     quiet: bool,
+    capture: CaptureOptions,
 }
 
 impl Options {
@@ -80,6 +81,7 @@ impl Options {
             cwd: std::env::current_dir().ok(),
             home: std::env::var_os("HOME").map(PathBuf::from),
             quiet: false,
+            capture: CaptureOptions::new("agent", "unknown"),
         }
     }
 
@@ -172,6 +174,18 @@ impl Options {
     pub fn quiet(&self) -> bool {
         self.quiet
     }
+
+    /// Who the agent is in the trajectory captured from the traffic
+    /// ([`Proxy::trajectory`]); default `agent`, version `unknown`.
+    pub fn set_capture(&mut self, capture: CaptureOptions) -> &mut Self {
+        self.capture = capture;
+        self
+    }
+
+    /// Who the agent is in the captured trajectory.
+    pub fn capture(&self) -> &CaptureOptions {
+        &self.capture
+    }
 }
 
 /// A running server. Point the agent at [`url`](Self::url), then call
@@ -224,6 +238,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         engine,
         script: options.script.clone(),
         quiet: options.quiet,
+        capture: options.capture.clone(),
         served: AtomicUsize::new(0),
         next_seq: AtomicU64::new(0),
         traffic: Mutex::new(Vec::new()),
@@ -270,6 +285,18 @@ impl Proxy {
     /// pattern that matched a word of the format itself).
     pub fn traffic(&self) -> Result<Vec<HttpExchange>> {
         redacted(self.shared.traffic())
+    }
+
+    /// The run so far as an ATIF-v1.8 trajectory captured from the [`traffic`](Self::traffic)
+    /// alone (see `atif_replay::trajectory_from_traffic`): each reply an agent step, tool
+    /// results joined to their calls, independent conversations as subagents.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Script`] when no exchange is a successful model call yet, or one does not read
+    /// as its protocol.
+    pub fn trajectory(&self) -> Result<atif_schema::Trajectory> {
+        self.shared.trajectory()
     }
 
     /// Stops the server (waiting a few seconds for replies in flight), saves the recording
@@ -329,6 +356,7 @@ pub(crate) struct Shared {
     engine: Engine,
     script: PathBuf,
     quiet: bool,
+    capture: CaptureOptions,
     served: AtomicUsize,
     next_seq: AtomicU64,
     /// What the agent asked and got, with the number of the request's arrival.
@@ -394,6 +422,11 @@ impl Shared {
     /// Notes an exchange of the request that arrived `seq`th.
     pub(crate) fn log(&self, seq: u64, exchange: HttpExchange) {
         self.traffic.lock().unwrap_or_else(PoisonError::into_inner).push((seq, exchange));
+    }
+
+    fn trajectory(&self) -> Result<atif_schema::Trajectory> {
+        let traffic = redacted(self.traffic())?;
+        Ok(atif_replay::trajectory_from_traffic(&traffic, &self.capture)?)
     }
 
     /// The exchanges so far, in order of arrival.
@@ -507,11 +540,22 @@ impl Shared {
 fn control_reply(shared: &Shared, control: &str) -> Response {
     match control {
         "verdict" => json_reply(StatusCode::OK, &json!(shared.verdict())),
+        "trajectory" => match shared.trajectory() {
+            Ok(trajectory) => json_reply(StatusCode::OK, &json!(trajectory)),
+            Err(err) => json_reply(StatusCode::CONFLICT, &json!({"error": with_causes(&err)})),
+        },
         _ => json_reply(
             StatusCode::NOT_FOUND,
-            &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict")}),
+            &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict and /_atif/trajectory")}),
         ),
     }
+}
+
+/// An error's message followed by each of its causes.
+pub(crate) fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
+    let chain: Vec<String> =
+        std::iter::successors(Some(err), |err| err.source()).map(ToString::to_string).collect();
+    chain.join(": ")
 }
 
 /// `exchanges` with every secret redacted, as a script would hold them.
@@ -519,9 +563,8 @@ fn redacted(exchanges: Vec<HttpExchange>) -> Result<Vec<HttpExchange>> {
     let mut value = serde_json::to_value(exchanges)
         .map_err(|source| atif_replay::Error::Serialize { what: "traffic", source })?;
     atif_replay::redact_json(&mut value, &[])?;
-    let exchanges = serde_json::from_value(value).map_err(|source| {
-        atif_replay::Error::Serialize { what: "redacted traffic", source }
-    })?;
+    let exchanges = serde_json::from_value(value)
+        .map_err(|source| atif_replay::Error::Serialize { what: "redacted traffic", source })?;
     Ok(exchanges)
 }
 

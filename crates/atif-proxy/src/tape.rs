@@ -2,6 +2,8 @@
 //! (first unused exchange of the same endpoint with an equal normalised request).
 
 use std::collections::HashMap;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
 
 use atif_replay::HttpExchange;
 use serde_json::Value;
@@ -20,6 +22,8 @@ const LINE_CHARS: usize = 240;
 struct Entry {
     exchange: HttpExchange,
     normalized: Value,
+    /// A hash of `normalized`, so a request is compared in full only with its likely equals.
+    hash: u64,
     used: bool,
 }
 
@@ -47,7 +51,8 @@ impl Tape {
             .into_iter()
             .map(|exchange| {
                 let normalized = normalizer.normalize(&exchange.path, &exchange.request);
-                Entry { exchange, normalized, used: false }
+                let hash = hash_of(&normalized);
+                Entry { exchange, normalized, hash, used: false }
             })
             .collect();
         Tape { entries, requests: HashMap::new() }
@@ -80,8 +85,12 @@ impl Tape {
         };
         let same_endpoint =
             |entry: &Entry| entry.exchange.method == method && entry.exchange.endpoint() == path;
+        let hash = hash_of(normalized);
         if let Some(index) = self.entries.iter().position(|entry| {
-            !entry.used && same_endpoint(entry) && entry.normalized == *normalized
+            !entry.used
+                && entry.hash == hash
+                && same_endpoint(entry)
+                && entry.normalized == *normalized
         }) {
             self.entries[index].used = true;
             return Answer::Serve { index, drift: None };
@@ -138,6 +147,35 @@ impl Tape {
             }
         }
         models
+    }
+}
+
+/// A hash of a JSON value that equal values share, whatever order their objects keep keys in.
+fn hash_of(value: &Value) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    hash_into(value, &mut hasher);
+    hasher.finish()
+}
+
+fn hash_into(value: &Value, hasher: &mut DefaultHasher) {
+    match value {
+        Value::Null => 0u8.hash(hasher),
+        Value::Bool(flag) => (1u8, flag).hash(hasher),
+        Value::Number(number) => (2u8, number.to_string()).hash(hasher),
+        Value::String(text) => (3u8, text).hash(hasher),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(hasher);
+            items.iter().for_each(|item| hash_into(item, hasher));
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(hasher);
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            for key in keys {
+                key.hash(hasher);
+                hash_into(&map[key], hasher);
+            }
+        }
     }
 }
 

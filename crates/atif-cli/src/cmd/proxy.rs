@@ -1,12 +1,14 @@
 //! `atif record`, `atif replay` and `atif serve`: the record/replay server of atif-proxy around
 //! an agent command, or alone (see `docs/replay.md`).
 
+use std::io::Write as _;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
 use atif_proxy::{DriftPolicy, Options, Proxy};
+use atif_replay::CaptureOptions;
 
 use crate::cmd::common::invalid;
 use crate::output;
@@ -73,6 +75,10 @@ struct ServerArgs {
     /// [default: 127.0.0.1 on a free port].
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
+    /// Also write the run as an ATIF-v1.8 trajectory captured from the traffic alone
+    /// (atomically, secrets redacted, directories as <cwd> and <home>).
+    #[arg(long, value_name = "FILE")]
+    trajectory: Option<PathBuf>,
     /// Ignore what this regex matches when requests are compared (dates, UUIDs, long hex ids,
     /// session ids and the working and home directories are masked already); repeatable.
     #[arg(long = "mask", value_name = "REGEX")]
@@ -105,6 +111,14 @@ impl ServerArgs {
     }
 }
 
+/// The agent's name in a captured trajectory: the command's file name.
+fn capture_for(program: &str) -> CaptureOptions {
+    let name = Path::new(program)
+        .file_name()
+        .map_or_else(|| program.to_owned(), |name| name.to_string_lossy().into_owned());
+    CaptureOptions::new(name, "unknown")
+}
+
 impl DriftArgs {
     fn apply(&self, options: &mut Options) {
         options.set_drift(match self.drift {
@@ -123,7 +137,7 @@ pub(crate) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
         options.set_upstream(upstream.clone());
     }
     args.server.apply(&mut options);
-    run_around(&options, &args.command)
+    run_around(&options, &args.command, args.server.trajectory.as_deref())
 }
 
 /// Runs `atif replay`: CMD's status when it fails, else 1 when the replay was not exact, else 0;
@@ -133,7 +147,7 @@ pub(crate) fn replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let mut options = Options::replay(&args.script);
     args.server.apply(&mut options);
     args.drift.apply(&mut options);
-    run_around(&options, &args.command)
+    run_around(&options, &args.command, args.server.trajectory.as_deref())
 }
 
 /// Runs `atif serve` until SIGINT or SIGTERM: 0 when the run was exact, 1 when not, 2 when it
@@ -151,19 +165,27 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     };
     args.server.apply(&mut options);
     args.drift.apply(&mut options);
+    let options = options;
     runtime()?.block_on(async {
         let proxy = start(&options).await?;
         output::out(|out| writeln!(out, "listening on {}", proxy.url()))?;
         interrupted().await.context("cannot wait for SIGINT or SIGTERM")?;
-        conclude(proxy, &options).await
+        conclude(proxy, &options, args.server.trajectory.as_deref()).await
     })
 }
 
 /// Starts the server, runs `command` pointed at it, and concludes from both.
-fn run_around(options: &Options, command: &[String]) -> anyhow::Result<ExitCode> {
+fn run_around(
+    options: &Options,
+    command: &[String],
+    trajectory: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
     let Some((program, program_args)) = command.split_first() else {
         anyhow::bail!("no command given after `--`");
     };
+    let mut options = options.clone();
+    options.set_capture(capture_for(program));
+    let options = &options;
     runtime()?.block_on(async {
         let proxy = start(options).await?;
         let mut child = tokio::process::Command::new(program);
@@ -188,7 +210,7 @@ fn run_around(options: &Options, command: &[String]) -> anyhow::Result<ExitCode>
             }
         };
         if status.success() {
-            return conclude(proxy, options).await;
+            return conclude(proxy, options, trajectory).await;
         }
         let how = match (status.code(), signal_of(&status)) {
             (Some(code), _) => format!("exited with status {code}"),
@@ -210,8 +232,47 @@ fn run_around(options: &Options, command: &[String]) -> anyhow::Result<ExitCode>
     })
 }
 
+/// Writes the trajectory (when asked), stops the server, saves a recording, prints the
+/// verdict: exit 0 when exact, 1 when not; 2 when the trajectory could not be written.
+async fn conclude(
+    proxy: Proxy,
+    options: &Options,
+    trajectory: Option<&Path>,
+) -> anyhow::Result<ExitCode> {
+    let mode = mode_name(options);
+    let written = trajectory.map(|path| write_trajectory(&proxy, path));
+    let code = verdict_code(proxy, options).await?;
+    match written {
+        Some(Err(err)) => {
+            output::error(|out| writeln!(out, "error: {err:#}"))?;
+            Ok(ExitCode::from(2))
+        }
+        Some(Ok(path)) => {
+            output::note(|out| writeln!(out, "atif {mode}: wrote {}", path.display()))?;
+            Ok(code)
+        }
+        None => Ok(code),
+    }
+}
+
+/// Writes the trajectory captured from the traffic to `path`, atomically.
+fn write_trajectory<'a>(proxy: &Proxy, path: &'a Path) -> anyhow::Result<&'a Path> {
+    let context = || format!("cannot write the trajectory {}", path.display());
+    let trajectory = proxy.trajectory().with_context(context)?;
+    let mut text = serde_json::to_string_pretty(&trajectory).with_context(context)?;
+    text.push('\n');
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir).with_context(context)?;
+    file.write_all(text.as_bytes()).with_context(context)?;
+    file.persist(path).map_err(|err| err.error).with_context(context)?;
+    Ok(path)
+}
+
 /// Stops the server, saves a recording, prints the verdict: exit 0 when exact, 1 when not.
-async fn conclude(proxy: Proxy, options: &Options) -> anyhow::Result<ExitCode> {
+async fn verdict_code(proxy: Proxy, options: &Options) -> anyhow::Result<ExitCode> {
     let mode = mode_name(options);
     match proxy.finish().await {
         Ok(verdict) => {

@@ -44,9 +44,22 @@ fn an_agent_recorded_once_replays_offline_in_another_directory() {
     let script = first.path().join("agent.script.json");
     let script = script.to_str().unwrap();
     let ask = agent("list $PWD");
+    let recorded_trajectory = first.path().join("recorded.trajectory.json");
     let output = run_in(
         first.path(),
-        &["record", "--script", script, "--upstream", provider.url(), "--", "sh", "-c", &ask],
+        &[
+            "record",
+            "--script",
+            script,
+            "--upstream",
+            provider.url(),
+            "--trajectory",
+            recorded_trajectory.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &ask,
+        ],
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stdout(&output).contains("Hello from the atif fake provider."), "{}", stdout(&output));
@@ -61,9 +74,31 @@ fn an_agent_recorded_once_replays_offline_in_another_directory() {
     let recorded_reply = stdout(&output);
     provider.stop();
 
-    let output = run_in(second.path(), &["replay", "--script", script, "--", "sh", "-c", &ask]);
+    let replayed_trajectory = second.path().join("replayed.trajectory.json");
+    let output = run_in(
+        second.path(),
+        &[
+            "replay",
+            "--script",
+            script,
+            "--trajectory",
+            replayed_trajectory.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &ask,
+        ],
+    );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), recorded_reply);
+    // The trajectory captured from the traffic is the same in both runs, and valid ATIF.
+    let captured = std::fs::read_to_string(&replayed_trajectory).unwrap();
+    assert_eq!(captured, std::fs::read_to_string(&recorded_trajectory).unwrap());
+    assert!(captured.contains("\"name\": \"sh\""), "{captured}");
+    assert!(captured.contains("list <cwd>"), "{captured}");
+    let validate =
+        atif_command(&["validate", replayed_trajectory.to_str().unwrap()]).output().unwrap();
+    assert_eq!(validate.status.code(), Some(0), "{}", stderr(&validate));
     assert!(stderr(&output).contains("atif replay: replay exact: 1 requests served"));
 
     // A changed prompt is drift: the agent gets an error, the run exits 1 with the diff.

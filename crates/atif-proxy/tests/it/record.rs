@@ -56,6 +56,15 @@ async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
         recorded.push(reply);
     }
     let recorded_traffic = proxy.traffic().unwrap();
+    let recorded_trajectory = serde_json::to_value(proxy.trajectory().unwrap()).unwrap();
+    assert_eq!(recorded_trajectory["agent"]["name"], "agent");
+    let agent_steps = recorded_trajectory["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["source"] == "agent")
+        .count();
+    assert!(agent_steps >= 1, "{recorded_trajectory:#}");
     let verdict = proxy.finish().await.unwrap();
     assert_eq!((verdict.requests_served, verdict.exchanges_recorded), (9, 9));
     assert_eq!(provider.request_count(), 9);
@@ -82,6 +91,8 @@ async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
     }
     // The traffic a replay saw is what the recording saw: the same trajectory comes of it.
     assert_eq!(proxy.traffic().unwrap(), recorded_traffic);
+    let trajectory = serde_json::to_value(proxy.trajectory().unwrap()).unwrap();
+    assert_eq!(trajectory, recorded_trajectory);
     assert_eq!(recorded_traffic, script.exchanges);
     proxy.finish().await.unwrap();
 }

@@ -321,6 +321,39 @@ async fn the_verdict_is_served_as_json_while_running() {
 }
 
 #[tokio::test]
+async fn the_trajectory_is_served_once_there_is_a_model_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), vec![chat_exchange("a", "b")]);
+    let proxy = replay(&path).await;
+    let get = || async {
+        crate::read(
+            reqwest::Client::new()
+                .get(format!("{}/_atif/trajectory", proxy.url()))
+                .send()
+                .await
+                .unwrap(),
+        )
+        .await
+    };
+    let before = get().await;
+    assert_eq!(before.status, 409);
+    assert!(
+        before.json()["error"].as_str().unwrap().contains("no exchange")
+            || before.json()["error"].as_str().unwrap().contains("none of the 0 exchanges"),
+        "{}",
+        before.body
+    );
+    post(proxy.url(), "/v1/chat/completions", &chat_request("a")).await;
+    let after = get().await;
+    assert_eq!(after.status, 200);
+    let steps = after.json()["steps"].as_array().unwrap().clone();
+    let last = steps.last().unwrap();
+    assert_eq!(last["source"], "agent");
+    assert_eq!(last["message"], "b");
+    proxy.finish().await.unwrap();
+}
+
+#[tokio::test]
 async fn a_missing_script_or_a_directory_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.json");
