@@ -168,8 +168,11 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let options = options;
     runtime()?.block_on(async {
         let proxy = start(&options).await?;
+        // The handlers are in place before anyone learns the URL, so a client that stops the
+        // server right after its requests is never met by the default action of SIGTERM.
+        let interrupted = interrupted().context("cannot wait for SIGINT or SIGTERM")?;
         output::out(|out| writeln!(out, "listening on {}", proxy.url()))?;
-        interrupted().await.context("cannot wait for SIGINT or SIGTERM")?;
+        interrupted.await;
         conclude(proxy, &options, args.server.trajectory.as_deref()).await
     })
 }
@@ -188,6 +191,7 @@ fn run_around(
     let options = &options;
     runtime()?.block_on(async {
         let proxy = start(options).await?;
+        let interrupted = interrupted().context("cannot wait for SIGINT or SIGTERM")?;
         let mut child = tokio::process::Command::new(program);
         child.args(program_args).kill_on_drop(true);
         for (name, value) in agent_env(proxy.url(), options.mode()) {
@@ -202,8 +206,7 @@ fn run_around(
         };
         let status = tokio::select! {
             status = child.wait() => status.with_context(|| format!("cannot wait for `{program}`"))?,
-            signal = interrupted() => {
-                signal.context("cannot wait for SIGINT or SIGTERM")?;
+            () = interrupted => {
                 let _ = child.kill().await;
                 let _ = proxy.abandon().await;
                 anyhow::bail!("interrupted: `{program}` was stopped and nothing was saved");
@@ -367,21 +370,24 @@ fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
     None
 }
 
-/// Resolves at the first SIGINT or SIGTERM.
+/// A future resolving at the first SIGINT or SIGTERM, the handlers installed at once.
 #[cfg(unix)]
-async fn interrupted() -> std::io::Result<()> {
+fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    tokio::select! {
-        _ = terminate.recv() => {}
-        _ = interrupt.recv() => {}
-    }
-    Ok(())
+    Ok(async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    })
 }
 
-/// Resolves at the first Ctrl-C.
+/// A future resolving at the first Ctrl-C.
 #[cfg(not(unix))]
-async fn interrupted() -> std::io::Result<()> {
-    tokio::signal::ctrl_c().await
+fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
 }
