@@ -247,6 +247,11 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     });
     let router = axum::Router::new().fallback(handle).with_state(shared.clone());
     let (shutdown, signal) = oneshot::channel::<()>();
+    // Without TCP_NODELAY, a stream of small event writes meets the client's delayed
+    // acknowledgements and each reply waits about 40 ms.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let task = tokio::spawn(async move {
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {
