@@ -1,5 +1,6 @@
 """atif_replay: record, replay, and each way a replay is not exact, through inner pytest runs."""
 
+import json
 import os
 import socket
 import textwrap
@@ -57,8 +58,9 @@ TESTS = textwrap.dedent(
     '''
     import agent
 
-    def test_answer(atif_replay):
+    def test_answer(atif_replay, atif_golden):
         assert "42" in agent.run()
+        atif_golden()
     '''
 )
 
@@ -68,16 +70,38 @@ def recorded(pytester: pytest.Pytester, fake_provider_url: str) -> pytest.Pytest
     """A project whose one test was recorded against the fake provider, golden included."""
     pytester.makepyfile(agent=AGENT, test_agent=TESTS)
     pytester.syspathinsert()
-    result = pytester.runpytest("--atif-record", "--atif-upstream", fake_provider_url)
+    result = pytester.runpytest("--atif-record", "--atif-update", "--atif-upstream", fake_provider_url)
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*recorded tests/scripts/test_agent__test_answer.json"])
+    result.stdout.fnmatch_lines(
+        [
+            "*recorded tests/scripts/test_agent__test_answer.json",
+            "*created golden tests/golden/test_agent__test_answer.json",
+        ]
+    )
     return pytester
 
 
-def test_a_recorded_test_replays_green_offline(recorded: pytest.Pytester):
+def test_a_recorded_test_replays_green_offline_and_matches_its_golden(recorded: pytest.Pytester):
     script = recorded.path / "tests" / "scripts" / "test_agent__test_answer.json"
     assert script.is_file()
+    golden = json.loads((recorded.path / "tests" / "golden" / "test_agent__test_answer.json").read_text())
+    calls = [call["function_name"] for step in golden["steps"] for call in step.get("tool_calls", [])]
+    assert calls == ["shell"]
     recorded.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_re_recorded_behaviour_change_fails_the_golden_with_the_new_tool_call(recorded, monkeypatch, fake_provider_url):
+    monkeypatch.setenv("AGENT_MODE", "more")
+    rerecorded = recorded.runpytest("--atif-record", "--atif-upstream", fake_provider_url)
+    rerecorded.assert_outcomes(failed=1)
+    rerecorded.stdout.fnmatch_lines(
+        [
+            "*agent behaviour changed*",
+            "*llm_calls: 2 -> 4",
+            '*functions: [[]"shell"[]] -> [[]"shell","shell"[]]',
+            "*if this change is intended: pytest --atif-update test_agent.py::test_answer",
+        ]
+    )
 
 
 def test_one_more_model_call_fails_with_the_exhaustion_verdict(recorded, monkeypatch):
@@ -87,7 +111,7 @@ def test_one_more_model_call_fails_with_the_exhaustion_verdict(recorded, monkeyp
     text = result.stdout.str()
     assert "request #3" in text, text
     result.stdout.fnmatch_lines(["*atif replay verdict*", "*replay not exact*"])
-    assert "atif_pytest" not in text, text
+    assert "atif_pytest/" not in text, "a traceback from inside the plugin: " + text
 
 
 def test_fewer_model_calls_fail_naming_the_unused_exchanges(recorded, monkeypatch):
@@ -114,9 +138,11 @@ def test_a_changed_prompt_fails_with_the_drift_diff(recorded, monkeypatch):
 
 def test_drift_warn_serves_the_nearest_exchange_and_reports_the_difference(recorded, monkeypatch):
     monkeypatch.setenv("AGENT_MODE", "drift")
-    result = recorded.runpytest("--atif-drift", "warn", "-rP")
-    result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*atif replay warnings*"])
+    result = recorded.runpytest("--atif-drift", "warn")
+    # The replay served the drifted requests anyway; the golden holds the old prompt, so the
+    # golden is what fails, and the report carries the server's warnings.
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*agent behaviour changed*", "*atif replay warnings*"])
     assert "What is six times seven?" in result.stdout.str()
 
 
@@ -184,17 +210,20 @@ def test_parametrised_tests_replay_under_xdist_each_with_its_own_server(pytester
             import agent
 
             @pytest.mark.parametrize("case", ["a", "b", "c", "d"])
-            def test_case(atif_replay, case):
+            def test_case(atif_replay, atif_golden, case):
                 assert "42" in agent.run(f"What is 6 * 7? (case {case})")
+                atif_golden()
             '''
         ),
     )
     pytester.syspathinsert()
     recorded = pytester.runpytest_subprocess(
-        "--atif-record", "--atif-upstream", fake_provider_url, "-n", "2"
+        "--atif-record", "--atif-update", "--atif-upstream", fake_provider_url, "-n", "2"
     )
     recorded.assert_outcomes(passed=4)
     scripts = sorted(path.name for path in (pytester.path / "tests" / "scripts").iterdir())
     assert scripts == [f"test_cases__test_case__{case}.json" for case in "abcd"]
+    goldens = sorted(path.name for path in (pytester.path / "tests" / "golden").iterdir())
+    assert goldens == scripts
     replayed = pytester.runpytest_subprocess("-n", "4")
     replayed.assert_outcomes(passed=4)
