@@ -6,7 +6,9 @@
 //! 2. the replay exits 0 and its tool runs again with the same result;
 //! 3. `atif import` of each run's own session log, normalised with the agent's preset, checks
 //!    equal between the two runs;
-//! 4. a changed prompt fails with the drift diff; a run needing one more reply than recorded
+//! 4. the trajectory captured from the traffic (`--trajectory`) of each run checks equal to
+//!    its golden (`tests/tests/golden/`), with the run's directories and the dates masked;
+//! 5. a changed prompt fails with the drift diff; a run needing one more reply than recorded
 //!    fails with the exhaustion message.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not installed the CLIs; required
@@ -62,7 +64,8 @@ impl Recording {
         .unwrap();
         let mut argv: Vec<OsString> =
             vec![e2e::atif_binary().into(), "replay".into(), "--script".into(), script.into()];
-        argv.extend(["--listen".into(), format!("127.0.0.1:{port}").into()]);
+        argv.extend(["--listen".into(), format!("127.0.0.1:{port}").into(), "--trajectory".into()]);
+        argv.push(sandbox.cwd().parent().unwrap().join("trajectory.json").into());
         argv.push("--".into());
         argv.extend(sandbox.argv(&self.program, prompt));
         let run = sandbox.run(sandbox.command_for(&argv)).unwrap();
@@ -90,6 +93,8 @@ fn record(agent: Agent) -> Option<Recording> {
     for mask in masks(agent) {
         argv.extend(["--mask".into(), OsString::from(mask)]);
     }
+    argv.push("--trajectory".into());
+    argv.push(dir.path().join("record").join("trajectory.json").into());
     argv.push("--".into());
     argv.extend(sandbox.argv(&program, PROMPT));
     let live = sandbox.run(sandbox.command_for(&argv)).unwrap();
@@ -173,6 +178,42 @@ fn check(agent: Agent) {
         imported[1].clone().into(),
     ]);
     assert!(checked.status.success(), "the imported logs differ: {}", e2e::describe(&checked));
+
+    // The trajectories captured from the traffic check equal to the committed golden, with
+    // each run's directories and the dates masked.
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("golden")
+        .join(format!("agent_replay__{}_capture.json", agent.name().replace('-', "_")));
+    for (run, sandbox) in [("record", &recording.sandbox), ("replay", &sandbox)] {
+        let trajectory = sandbox.cwd().parent().unwrap().join("trajectory.json");
+        let mut args: Vec<OsString> = vec!["check".into(), "--update-command".into()];
+        args.push("cargo xtask golden-update agent_replay".into());
+        for (dir, placeholder) in [(sandbox.cwd(), "<cwd>"), (sandbox.home(), "<home>")] {
+            let dir = dir.display().to_string();
+            let slug: String =
+                dir.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+            args.extend(["--mask".into(), format!("{}={placeholder}", regex::escape(&dir)).into()]);
+            args.extend([
+                "--mask".into(),
+                format!("{}={placeholder}-slug", regex::escape(&slug)).into(),
+            ]);
+        }
+        args.extend(["--mask".into(), r"\d{4}-\d{2}-\d{2}=<date>".into()]);
+        // Claude Code names the kernel release, which another machine may not share.
+        args.extend(["--mask".into(), r"OS Version: [^\n]*=OS Version: <os>".into()]);
+        for mask in masks(agent) {
+            args.extend(["--mask".into(), format!("{mask}=<masked>").into()]);
+        }
+        args.extend([golden.clone().into(), trajectory.into()]);
+        let checked = atif(&args);
+        assert!(
+            checked.status.success(),
+            "{run} trajectory against {}: {}",
+            golden.display(),
+            e2e::describe(&checked)
+        );
+    }
 
     // A changed prompt: the drift diff.
     let changed = "Do something else entirely.";
