@@ -63,7 +63,9 @@ fn closure(graph: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<S
     seen
 }
 
-const OURS: [&str; 7] = [
+const OURS: [&str; 9] = [
+    "atif-secrets",
+    "atif-fs",
     "atif-schema",
     "atif-normalize",
     "atif-golden",
@@ -76,13 +78,15 @@ const OURS: [&str; 7] = [
 #[test]
 fn library_crates_depend_only_on_the_layers_below_them() {
     let graph = normal_dependency_graph();
-    let allowed: [(&str, &[&str]); 7] = [
+    let allowed: [(&str, &[&str]); 9] = [
+        ("atif-secrets", &[]),
+        ("atif-fs", &[]),
         ("atif-schema", &[]),
-        ("atif-normalize", &["atif-schema"]),
-        ("atif-golden", &["atif-schema", "atif-normalize"]),
-        ("atif-replay", &["atif-schema"]),
-        ("atif-import", &["atif-schema"]),
-        ("atif-proxy", &["atif-schema", "atif-replay"]),
+        ("atif-normalize", &["atif-schema", "atif-secrets"]),
+        ("atif-golden", &["atif-schema", "atif-normalize", "atif-secrets", "atif-fs"]),
+        ("atif-replay", &["atif-schema", "atif-secrets", "atif-fs"]),
+        ("atif-import", &["atif-schema", "atif-secrets"]),
+        ("atif-proxy", &["atif-schema", "atif-replay", "atif-secrets", "atif-fs"]),
         ("atif-cli", &OURS),
     ];
     for (package, may_use) in allowed {
@@ -140,7 +144,9 @@ fn a_user_of_replay_without_the_http_feature_compiles_no_http_stack() {
 #[test]
 fn only_replay_the_proxy_and_the_cli_pull_in_an_async_runtime() {
     let graph = normal_dependency_graph();
-    for package in ["atif-schema", "atif-normalize", "atif-golden", "atif-import"] {
+    for package in
+        ["atif-secrets", "atif-fs", "atif-schema", "atif-normalize", "atif-golden", "atif-import"]
+    {
         let deps = closure(&graph, package);
         for runtime in ["tokio", "async-trait", "futures"] {
             assert!(!deps.contains(runtime), "{package} pulls in {runtime}: {deps:?}");
@@ -205,9 +211,16 @@ fn every_source_file_starts_with_a_module_doc_line() {
 #[test]
 fn every_library_forbids_unsafe_code() {
     let root = workspace_root();
-    for crate_name in
-        ["atif-schema", "atif-normalize", "atif-golden", "atif-replay", "atif-import", "atif-proxy"]
-    {
+    for crate_name in [
+        "atif-secrets",
+        "atif-fs",
+        "atif-schema",
+        "atif-normalize",
+        "atif-golden",
+        "atif-replay",
+        "atif-import",
+        "atif-proxy",
+    ] {
         let lib = std::fs::read_to_string(root.join("crates").join(crate_name).join("src/lib.rs"))
             .unwrap();
         assert!(lib.contains("#![forbid(unsafe_code)]"), "{crate_name} lacks forbid(unsafe_code)");

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a developer tool prints")]
 
 mod e2e;
+mod fuzz;
 mod golden;
 mod man;
 mod schema;
@@ -21,7 +22,10 @@ commands:
   man [DIR]                write the man pages of `atif` into DIR (default target/man)
   schema [--check]         regenerate docs/schema/*.schema.json (or check they are current)
   e2e-setup                install the pinned agent CLIs (npm) and Python packages (venv) of
-                           the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)";
+                           the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)
+  fuzz [--seconds N] [TARGET]...
+                           run the cargo-fuzz targets of fuzz/ (nightly) N seconds each
+                           (default 20), seeded from the fixtures and $ATIF_CORPUS";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -37,6 +41,7 @@ fn main() -> ExitCode {
         "man" => man::run(rest),
         "schema" => schema::run(rest),
         "e2e-setup" => e2e::setup(rest),
+        "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

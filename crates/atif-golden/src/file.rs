@@ -1,7 +1,6 @@
 //! Files on disk: atomic writes, pending-file names, accepting and rejecting pending files.
 
 use std::ffi::OsString;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
@@ -23,44 +22,19 @@ pub fn golden_for_pending(pending: &Path) -> Option<PathBuf> {
     (!golden.is_empty()).then(|| PathBuf::from(golden))
 }
 
-/// Writes `contents` to `path` atomically: a temporary file in the same folder is written,
-/// flushed to disk and renamed over `path`, so a reader sees either the old file or the new
-/// one, never a partial write. Parent folders are created as needed.
+/// Writes `contents` to `path` atomically, through `atif-fs`, the one place atif replaces
+/// files: a temporary file in the target's folder is written, flushed and renamed over it, so a
+/// reader sees the old file or the new one, never a partial write. A symbolic link is followed
+/// and kept (its target is replaced); parent folders are created as needed; temporary files
+/// that killed writers left in that folder are removed.
 ///
 /// # Errors
 /// [`Error::Io`] naming the folder or file when creating, writing or renaming fails; the
 /// temporary file is removed and `path` keeps its old contents.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|source| Error::io("create folder", &dir, source))?;
-    // A leading dot keeps the temporary file out of globs over `*.json` while it exists.
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".atif-golden-").suffix(".tmp");
-    // Temporary files are private (0o600) by default; a golden is an ordinary file, so it gets
-    // the permissions `std::fs::write` would give it (0o666 less the umask).
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    let mut temp = builder
-        .tempfile_in(&dir)
-        .map_err(|source| Error::io("create a temporary file in", &dir, source))?;
-    // A file being replaced keeps its permissions (a read-only golden stays read-only).
-    if let Ok(existing) = std::fs::metadata(path) {
-        if existing.is_file() {
-            temp.as_file()
-                .set_permissions(existing.permissions())
-                .map_err(|source| Error::io("set the permissions of", temp.path(), source))?;
-        }
-    }
-    temp.write_all(contents).map_err(|source| Error::io("write", temp.path(), source))?;
-    temp.as_file().sync_all().map_err(|source| Error::io("flush", temp.path(), source))?;
-    temp.persist(path).map_err(|err| Error::io("replace", path, err.error))?;
-    Ok(())
+    atif_fs::write_atomic(path, contents)
+        .map(drop)
+        .map_err(|err| Error::io(err.action, &err.path, err.source))
 }
 
 /// Moves the pending file `pending` over its golden (atomically, by rename) and returns the
@@ -76,7 +50,16 @@ pub fn accept_pending(pending: &Path) -> Result<PathBuf> {
         );
         return Err(Error::io("accept", pending, source));
     };
-    std::fs::rename(pending, &golden).map_err(|source| Error::io("accept", pending, source))?;
+    // Renaming over a symbolic link would replace the link: a linked golden gets the pending
+    // text written through the link (atomically) instead.
+    let linked = std::fs::symlink_metadata(&golden).is_ok_and(|meta| meta.file_type().is_symlink());
+    if linked {
+        let text = std::fs::read(pending).map_err(|source| Error::io("accept", pending, source))?;
+        write_atomic(&golden, &text)?;
+        reject_pending(pending)?;
+    } else {
+        std::fs::rename(pending, &golden).map_err(|source| Error::io("accept", pending, source))?;
+    }
     Ok(golden)
 }
 
@@ -101,6 +84,21 @@ mod tests {
         assert_eq!(golden_for_pending(Path::new("/g/x.json")), None);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn accepting_a_pending_file_of_a_linked_golden_keeps_the_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.json");
+        std::fs::write(&target, b"old").unwrap();
+        let golden = dir.path().join("golden.json");
+        std::os::unix::fs::symlink("target.json", &golden).unwrap();
+        std::fs::write(pending_path(&golden), b"new").unwrap();
+        assert_eq!(accept_pending(&pending_path(&golden)).unwrap(), golden);
+        assert!(std::fs::symlink_metadata(&golden).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(!pending_path(&golden).exists());
+    }
+
     #[test]
     fn write_atomic_creates_parent_folders_and_leaves_no_temporary_file() {
         let dir = tempfile::tempdir().unwrap();
@@ -113,43 +111,5 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, vec![OsString::from("c.json")]);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn new_files_get_ordinary_permissions_and_replaced_files_keep_theirs() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
-        // What the process's umask makes of an ordinary new file.
-        let plain = dir.path().join("plain.json");
-        std::fs::write(&plain, b"x").unwrap();
-        let fresh = dir.path().join("fresh.json");
-        write_atomic(&fresh, b"one\n").unwrap();
-        // Under the usual umask 0o022 this is 0o644, not a temporary file's private 0o600.
-        assert_eq!(mode(&fresh), mode(&plain));
-
-        std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(0o640)).unwrap();
-        write_atomic(&fresh, b"two\n").unwrap();
-        assert_eq!(mode(&fresh), 0o640);
-        assert_eq!(std::fs::read_to_string(&fresh).unwrap(), "two\n");
-    }
-
-    #[test]
-    fn a_failed_write_keeps_the_old_contents_and_cleans_up() {
-        let dir = tempfile::tempdir().unwrap();
-        // A non-empty folder where the file should go makes the final rename fail.
-        let path = dir.path().join("golden.json");
-        std::fs::create_dir(&path).unwrap();
-        std::fs::write(path.join("keep"), b"old").unwrap();
-        let err = write_atomic(&path, b"new").unwrap_err();
-        assert!(err.to_string().starts_with("cannot replace "), "{err}");
-        assert_eq!(std::fs::read(path.join("keep")).unwrap(), b"old");
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|entry| entry.unwrap().file_name())
-            .filter(|name| name != "golden.json")
-            .collect();
-        assert!(leftovers.is_empty(), "{leftovers:?}");
     }
 }

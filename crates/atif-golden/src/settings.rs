@@ -23,6 +23,7 @@ thread_local! {
 /// | `token_tolerance`    | `0.0`: token counts must match exactly                        |
 /// | `compare_content`    | `true`: the content hash is compared                          |
 /// | `normalize_options`  | [`NormalizeOptions::default`], the documented contract        |
+/// | `keep_secrets`       | `false`: secrets become `<redacted:KIND>` in goldens and pending files |
 /// | `mode`               | `None`: read from `ATIF_GOLDEN` and `CI` at each check        |
 /// | `update_command`     | `None`: `ATIF_GOLDEN=update cargo test <test name>`           |
 /// | `full_diff_command`  | `None`: `atif diff --full GOLDEN PENDING` when a pending file was written |
@@ -141,6 +142,20 @@ impl Settings {
         &mut self.normalize_options
     }
 
+    /// Keeps secrets in goldens and pending files (`true`) instead of replacing each with a
+    /// `<redacted:KIND>` marker (`false`, the default): for a local investigation only, never
+    /// for a golden that is committed. Turning it back off restores the default scanner.
+    pub fn set_keep_secrets(&mut self, keep: bool) -> &mut Settings {
+        let scanner = (!keep).then(atif_normalize::atif_secrets::Scanner::default);
+        self.normalize_options.set_secret_scanner(scanner);
+        self
+    }
+
+    /// Whether secrets are kept (no scanner in the normalisation options).
+    pub fn keep_secrets(&self) -> bool {
+        self.normalize_options.secret_scanner().is_none()
+    }
+
     /// Forces a mode; `None` (the default) reads `ATIF_GOLDEN` and `CI` at each check.
     pub fn set_mode(&mut self, mode: Option<Mode>) -> &mut Settings {
         self.mode = mode;
@@ -243,6 +258,17 @@ mod tests {
         assert_eq!(settings.update_command(), None);
         assert_eq!(settings.max_diff_places(), 3);
         assert_eq!(settings.normalize_options(), &NormalizeOptions::default());
+        assert!(!settings.keep_secrets());
+    }
+
+    #[test]
+    fn keep_secrets_removes_the_scanner_and_back() {
+        let mut settings = Settings::new();
+        settings.set_keep_secrets(true);
+        assert!(settings.keep_secrets());
+        assert_eq!(settings.normalize_options().secret_scanner(), None);
+        settings.set_keep_secrets(false);
+        assert_eq!(settings, Settings::new());
     }
 
     #[test]

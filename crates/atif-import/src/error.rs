@@ -60,6 +60,17 @@ pub enum Error {
         /// The record's type, as `type` or `type/subtype`.
         record_type: String,
     },
+    /// Strict mode met a record of a known type that does not have the shape its format
+    /// gives it (an assistant `message` that is a string, user content that is a number).
+    #[error("line {line}: malformed {format} record: {reason} (strict mode)")]
+    MalformedRecord {
+        /// 1-based line number.
+        line: usize,
+        /// The format being imported.
+        format: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A log written by a version of its format newer than this importer knows.
     #[error(
         "line {line}: {format} version {version} is newer than this importer knows (up to {known}); upgrade atif"

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use atif_secrets::{Report, Scanner};
 use serde_json::Value;
 
 use crate::build::Trajectory;
@@ -12,17 +13,31 @@ use crate::{Error, Result};
 /// How [`import`] reads a log.
 ///
 /// The default detects the format from the content and skips unknown record types.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImportOptions {
     format: Option<Format>,
     strict: bool,
     cwd: Option<String>,
     home: Option<String>,
     run: Option<usize>,
+    secrets: Option<Scanner>,
+}
+
+impl Default for ImportOptions {
+    fn default() -> ImportOptions {
+        ImportOptions {
+            format: None,
+            strict: false,
+            cwd: None,
+            home: None,
+            run: None,
+            secrets: Some(Scanner::default()),
+        }
+    }
 }
 
 impl ImportOptions {
-    /// The default options: detect the format, not strict.
+    /// The default options: detect the format, not strict, secrets redacted.
     pub fn new() -> ImportOptions {
         ImportOptions::default()
     }
@@ -87,6 +102,18 @@ impl ImportOptions {
     pub fn home(&self) -> Option<&str> {
         self.home.as_deref()
     }
+
+    /// Sets the scanner whose secrets become `<redacted:KIND>` markers in the trajectory
+    /// (default: the default [`Scanner`]); `None` keeps them, for a local investigation only.
+    pub fn set_secret_scanner(&mut self, scanner: Option<Scanner>) -> &mut ImportOptions {
+        self.secrets = scanner;
+        self
+    }
+
+    /// The secret scanner, or `None` when secrets are kept.
+    pub fn secret_scanner(&self) -> Option<&Scanner> {
+        self.secrets.as_ref()
+    }
 }
 
 /// What an import met on its way: record counts, skipped records, warnings.
@@ -95,6 +122,7 @@ pub struct Stats {
     records: usize,
     ignored: BTreeMap<String, usize>,
     skipped: BTreeMap<String, usize>,
+    malformed: BTreeMap<String, usize>,
     dropped: BTreeMap<String, usize>,
     warnings: Vec<String>,
     truncated_line: Option<usize>,
@@ -123,9 +151,16 @@ impl Stats {
         &self.dropped
     }
 
-    /// The total number of skipped unknown records.
+    /// Records (or content blocks) of known types that were skipped because they do not have
+    /// the shape their format gives them, by the reason why (`--strict` makes them errors).
+    /// Each also has a warning naming its line.
+    pub fn malformed(&self) -> &BTreeMap<String, usize> {
+        &self.malformed
+    }
+
+    /// The total number of skipped records: unknown and malformed ones.
     pub fn skipped_total(&self) -> usize {
-        self.skipped.values().sum()
+        self.skipped.values().sum::<usize>() + self.malformed.values().sum::<usize>()
     }
 
     /// Problems that did not stop the import, each naming its line.
@@ -150,6 +185,9 @@ impl Stats {
         for (k, v) in other.dropped {
             *self.dropped.entry(k).or_insert(0) += v;
         }
+        for (k, v) in other.malformed {
+            *self.malformed.entry(k).or_insert(0) += v;
+        }
         self.warnings.extend(other.warnings.into_iter().map(|w| format!("{file}: {w}")));
     }
 
@@ -170,6 +208,7 @@ pub struct Import {
     format: Format,
     detected: bool,
     stats: Stats,
+    secrets: Report,
 }
 
 impl Import {
@@ -198,13 +237,25 @@ impl Import {
         &self.stats
     }
 
+    /// The secrets replaced by `<redacted:KIND>` markers, and where (JSON Pointers into the
+    /// trajectory); empty when the options keep secrets.
+    pub fn secrets(&self) -> &Report {
+        &self.secrets
+    }
+
+    /// The finished import: the options' scanner redacts the trajectory here, the one place
+    /// every import passes through.
     pub(crate) fn from_parts(
-        trajectory: Value,
+        mut trajectory: Value,
         format: Format,
-        detected: bool,
         stats: Stats,
+        options: &ImportOptions,
     ) -> Import {
-        Import { trajectory, format, detected, stats }
+        let secrets = match options.secret_scanner() {
+            Some(scanner) => scanner.redact_value(&mut trajectory),
+            None => Report::new(),
+        };
+        Import { trajectory, format, detected: options.format.is_none(), stats, secrets }
     }
 }
 
@@ -212,7 +263,9 @@ impl Import {
 ///
 /// The log is JSON Lines; the format is detected from its first records unless the options
 /// force one. A final line cut short (a run killed mid-write) is not an error: everything
-/// before it is imported and the trajectory is marked `extra.crashed`.
+/// before it is imported and the trajectory is marked `extra.crashed`. Secrets (API keys,
+/// tokens, passwords; see `atif-secrets`) become `<redacted:KIND>` markers unless the options
+/// keep them.
 ///
 /// # Errors
 /// [`Error::Empty`], [`Error::NotJson`] (naming the line) or [`Error::NotAnObject`] when the
@@ -221,12 +274,7 @@ impl Import {
 /// [`Error::UnknownRecord`] in strict mode.
 pub fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import> {
     let (trajectory, format, stats) = import_raw(bytes, options)?;
-    Ok(Import {
-        trajectory: trajectory.into_value(),
-        format,
-        detected: options.format.is_none(),
-        stats,
-    })
+    Ok(Import::from_parts(trajectory.into_value(), format, stats, options))
 }
 
 /// [`import`] before the trajectory is written as JSON (used to embed subagent files).
@@ -253,9 +301,7 @@ pub fn import_runs(bytes: &[u8], options: &ImportOptions) -> Result<Vec<Import>>
     let (runs, format, stats) = import_raw_runs(bytes, options)?;
     Ok(runs
         .into_iter()
-        .map(|t| {
-            Import::from_parts(t.into_value(), format, options.format.is_none(), stats.clone())
-        })
+        .map(|t| Import::from_parts(t.into_value(), format, stats.clone(), options))
         .collect())
 }
 
@@ -400,6 +446,21 @@ impl Context {
     /// The name of the format being imported.
     pub(crate) fn format_name(&self) -> &'static str {
         self.format.name()
+    }
+
+    /// Skips a malformed record or block, counted with its reason and a warning naming its
+    /// line, or fails in strict mode. Nothing of it reaches the trajectory either way.
+    pub(crate) fn malformed(&mut self, line: usize, reason: &str) -> Result<()> {
+        if self.strict {
+            return Err(Error::MalformedRecord {
+                line,
+                format: self.format.name(),
+                reason: reason.to_owned(),
+            });
+        }
+        *self.stats.malformed.entry(reason.to_owned()).or_insert(0) += 1;
+        self.warn(line, &format!("skipped: {reason}"));
+        Ok(())
     }
 
     /// Records a problem that does not stop the import.

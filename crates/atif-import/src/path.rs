@@ -55,7 +55,7 @@ pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
         Format::CodexRollout => embed_threads(&mut trajectory, &main, options, &mut stats, 0)?,
         _ => {}
     }
-    Ok(Import::from_parts(trajectory.into_value(), format, options.format().is_none(), stats))
+    Ok(Import::from_parts(trajectory.into_value(), format, stats, options))
 }
 
 /// The session file a path names.

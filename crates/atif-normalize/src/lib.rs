@@ -65,11 +65,12 @@ mod report;
 mod selector;
 mod shape;
 
+pub use atif_secrets;
 pub use canonical::{content_hash, to_canonical_string, write_canonical};
 pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
 pub use explain::{StepChange, StepChangeKind, explain};
-pub use normalize::{normalize, normalize_owned};
+pub use normalize::{normalize, normalize_owned, normalize_with_report};
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
 pub use raw::normalize_json;

@@ -30,7 +30,9 @@ pub(crate) const ADDRESS_MASK: &str = "0xADDR";
 /// `arguments`; every `0x` address of 6 to 16 hex digits in a string becomes `0xADDR`; tool-call
 /// ids become `call_1`, `call_2`, … with the join to observation results intact; subagents are
 /// sorted by content and renamed `subagent_1`, … with their refs rewritten; empty `extra`
-/// objects are dropped. `schema_version` and model names are never touched.
+/// objects are dropped. `schema_version` and model names are never touched. Before all that,
+/// every secret the options' scanner finds (by default: API keys, tokens, passwords, private
+/// keys; see `atif-secrets`) becomes a `<redacted:KIND>` marker, tool arguments included.
 /// Normalising twice gives the same document as normalising once.
 /// See `docs/normalization.md` for the full contract.
 ///
@@ -48,12 +50,31 @@ pub fn normalize(doc: &Value, options: &NormalizeOptions) -> Result<Value> {
 /// [`Error::NotATrajectory`] when the root, or an element of some `subagent_trajectories`, is
 /// not a JSON object.
 pub fn normalize_owned(doc: Value, options: &NormalizeOptions) -> Result<Value> {
+    normalize_with_report(doc, options).map(|(normalized, _)| normalized)
+}
+
+/// Like [`normalize_owned`], and also says which secrets the options' scanner replaced by
+/// `<redacted:KIND>` markers, and where: JSON Pointers into `doc` as given.
+///
+/// Secrets are redacted first, before anything else moves, so subagents holding different
+/// secrets still sort the same way and the pointers name places in the input.
+///
+/// # Errors
+/// As [`normalize`].
+pub fn normalize_with_report(
+    mut doc: Value,
+    options: &NormalizeOptions,
+) -> Result<(Value, atif_secrets::Report)> {
+    let report = match options.secret_scanner() {
+        Some(scanner) => scanner.redact_value(&mut doc),
+        None => atif_secrets::Report::new(),
+    };
     let Value::Object(mut map) = doc else {
         return Err(not_an_object("", &doc));
     };
     let ctx = Ctx::new(options);
     normalize_trajectory(&mut map, &ctx, "")?;
-    Ok(Value::Object(map))
+    Ok((Value::Object(map), report))
 }
 
 struct Ctx<'a> {

@@ -1,5 +1,6 @@
 //! Options that tune normalisation beyond the default contract.
 
+use atif_secrets::Scanner;
 use regex::Regex;
 use serde_json::Value;
 
@@ -61,7 +62,7 @@ impl PartialEq for Masker {
 ///
 /// The default (`NormalizeOptions::default()`) applies exactly the documented contract:
 /// no extra volatile keys, no redactions, no extra maskers, no path placeholders, subagents
-/// sorted.
+/// sorted, and secrets replaced by `<redacted:KIND>` markers with the default [`Scanner`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct NormalizeOptions {
     volatile_keys: Vec<String>,
@@ -73,6 +74,7 @@ pub struct NormalizeOptions {
     cwd: Option<String>,
     home: Option<String>,
     recorded_paths: bool,
+    secrets: Option<Scanner>,
 }
 
 impl Default for NormalizeOptions {
@@ -86,6 +88,7 @@ impl Default for NormalizeOptions {
             cwd: None,
             home: None,
             recorded_paths: false,
+            secrets: Some(Scanner::default()),
         }
     }
 }
@@ -181,6 +184,20 @@ impl NormalizeOptions {
         paths
     }
 
+    /// Sets the scanner whose secrets are replaced by `<redacted:KIND>` markers, last, in every
+    /// string and key of the document, tool arguments included (default: the default
+    /// [`Scanner`]). `None` keeps secrets: for a local investigation only, since whatever is
+    /// normalised may end up in a golden file.
+    pub fn set_secret_scanner(&mut self, scanner: Option<Scanner>) -> &mut NormalizeOptions {
+        self.secrets = scanner;
+        self
+    }
+
+    /// The secret scanner, or `None` when secrets are kept.
+    pub fn secret_scanner(&self) -> Option<&Scanner> {
+        self.secrets.as_ref()
+    }
+
     /// Extra volatile keys, in the order added.
     pub fn volatile_keys(&self) -> &[String] {
         &self.volatile_keys
@@ -220,6 +237,10 @@ impl NormalizeOptions {
             self.home.clone_from(&other.home);
         }
         self.recorded_paths |= other.recorded_paths;
+        // Whoever chose a scanner of their own, or none, wins over the default one.
+        if other.secrets != Some(Scanner::default()) {
+            self.secrets.clone_from(&other.secrets);
+        }
         self
     }
 }

@@ -9,13 +9,15 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use atif_secrets::{Report, Scanner};
 use serde_json::{Map, Number, Value};
 
 use crate::canonical::{
     BLOCK, Prefix, Sink, Streaming, needs_escape, newline, skip_plain, write_number, write_string,
 };
 use crate::normalize::{
-    DEFAULT_VOLATILE_KEYS, NEVER_TOUCHED, id_mapping, mask_addresses, normalize_owned, sorted_order,
+    DEFAULT_VOLATILE_KEYS, NEVER_TOUCHED, id_mapping, mask_addresses, normalize_with_report,
+    sorted_order,
 };
 use crate::paths::Paths;
 use crate::{Error, Masker, NormalizeOptions, Result};
@@ -26,8 +28,10 @@ use crate::{Error, Masker, NormalizeOptions, Result};
 /// memory, because unchanged strings are copied from the input as they are.
 ///
 /// The JSON must be strict: a byte-order mark, a duplicate key, `NaN` or nesting deeper than
-/// 128 levels is an error. Options with redactions take the general path through a
-/// `serde_json::Value` (same result, ordinary speed).
+/// 128 levels is an error. Options with redactions, and documents that may hold a secret the
+/// options' scanner replaces, take the general path through a `serde_json::Value` (same
+/// result, ordinary speed). It returns which secrets were replaced, and where, as
+/// [`normalize_with_report`](crate::normalize_with_report) does.
 ///
 /// # Errors
 /// [`Error::InvalidJson`] with line and column when `json` is not strict JSON,
@@ -47,7 +51,7 @@ pub fn normalize_json<W: std::io::Write>(
     json: &[u8],
     options: &NormalizeOptions,
     mut writer: W,
-) -> Result<()> {
+) -> Result<Report> {
     normalize_json_inner(json, options, &mut writer)
 }
 
@@ -55,7 +59,7 @@ fn normalize_json_inner(
     json: &[u8],
     options: &NormalizeOptions,
     writer: &mut dyn std::io::Write,
-) -> Result<()> {
+) -> Result<Report> {
     let text = std::str::from_utf8(json).map_err(|err| {
         let pos = err.valid_up_to();
         invalid_json(json, pos, "invalid UTF-8".to_owned())
@@ -66,11 +70,15 @@ fn normalize_json_inner(
     let mut parser = Parser { text, bytes: json, pos: 0 };
     let root = parser.document().map_err(|(pos, message)| invalid_json(json, pos, message))?;
 
-    let general = options.parsed_redactions().next().is_some();
+    // Redactions, and secrets to replace, take the general path; documents without either
+    // (almost all of them) stream.
+    let general = options.parsed_redactions().next().is_some()
+        || options.secret_scanner().is_some_and(|scanner| may_hold_secret(&root, scanner));
     if general {
-        let normalized = normalize_owned(root.into_value(), options)?;
-        return crate::canonical::write_canonical(&normalized, writer)
-            .map_err(|source| Error::Write { source });
+        let (normalized, report) = normalize_with_report(root.into_value(), options)?;
+        crate::canonical::write_canonical(&normalized, writer)
+            .map_err(|source| Error::Write { source })?;
+        return Ok(report);
     }
 
     let Node::Object(mut members) = root else {
@@ -92,7 +100,20 @@ fn normalize_json_inner(
     if let Some(source) = sink.error {
         return Err(Error::Write { source });
     }
-    sink.writer.write_all(sink.out.as_bytes()).map_err(|source| Error::Write { source })
+    sink.writer.write_all(sink.out.as_bytes()).map_err(|source| Error::Write { source })?;
+    Ok(Report::new())
+}
+
+/// Whether any key or string of `node` may hold a secret `scanner` would replace.
+fn may_hold_secret(node: &Node<'_>, scanner: &Scanner) -> bool {
+    match node {
+        Node::Null | Node::Bool(_) | Node::Number(_) => false,
+        Node::Str(text) => scanner.may_hold_secret(&text.decoded()),
+        Node::Array(items) => items.iter().any(|item| may_hold_secret(item, scanner)),
+        Node::Object(members) => members
+            .iter()
+            .any(|(key, value)| scanner.may_hold_secret(key) || may_hold_secret(value, scanner)),
+    }
 }
 
 fn invalid_json(json: &[u8], pos: usize, message: String) -> Error {

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use atif_secrets::{Report, Scanner};
 use serde_json::{Map, Value};
 
 use crate::error::with_causes;
@@ -25,12 +26,18 @@ pub struct CaptureOptions {
     agent_name: String,
     agent_version: String,
     model_name: Option<String>,
+    secrets: Option<Scanner>,
 }
 
 impl CaptureOptions {
     /// An agent called `name` at `version`, as written in the trajectory's `agent` object.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        CaptureOptions { agent_name: name.into(), agent_version: version.into(), model_name: None }
+        CaptureOptions {
+            agent_name: name.into(),
+            agent_version: version.into(),
+            model_name: None,
+            secrets: Some(Scanner::default()),
+        }
     }
 
     /// The agent name. Subagents get the name given to [`CaptureHandle::subagent`].
@@ -54,6 +61,18 @@ impl CaptureOptions {
     pub fn set_model_name(&mut self, model_name: Option<String>) {
         self.model_name = model_name;
     }
+
+    /// The scanner whose secrets become `<redacted:KIND>` markers in the captured trajectory,
+    /// or `None` when secrets are kept. Default: the default [`Scanner`].
+    pub fn secret_scanner(&self) -> Option<&Scanner> {
+        self.secrets.as_ref()
+    }
+
+    /// Sets the secret scanner; `None` keeps secrets in the trajectory, for a local
+    /// investigation only.
+    pub fn set_secret_scanner(&mut self, scanner: Option<Scanner>) {
+        self.secrets = scanner;
+    }
 }
 
 /// What [`capture`] returns: the trajectory, always, and the agent's result.
@@ -64,6 +83,8 @@ pub struct Captured<T> {
     /// What the agent returned; [`Error::AgentFailed`] or [`Error::AgentPanicked`] when it
     /// failed, in which case the trajectory's `extra` says `crashed: true` and holds the error.
     pub result: Result<T>,
+    /// The secrets replaced by `<redacted:KIND>` markers in `trajectory`, and where.
+    pub secrets: Report,
 }
 
 impl<T> Captured<T> {
@@ -96,6 +117,8 @@ impl<T> Captured<T> {
 /// The agent runs as a tokio task, so a panic is caught: the trajectory is still returned, with
 /// `extra.crashed = true` and the panic text in `extra.error`, and the panic comes back as
 /// [`Error::AgentPanicked`]. An agent error is handled the same way as [`Error::AgentFailed`].
+/// Secrets in what the agent and its model said (API keys, tokens, passwords; see
+/// `atif-secrets`) become `<redacted:KIND>` markers, unless the options keep them.
 /// Nothing is written to disk. Dropping the returned future before it completes aborts the
 /// agent's task.
 ///
@@ -176,8 +199,12 @@ where
     };
     // The whole chain: an agent's failure keeps its cause in `source()`, not in its message.
     let crash = result.as_ref().err().map(|err| with_causes(err));
-    let trajectory = recorder.build(crash.as_deref());
-    Captured { trajectory, result }
+    let mut trajectory = recorder.build(crash.as_deref());
+    let secrets = match &options.secrets {
+        Some(scanner) => scanner.redact_value(&mut trajectory),
+        None => Report::new(),
+    };
+    Captured { trajectory, result, secrets }
 }
 
 /// Aborts the agent's task when dropped; a finished task ignores it.

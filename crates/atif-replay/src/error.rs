@@ -190,15 +190,10 @@ pub enum Error {
         /// JSON Pointer of the key or string that still matches.
         pointer: String,
     },
-    /// A secret pattern given by the user is not a valid regular expression.
-    #[error("invalid secret pattern `{pattern}`")]
-    Pattern {
-        /// The pattern as given.
-        pattern: String,
-        /// Why the regex engine rejected it.
-        #[source]
-        source: regex::Error,
-    },
+    /// A secret pattern given by the user is not a valid regular expression, or matches the
+    /// empty string.
+    #[error(transparent)]
+    Pattern(#[from] atif_secrets::Error),
     /// A recording could not be saved because a streamed reply was not read to its end.
     #[error(
         "call #{call} is still in progress (a streamed reply not read to its end); cannot save"

@@ -71,6 +71,8 @@ mod steps;
 mod traffic;
 mod wire;
 
+/// The credential shapes redacted by default, as `(kind, regex)`: those of `atif-secrets`.
+pub use atif_secrets::DEFAULT_PATTERNS as DEFAULT_SECRET_PATTERNS;
 pub use capture::{CaptureHandle, CaptureOptions, Captured, capture};
 pub use client::{
     Chunk, ChunkStream, Content, FinishReason, LlmClient, LlmRequest, LlmResponse, Message, Role,
@@ -87,7 +89,6 @@ pub use script::{
     read_script, redact_file, redact_json, redact_script, request_fingerprint, write_script,
 };
 pub use scripted_client::ScriptedClient;
-pub use secrets::{DEFAULT_SECRET_PATTERNS, REDACTED};
 pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
 pub use wire::{
     StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path, openai_response,

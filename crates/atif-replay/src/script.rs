@@ -1,9 +1,7 @@
 //! The script file: a versioned JSON record of a model's replies, read and written without a
 //! runtime (the CLI uses these functions directly).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -389,40 +387,14 @@ pub fn redact_file(path: &Path, secret_patterns: &[String]) -> Result<bool> {
     Ok(true)
 }
 
+/// Writes `bytes` to `path` through `atif-fs`, the one place atif replaces files: atomically,
+/// through a symbolic link to its target, keeping the permissions of the file it replaces.
 pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let file_name = path.file_name().map(|name| name.to_string_lossy().into_owned());
-    let temp_name = format!(
-        ".{}.{}.{}.tmp",
-        file_name.as_deref().unwrap_or("script"),
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let temp_path = dir.join(temp_name);
-    let io_err = |action, source| Error::Io { action, path: path.to_owned(), source };
-    let written = (|| {
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temp_path)?;
-        // A file being replaced keeps its permissions: a script someone made private must
-        // not become readable by all because it was redacted.
-        if let Ok(existing) = std::fs::metadata(path) {
-            file.set_permissions(existing.permissions())?;
-        }
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
-    if let Err(source) = written {
-        let _ = std::fs::remove_file(&temp_path);
-        return Err(io_err("write", source));
-    }
-    if let Err(source) = std::fs::rename(&temp_path, path) {
-        let _ = std::fs::remove_file(&temp_path);
-        return Err(io_err("rename", source));
-    }
-    Ok(())
+    atif_fs::write_atomic(path, bytes).map(drop).map_err(|err| Error::Io {
+        action: err.action,
+        path: err.path,
+        source: err.source,
+    })
 }
 
 fn parse_error(path: &Path, text: &str, err: &serde_json::Error) -> Error {

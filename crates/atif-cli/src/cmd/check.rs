@@ -58,6 +58,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         settings.set_mode(Some(Mode::Update));
     }
 
+    // The same scanner redacts the run inside the check; this only says what it finds.
+    let found = match settings.normalize_options().secret_scanner() {
+        Some(scanner) => scanner.scan_value(&actual),
+        None => atif_secrets::Report::new(),
+    };
+    args.normalize.secrets.report("check", &found)?;
     let golden = Path::new(&args.golden);
     match atif_golden::check(golden, &actual, &settings) {
         Ok(outcome) => {

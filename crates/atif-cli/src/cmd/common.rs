@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use anyhow::Context;
 use atif_normalize::{Masker, NormalizeOptions, Redaction};
 use atif_schema::LoadOptions;
+use atif_secrets::{Report, Scanner};
 use serde_json::Value;
 
 static LOAD_OPTIONS: OnceLock<LoadOptions> = OnceLock::new();
@@ -107,6 +108,8 @@ pub(crate) struct NormalizeArgs {
     /// `opencode`, `pi`): their volatile keys and ids, and the recorded cwd and home as `<cwd>`, `<home>`.
     #[arg(long, value_name = "NAME")]
     pub(crate) preset: Option<String>,
+    #[command(flatten)]
+    pub(crate) secrets: SecretArgs,
 }
 
 impl NormalizeArgs {
@@ -137,7 +140,52 @@ impl NormalizeArgs {
         if self.keep_subagent_order {
             options.set_sort_subagents(false);
         }
+        options.set_secret_scanner(self.secrets.scanner()?);
         Ok(options)
+    }
+}
+
+/// Which secrets are redacted: the flags of every command whose output may be committed.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct SecretArgs {
+    /// Keep secrets (API keys, tokens, passwords) instead of replacing each with
+    /// `<redacted:KIND>`: for a local investigation only; never commit or share the output.
+    #[arg(long)]
+    pub(crate) keep_secrets: bool,
+    /// Also redact every match of REGEX, as `<redacted:custom>`; repeatable.
+    #[arg(long = "secret-pattern", value_name = "REGEX")]
+    pub(crate) secret_patterns: Vec<String>,
+}
+
+impl SecretArgs {
+    /// The scanner these flags describe, or `None` with `--keep-secrets`.
+    pub(crate) fn scanner(&self) -> anyhow::Result<Option<Scanner>> {
+        if self.keep_secrets {
+            return Ok(None);
+        }
+        let mut scanner = Scanner::new();
+        for pattern in &self.secret_patterns {
+            scanner.add_user_pattern(pattern).context("--secret-pattern")?;
+        }
+        Ok(Some(scanner))
+    }
+
+    /// Says on standard error what was redacted (kinds, counts, JSON Pointers, never a
+    /// secret), or that secrets were kept: neither happens silently, and the kept-secrets
+    /// warning shows even under `--quiet`.
+    pub(crate) fn report(&self, command: &str, report: &Report) -> anyhow::Result<()> {
+        if self.keep_secrets {
+            crate::output::error(|err| {
+                writeln!(
+                    err,
+                    "atif {command}: --keep-secrets: secrets were not redacted; do not commit or share this output"
+                )
+            })
+        } else if report.is_empty() {
+            Ok(())
+        } else {
+            crate::output::note(|err| writeln!(err, "atif {command}: {report}"))
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use atif_import::{Format, Import, ImportOptions};
 
-use crate::cmd::common::{display_name, invalid, print, read_input};
+use crate::cmd::common::{SecretArgs, display_name, invalid, print, read_input};
 use crate::output;
 
 /// Arguments of `atif import`.
@@ -14,7 +14,8 @@ pub(crate) struct Args {
     /// The log's format; `auto` detects it from the first records (never from the file name).
     #[arg(long, value_name = "LOG_FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec", "gemini-session", "gemini-stream", "opencode-run", "opencode-export", "pi-session", "pi-json"])]
     from: String,
-    /// Fail on a record type the importer does not know, instead of skipping and counting it.
+    /// Fail on a record type the importer does not know, or a record that does not have the
+    /// shape its format gives it, instead of skipping and counting it.
     #[arg(long)]
     strict: bool,
     /// The run's working directory, recorded as `extra.cwd` (default: the one the log names).
@@ -44,6 +45,8 @@ pub(crate) struct Args {
     /// the current one) in its default place under HOME: claude-code, codex, gemini-cli, pi.
     #[arg(long, value_name = "AGENT", conflicts_with = "input")]
     latest: Option<String>,
+    #[command(flatten)]
+    secrets: SecretArgs,
     /// The log file, a Claude Code session folder (subagents included), or `-` for standard input.
     #[arg(value_name = "FILE|-", required_unless_present = "latest")]
     input: Option<String>,
@@ -68,6 +71,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let args = &Args { input: Some(input.clone()), ..args.clone() };
     let mut options = ImportOptions::new();
     options.set_strict(args.strict).set_cwd(args.cwd.as_deref()).set_home(args.home.as_deref());
+    options.set_secret_scanner(args.secrets.scanner()?);
     if args.from != "auto" {
         options.set_format(Some(args.from.parse::<Format>()?));
     }
@@ -75,7 +79,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.split {
         let bytes = read_input(&input)?;
         return match atif_import::import_runs(&bytes, &options) {
-            Ok(runs) => split(runs, dir),
+            Ok(runs) => split(runs, dir, &args.secrets),
             Err(err) => Err(failed(args, err)),
         };
     }
@@ -92,6 +96,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Err(err) => return Err(failed(args, err)),
     };
     report(&imported)?;
+    args.secrets.report("import", imported.secrets())?;
     let mut trajectory = imported.into_trajectory();
     match &args.output {
         Some(output) => {
@@ -132,12 +137,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Writes each run to `dir/run-N.json` (with its images in `run-N.json.media/`).
-fn split(runs: Vec<Import>, dir: &Path) -> anyhow::Result<ExitCode> {
+fn split(runs: Vec<Import>, dir: &Path, secrets: &SecretArgs) -> anyhow::Result<ExitCode> {
     let n_runs = runs.len();
     for (idx, imported) in runs.into_iter().enumerate() {
         if idx == 0 {
             report(&imported)?;
         }
+        secrets.report(&format!("import (run {})", idx + 1), imported.secrets())?;
         let name = format!("run-{}.json", idx + 1);
         let mut trajectory = imported.into_trajectory();
         let media = format!("{name}.media");
@@ -206,6 +212,9 @@ fn report(imported: &Import) -> anyhow::Result<()> {
         )?;
         for (record_type, count) in stats.skipped() {
             writeln!(out, "  skipped {count} × unknown record type `{record_type}`")?;
+        }
+        for (reason, count) in stats.malformed() {
+            writeln!(out, "  skipped {count} × malformed record: {reason}")?;
         }
         for (reason, count) in stats.dropped() {
             writeln!(out, "  left out {count} × {reason}")?;

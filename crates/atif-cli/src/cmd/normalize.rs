@@ -32,9 +32,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // canonical text in blocks, the same output as `load_normalized` then `write_canonical`.
     drop(atif_schema::parse_trajectory(&bytes, name)?);
     let mut failure = None;
+    let mut secrets = None;
     let written = args.output.write(|out| {
         match atif_normalize::normalize_json(&bytes, &options, &mut *out) {
-            Ok(()) => Ok(()),
+            Ok(report) => {
+                secrets = Some(report);
+                Ok(())
+            }
             Err(atif_normalize::Error::Write { source }) => Err(source),
             Err(err) => {
                 failure = Some(err);
@@ -47,6 +51,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Err(invalid(anyhow::Error::new(err).context(format!("cannot normalise {name}"))));
     }
     written?;
+    if let Some(report) = &secrets {
+        args.normalize.secrets.report("normalize", report)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -58,6 +58,8 @@ fn show(file: &str, format: Format) -> anyhow::Result<ExitCode> {
     let bytes = read_input(file)?;
     let label = if file == "-" { "<stdin>" } else { file };
     let script = atif_replay::parse_script(&bytes, Path::new(label)).map_err(invalid_input)?;
+    // What is shown is redacted like what is saved: a listing gets pasted into issues too.
+    let script = atif_replay::redact_script(&script, &[])?;
     match format {
         Format::Text => print(|out| out.write_all(render(&script).as_bytes()))?,
         Format::Json => print(|out| {

@@ -372,3 +372,30 @@ fn latest_finds_the_newest_session_an_agent_wrote_for_the_working_directory() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("opencode export"), "{}", stderr(&output));
 }
+
+#[test]
+fn a_malformed_record_is_reported_as_skipped_or_fails_strict_mode_naming_its_line() {
+    let user = r#"{"type":"user","uuid":"u-1","sessionId":"s","timestamp":"2025-11-02T09:00:00.000Z","message":{"role":"user","content":"hi"}}"#;
+    let bad = r#"{"type":"user","uuid":"u-2","sessionId":"s","timestamp":"2025-11-02T09:00:01.000Z","message":{"role":"user","content":42}}"#;
+    let log = format!("{user}\n{bad}\n");
+    let output = atif(&["import", "--from", "claude-code", "-"], Some(log.as_bytes()));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("2 records, 1 skipped"), "{err}");
+    assert!(
+        err.contains(
+            "skipped 1 × malformed record: user record whose `message.content` is a number"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("warning: line 2: skipped: user record"), "{err}");
+
+    let strict = atif(&["import", "--strict", "--from", "claude-code", "-"], Some(log.as_bytes()));
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(strict.stdout.is_empty());
+    assert!(
+        stderr(&strict).contains("line 2: malformed claude-code record: user record"),
+        "{}",
+        stderr(&strict)
+    );
+}

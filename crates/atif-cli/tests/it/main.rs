@@ -4,6 +4,7 @@
 mod check;
 mod conventions;
 mod examples;
+mod files;
 mod golden;
 mod import;
 mod input;
@@ -11,6 +12,7 @@ mod normalize;
 mod proxy;
 mod schema;
 mod script;
+mod secrets;
 mod validate;
 
 use std::io::Write;

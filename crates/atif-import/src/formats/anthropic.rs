@@ -51,6 +51,9 @@ impl Claude {
         api_error: bool,
         ctx: &mut Context,
     ) -> Result<()> {
+        if let Some(reason) = malformed_message("assistant", message) {
+            return ctx.malformed(line, &reason);
+        }
         let model = message.get("model").and_then(Value::as_str);
         let synthetic = api_error || model == Some("<synthetic>");
         let message_id = message.get("id").and_then(Value::as_str);
@@ -123,10 +126,12 @@ impl Claude {
     ) -> Result<()> {
         let block_type = block.get("type").and_then(Value::as_str).unwrap_or("");
         match block_type {
-            "text" => {
-                let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                self.trajectory.steps[step_idx].parts.push(Part::Text(text.to_owned()));
-            }
+            "text" => match block.get("text") {
+                Some(Value::String(text)) => {
+                    self.trajectory.steps[step_idx].parts.push(Part::Text(text.clone()))
+                }
+                other => ctx.malformed(line, &malformed_text("assistant", other))?,
+            },
             "thinking" => {
                 let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
                 self.trajectory.steps[step_idx].reasoning.push(text.to_owned());
@@ -165,6 +170,9 @@ impl Claude {
         flags: UserFlags,
         ctx: &mut Context,
     ) -> Result<()> {
+        if let Some(reason) = malformed_message("user", message) {
+            return ctx.malformed(line, &reason);
+        }
         let mut parts = Vec::new();
         let mut results = Vec::new();
         match message.get("content") {
@@ -173,10 +181,10 @@ impl Claude {
                 for block in blocks {
                     match block.get("type").and_then(Value::as_str).unwrap_or("") {
                         "tool_result" => results.push(tool_result(block)),
-                        "text" => {
-                            let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                            parts.push(Part::Text(text.to_owned()));
-                        }
+                        "text" => match block.get("text") {
+                            Some(Value::String(text)) => parts.push(Part::Text(text.clone())),
+                            other => ctx.malformed(line, &malformed_text("user", other))?,
+                        },
                         "image" => parts.push(image_block(block)),
                         other => ctx.unknown(line, &format!("user content {other}"))?,
                     }
@@ -297,4 +305,35 @@ fn text_of(parts: &[Part]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Why `message` of a `role` record cannot be read as an Anthropic message, if it cannot: it
+/// must be an object whose `content` is text or a list of blocks. Reading anything else would
+/// invent an empty step or drop what the record holds.
+fn malformed_message(role: &str, message: &Value) -> Option<String> {
+    let Value::Object(map) = message else {
+        return Some(format!(
+            "{role} record whose `message` is {}, expected an object",
+            atif_schema::json_kind(message)
+        ));
+    };
+    match map.get("content") {
+        Some(Value::String(_) | Value::Array(_)) => None,
+        Some(other) => Some(format!(
+            "{role} record whose `message.content` is {}, expected text or a list of blocks",
+            atif_schema::json_kind(other)
+        )),
+        None => Some(format!("{role} record without `message.content`")),
+    }
+}
+
+/// The reason a text block of a `role` message whose `text` is `text` is malformed.
+fn malformed_text(role: &str, text: Option<&Value>) -> String {
+    match text {
+        Some(other) => format!(
+            "{role} text block whose `text` is {}, expected a string",
+            atif_schema::json_kind(other)
+        ),
+        None => format!("{role} text block without `text`"),
+    }
 }

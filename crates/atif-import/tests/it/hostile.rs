@@ -223,3 +223,72 @@ fn a_session_of_a_format_version_newer_than_known_is_refused_naming_it() {
         "line 1: pi-session version 4 is newer than this importer knows (up to 3); upgrade atif"
     );
 }
+
+/// A Claude Code log whose second and third records are malformed: an assistant record whose
+/// `message` is a string, and a user record whose content is a number.
+fn malformed_claude_log() -> String {
+    let record = |kind: &str, uuid: &str, message: serde_json::Value| {
+        json!({
+            "parentUuid": null, "isSidechain": false, "cwd": "/tmp/run", "sessionId": "s-1",
+            "version": "2.0.27", "type": kind, "uuid": uuid,
+            "timestamp": "2025-11-02T09:00:00.000Z", "message": message
+        })
+        .to_string()
+    };
+    [
+        record("user", "u-1", json!({"role": "user", "content": "hello"})),
+        record("assistant", "a-1", json!("just a string")),
+        record("user", "u-2", json!({"role": "user", "content": 42})),
+        record(
+            "assistant",
+            "a-2",
+            json!({"model": "m", "id": "msg_1", "role": "assistant", "content": [
+                {"type": "text", "text": {"not": "text"}},
+                {"type": "text", "text": "fine"}
+            ]}),
+        ),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn malformed_records_are_skipped_and_counted_with_a_reason_never_invented_or_dropped_silently() {
+    let imported = import(malformed_claude_log().as_bytes(), &ImportOptions::default()).unwrap();
+    let t = imported.trajectory();
+    // The user message and the one good text block; no empty step for the string message.
+    let messages: Vec<&serde_json::Value> = steps(t).iter().map(|step| &step["message"]).collect();
+    assert_eq!(messages, [&json!("hello"), &json!("fine")], "{t:#}");
+    let stats = imported.stats();
+    assert_eq!(stats.skipped_total(), 3);
+    let reasons: Vec<(&str, usize)> =
+        stats.malformed().iter().map(|(reason, count)| (reason.as_str(), *count)).collect();
+    assert_eq!(
+        reasons,
+        [
+            ("assistant record whose `message` is a string, expected an object", 1),
+            ("assistant text block whose `text` is an object, expected a string", 1),
+            (
+                "user record whose `message.content` is a number, expected text or a list of blocks",
+                1
+            ),
+        ]
+    );
+    assert!(
+        stats.warnings().iter().any(|w| w.starts_with("line 2: skipped: assistant record")),
+        "{:?}",
+        stats.warnings()
+    );
+}
+
+#[test]
+fn strict_mode_fails_on_the_first_malformed_record_naming_its_line() {
+    let mut options = ImportOptions::default();
+    options.set_strict(true);
+    let err = import(malformed_claude_log().as_bytes(), &options).unwrap_err();
+    assert!(matches!(err, Error::MalformedRecord { line: 2, .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "line 2: malformed claude-code record: assistant record whose `message` is a string, \
+         expected an object (strict mode)"
+    );
+}

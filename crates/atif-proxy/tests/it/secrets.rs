@@ -98,6 +98,6 @@ async fn no_planted_secret_survives_into_the_script() {
         assert!(!text.contains(secret), "`{secret}` reached the script:\n{text}");
     }
     // What was redacted is still there as a marker, so the script stays reviewable.
-    assert!(text.contains("[REDACTED]"), "{text}");
+    assert!(text.contains("<redacted:"), "{text}");
     assert_eq!(atif_replay::read_script(&path).unwrap().exchanges.len(), 2);
 }

@@ -168,7 +168,11 @@ async fn a_different_api_key_in_a_prompt_is_not_drift() {
     record_to(&path, echo_model(), &[ask("use key sk-proj-AAAAAAAAAAAAAAAAAAAAAAAA")]).await;
     let replay = ReplayClient::from_file(&path).unwrap();
     let reply = replay.complete(ask("use key sk-proj-BBBBBBBBBBBBBBBBBBBBBBBB")).await.unwrap();
-    assert_eq!(reply.text(), "reply to use key [REDACTED]", "the recorded reply is redacted too");
+    assert_eq!(
+        reply.text(),
+        "reply to use key <redacted:openai-key>",
+        "the recorded reply is redacted too"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

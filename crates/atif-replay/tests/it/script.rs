@@ -275,11 +275,35 @@ fn a_secret_pattern_matching_a_word_of_the_format_is_refused_and_writes_nothing(
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: redaction produced a value that is not a script (unknown variant `[REDACTED]`, \
+            "{}: redaction produced a value that is not a script (unknown variant `<redacted:custom>`, \
              expected one of `system`, `user`, `assistant`, `tool`): a secret pattern matched a \
              word of the format itself, such as a role; make the pattern more specific",
             path.display()
         )
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "nothing written");
+}
+
+#[cfg(unix)]
+#[test]
+fn writing_a_script_through_a_link_updates_its_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.script.json");
+    let text = format!(
+        r#"{{"format": "atif-replay-script", "version": 1, "calls": [{{"request_sha256": "{}", "error": "bad key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"}}]}}"#,
+        "a".repeat(64)
+    );
+    std::fs::write(&real, text).unwrap();
+    let link = dir.path().join("link.script.json");
+    std::os::unix::fs::symlink("real.script.json", &link).unwrap();
+    assert!(redact_file(&link, &[]).unwrap());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "still a link");
+    let script = read_script(&real).unwrap();
+    assert_eq!(script.calls[0].error.as_deref(), Some("bad key <redacted:openai-key>"));
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["link.script.json", "real.script.json"]);
 }

@@ -1,0 +1,441 @@
+//! [`Scanner`]: finds credentials in text and JSON and replaces each with `<redacted:KIND>`.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use regex::{Regex, RegexSet};
+use serde_json::Value;
+
+use crate::patterns::{
+    ASSIGNMENT_PATTERN, DEFAULT_PATTERNS, HINT_WORDS, SCHEME_PATTERN, STANDALONE,
+    is_not_a_credential, is_secret_name, kind_for_name,
+};
+use crate::{Error, Report, Result};
+
+/// What every marker starts with: `<redacted:`.
+pub const MARKER_PREFIX: &str = "<redacted:";
+
+/// The kind of secrets matched by patterns added with [`Scanner::add_user_pattern`].
+pub const CUSTOM_KIND: &str = "custom";
+
+/// The marker that replaces a secret of `kind`: `<redacted:openai-key>`.
+///
+/// Markers are stable, so a rerun of the same agent compares equal, and no default pattern
+/// matches one, so redacting twice gives what redacting once gave.
+pub fn marker(kind: &str) -> String {
+    format!("{MARKER_PREFIX}{kind}>")
+}
+
+/// A set of secret patterns (the defaults, plus the user's) and the name rules.
+///
+/// A scanner redacts, in this order: each pattern's matches (the default credential shapes of
+/// [`DEFAULT_PATTERNS`](crate::DEFAULT_PATTERNS), then user patterns), then the value after
+/// any `NAME=` or `NAME: ` in text whose name says secret ([`is_secret_name`]), up to its end
+/// (`api_key=abc123 next=word` keeps `next=word`). In JSON it also redacts the whole scalar
+/// value of an object key whose name says secret, and secrets used as object keys.
+///
+/// Build it once and reuse it: construction compiles the regexes.
+#[derive(Debug, Clone)]
+pub struct Scanner {
+    patterns: Vec<Pattern>,
+    /// The words every default pattern and secret name holds, and the user patterns: a
+    /// string none of them matches is left alone without running the patterns one by one.
+    any: RegexSet,
+}
+
+#[derive(Debug, Clone)]
+struct Pattern {
+    kind: String,
+    regex: Regex,
+    /// The index of the `secret` group, when only it is replaced.
+    secret_group: Option<usize>,
+    /// Whether a match counts only with no key or base64 character right beside it.
+    standalone: bool,
+}
+
+impl Default for Scanner {
+    fn default() -> Scanner {
+        Scanner::clone(defaults())
+    }
+}
+
+impl PartialEq for Scanner {
+    fn eq(&self, other: &Scanner) -> bool {
+        self.patterns.len() == other.patterns.len()
+            && self
+                .patterns
+                .iter()
+                .zip(&other.patterns)
+                .all(|(a, b)| a.kind == b.kind && a.regex.as_str() == b.regex.as_str())
+    }
+}
+
+impl Eq for Scanner {}
+
+impl Scanner {
+    /// The default scanner: every credential shape of
+    /// [`DEFAULT_PATTERNS`](crate::DEFAULT_PATTERNS) and the name rules.
+    pub fn new() -> Scanner {
+        Scanner::default()
+    }
+
+    /// Adds a pattern whose matches are redacted as `<redacted:KIND>`, after the default ones.
+    /// A group named `secret` limits the redaction to that group.
+    ///
+    /// # Errors
+    /// [`Error::InvalidKind`] when `kind` is not lower-case letters, digits and `-`;
+    /// [`Error::InvalidPattern`] when `pattern` is not a regex; [`Error::EmptyMatch`] when it
+    /// matches the empty string.
+    pub fn add_pattern(&mut self, kind: &str, pattern: &str) -> Result<&mut Scanner> {
+        let valid_kind = !kind.is_empty()
+            && kind.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if !valid_kind {
+            return Err(Error::InvalidKind { kind: kind.to_owned() });
+        }
+        let regex = Regex::new(pattern)
+            .map_err(|source| Error::InvalidPattern { pattern: pattern.to_owned(), source })?;
+        if regex.is_match("") {
+            return Err(Error::EmptyMatch { pattern: pattern.to_owned() });
+        }
+        self.patterns.push(Pattern::new(kind, regex));
+        self.any = any_set(&self.patterns);
+        Ok(self)
+    }
+
+    /// Adds a user pattern (`--secret-pattern`), redacted as `<redacted:custom>`.
+    ///
+    /// # Errors
+    /// As [`Scanner::add_pattern`].
+    pub fn add_user_pattern(&mut self, pattern: &str) -> Result<&mut Scanner> {
+        self.add_pattern(CUSTOM_KIND, pattern)
+    }
+
+    /// The kinds and regexes of every pattern, defaults first.
+    pub fn patterns(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.patterns.iter().map(|pattern| (pattern.kind.as_str(), pattern.regex.as_str()))
+    }
+
+    /// `text` with every secret replaced by its marker, or `None` when it holds none.
+    ///
+    /// ```
+    /// let scanner = atif_secrets::Scanner::new();
+    /// let text = "api_key=abc123 next=word";
+    /// assert_eq!(scanner.redact_text(text).as_deref(), Some("api_key=<redacted:api-key> next=word"));
+    /// assert_eq!(scanner.redact_text("nothing here"), None);
+    /// ```
+    pub fn redact_text(&self, text: &str) -> Option<String> {
+        self.redact_text_kinds(text, &mut |_| {})
+    }
+
+    /// Replaces every secret in `value` in place (object keys and strings at every depth, and
+    /// the scalar value of a key whose name says secret) and reports what it replaced where.
+    pub fn redact_value(&self, value: &mut Value) -> Report {
+        let mut report = Report::default();
+        self.walk(value, &mut String::new(), &mut report);
+        report
+    }
+
+    /// Whether `text`, as a string or as an object key, may make [`Scanner::redact_value`]
+    /// change something: it holds a secret, or it is a name that says secret (whose value
+    /// would be replaced). `false` is exact: callers use it to skip the full walk over
+    /// documents without secrets. Ordinary text costs one literal search.
+    pub fn may_hold_secret(&self, text: &str) -> bool {
+        is_secret_name(text) || self.redact_text(text).is_some()
+    }
+
+    /// What [`Scanner::redact_value`] would replace in `value`, without changing it.
+    pub fn scan_value(&self, value: &Value) -> Report {
+        self.redact_value(&mut value.clone())
+    }
+
+    /// The core of [`Scanner::redact_text`]: `found` is called with the kind of each secret.
+    fn redact_text_kinds(&self, text: &str, found: &mut dyn FnMut(&str)) -> Option<String> {
+        if !self.any.is_match(text) {
+            return None;
+        }
+        let mut current: Option<String> = None;
+        for pattern in &self.patterns {
+            // A pattern that needs the character before or after a secret consumes it, so a
+            // second secret right after the first is found on the next pass.
+            for _ in 0..64 {
+                let now = current.as_deref().unwrap_or(text);
+                match pattern.redact_once(now, found) {
+                    Some(next) => current = Some(next),
+                    None => break,
+                }
+            }
+        }
+        let now = current.as_deref().unwrap_or(text);
+        if let Some(next) = redact_assignments(now, found) {
+            current = Some(next);
+        }
+        current
+    }
+
+    fn walk(&self, value: &mut Value, pointer: &mut String, report: &mut Report) {
+        match value {
+            Value::String(text) => {
+                let mut kinds = Vec::new();
+                if let Some(redacted) =
+                    self.redact_text_kinds(text, &mut |kind| kinds.push(kind.to_owned()))
+                {
+                    *text = redacted;
+                    for kind in kinds {
+                        report.push(kind, pointer.clone());
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (idx, item) in items.iter_mut().enumerate() {
+                    let len = pointer.len();
+                    pointer.push('/');
+                    pointer.push_str(&idx.to_string());
+                    self.walk(item, pointer, report);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Object(map) => {
+                // A key can hold a secret too (a header map keyed by token, say): rebuild the
+                // map when one does.
+                if map.keys().any(|key| self.any.is_match(key)) {
+                    let mut rebuilt = serde_json::Map::with_capacity(map.len());
+                    for (key, item) in std::mem::take(map) {
+                        let mut kinds = Vec::new();
+                        let key = match self
+                            .redact_text_kinds(&key, &mut |kind| kinds.push(kind.to_owned()))
+                        {
+                            Some(redacted) => {
+                                for kind in kinds {
+                                    report.push(kind, child(pointer, &redacted));
+                                }
+                                redacted
+                            }
+                            None => key,
+                        };
+                        rebuilt.insert(key, item);
+                    }
+                    *map = rebuilt;
+                }
+                for (key, item) in map.iter_mut() {
+                    let len = pointer.len();
+                    push_key(pointer, key);
+                    if is_secret_name(key) && is_secret_scalar(item) {
+                        let kind = kind_for_name(key);
+                        *item = Value::String(marker(kind));
+                        report.push(kind.to_owned(), pointer.clone());
+                    } else {
+                        self.walk(item, pointer, report);
+                    }
+                    pointer.truncate(len);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+}
+
+impl Pattern {
+    fn new(kind: &str, regex: Regex) -> Pattern {
+        let secret_group = regex.capture_names().position(|name| name == Some("secret"));
+        let standalone = STANDALONE.contains(&kind);
+        Pattern { kind: kind.to_owned(), regex, secret_group, standalone }
+    }
+
+    /// One pass of this pattern over `text`, or `None` when it replaced nothing.
+    fn redact_once(&self, text: &str, found: &mut dyn FnMut(&str)) -> Option<String> {
+        if !self.regex.is_match(text) {
+            return None;
+        }
+        let protected = markers(text);
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for caps in self.regex.captures_iter(text) {
+            let Some(secret) =
+                self.secret_group.and_then(|idx| caps.get(idx)).or_else(|| caps.get(0))
+            else {
+                continue;
+            };
+            if secret.is_empty()
+                || overlaps(&protected, secret.range())
+                || (self.standalone && !stands_alone(text, secret.range()))
+            {
+                continue;
+            }
+            out.push_str(&text[last..secret.start()]);
+            out.push_str(&marker(&self.kind));
+            last = secret.end();
+            found(&self.kind);
+        }
+        if last == 0 {
+            return None;
+        }
+        out.push_str(&text[last..]);
+        Some(out)
+    }
+}
+
+/// Replaces the value after each `NAME=` / `NAME: ` whose name says secret, up to its end.
+fn redact_assignments(text: &str, found: &mut dyn FnMut(&str)) -> Option<String> {
+    let mut out = String::new();
+    let mut last = 0;
+    for caps in assignment().captures_iter(text) {
+        let (Some(whole), Some(name), Some(separator)) = (caps.get(0), caps.get(1), caps.get(2))
+        else {
+            continue;
+        };
+        if whole.start() < last || !is_secret_name(name.as_str()) {
+            continue;
+        }
+        let rest = &text[whole.end()..];
+        // `==`, `=>` and `::` are code, not an assignment.
+        let code = match separator.as_str() {
+            "=" => rest.starts_with(['=', '>']),
+            _ => rest.starts_with(':'),
+        };
+        if code {
+            continue;
+        }
+        let scheme = scheme().find(rest).map_or(0, |found| found.end());
+        let Some(value) = value_range(&rest[scheme..]) else {
+            continue;
+        };
+        let start = whole.end() + scheme + value.start;
+        let end = whole.end() + scheme + value.end;
+        if is_not_a_credential(&text[start..end], &text[end..]) {
+            continue;
+        }
+        let kind = kind_for_name(name.as_str());
+        out.push_str(&text[last..start]);
+        out.push_str(&marker(kind));
+        last = end;
+        found(kind);
+    }
+    if last == 0 {
+        return None;
+    }
+    out.push_str(&text[last..]);
+    Some(out)
+}
+
+/// Where the value at the start of `rest` lies: inside its quotes when quoted (`\"` counts as
+/// a quote, for JSON inside text), else up to the first space, quote or separator.
+fn value_range(rest: &str) -> Option<Range<usize>> {
+    for quote in ["\\\"", "\"", "'", "`"] {
+        if let Some(inner) = rest.strip_prefix(quote) {
+            let len = inner.find(quote).or_else(|| inner.find('\n')).unwrap_or(inner.len());
+            return Some(quote.len()..quote.len() + len);
+        }
+    }
+    let len = rest
+        .find(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    '"' | '\'' | '`' | ',' | ';' | '&' | ')' | ']' | '}' | '<' | '>' | '\\'
+                )
+        })
+        .unwrap_or(rest.len());
+    (len > 0).then_some(0..len)
+}
+
+/// Whether a value under a secret key is a credential to replace: a number, or a string that
+/// [`is_not_a_credential`] does not excuse (an empty string reveals nothing).
+fn is_secret_scalar(value: &Value) -> bool {
+    match value {
+        Value::Number(_) => true,
+        Value::String(text) => !is_not_a_credential(text, ""),
+        Value::Null | Value::Bool(_) | Value::Array(_) | Value::Object(_) => false,
+    }
+}
+
+/// The byte ranges of the markers already in `text`, which no pattern may touch again.
+fn markers(text: &str) -> Vec<Range<usize>> {
+    if !text.contains(MARKER_PREFIX) {
+        return Vec::new();
+    }
+    static MARKER: OnceLock<Regex> = OnceLock::new();
+    let regex = MARKER.get_or_init(|| {
+        Regex::new(r"<redacted:[a-z0-9\-]+>").expect("the marker regex is valid (a test uses it)")
+    });
+    regex.find_iter(text).map(|found| found.range()).collect()
+}
+
+/// Whether the characters right before and after `range` could not be part of a key or of
+/// base64 data.
+fn stands_alone(text: &str, range: Range<usize>) -> bool {
+    // `=` pads base64 at its end only, so it joins a match that it follows, not one it precedes
+    // (`AWS=AKIA…`).
+    let joins = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '_' | '-');
+    !text[..range.start].chars().next_back().is_some_and(joins)
+        && !text[range.end..].chars().next().is_some_and(|c| joins(c) || c == '=')
+}
+
+fn overlaps(protected: &[Range<usize>], range: Range<usize>) -> bool {
+    protected.iter().any(|marker| marker.start < range.end && range.start < marker.end)
+}
+
+fn push_key(pointer: &mut String, key: &str) {
+    pointer.push('/');
+    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+}
+
+fn child(pointer: &str, key: &str) -> String {
+    let mut child = pointer.to_owned();
+    push_key(&mut child, key);
+    child
+}
+
+fn any_set(patterns: &[Pattern]) -> RegexSet {
+    let users = patterns.iter().skip(DEFAULT_PATTERNS.len()).map(|pattern| pattern.regex.as_str());
+    RegexSet::new(std::iter::once(hint_pattern()).chain(users.map(str::to_owned)))
+        .expect("each pattern compiled on its own, so the set compiles too")
+}
+
+/// [`HINT_WORDS`] as one literal alternation, each word lower-case, upper-case and capitalised.
+fn hint_pattern() -> String {
+    let mut words: Vec<String> = Vec::new();
+    for word in HINT_WORDS {
+        let mut chars = word.chars();
+        let capitalised: String =
+            chars.next().map(|first| first.to_ascii_uppercase()).into_iter().chain(chars).collect();
+        for form in
+            [word.to_string(), word.to_ascii_lowercase(), word.to_ascii_uppercase(), capitalised]
+        {
+            if !words.contains(&form) {
+                words.push(form);
+            }
+        }
+    }
+    let escaped: Vec<String> = words.iter().map(|word| regex::escape(word)).collect();
+    escaped.join("|")
+}
+
+fn defaults() -> &'static Scanner {
+    static DEFAULTS: OnceLock<Scanner> = OnceLock::new();
+    DEFAULTS.get_or_init(|| {
+        let patterns: Vec<Pattern> = DEFAULT_PATTERNS
+            .iter()
+            .map(|(kind, source)| {
+                let regex = Regex::new(source)
+                    .expect("the default patterns are valid regexes (a test compiles each)");
+                Pattern::new(kind, regex)
+            })
+            .collect();
+        let any = any_set(&patterns);
+        Scanner { patterns, any }
+    })
+}
+
+fn assignment() -> &'static Regex {
+    static ASSIGNMENT: OnceLock<Regex> = OnceLock::new();
+    ASSIGNMENT.get_or_init(|| {
+        Regex::new(ASSIGNMENT_PATTERN).expect("the assignment pattern is valid (a test uses it)")
+    })
+}
+
+fn scheme() -> &'static Regex {
+    static SCHEME: OnceLock<Regex> = OnceLock::new();
+    SCHEME.get_or_init(|| {
+        Regex::new(SCHEME_PATTERN).expect("the scheme pattern is valid (a test uses it)")
+    })
+}

@@ -1,0 +1,33 @@
+//! The report line: counts and pointers, never a secret.
+
+use atif_secrets::{Report, Scanner};
+use serde_json::json;
+
+#[test]
+fn the_report_names_kinds_counts_and_pointers_but_no_secret() {
+    let secret = "sk-abcdefghijklmnopqrstuv1234";
+    let mut doc = json!({"steps": [
+        {"message": format!("use {secret}")},
+        {"tool_calls": [{"arguments": {"cmd": format!("curl -u x {secret}"), "password": "hunter22"}}]}
+    ]});
+    let report = Scanner::new().redact_value(&mut doc);
+    let line = report.to_string();
+    assert_eq!(
+        line,
+        "redacted 3 secrets (2 openai-key, 1 password) at /steps/0/message, \
+         /steps/1/tool_calls/0/arguments/cmd, /steps/1/tool_calls/0/arguments/password"
+    );
+    assert!(!line.contains("hunter22") && !line.contains(secret));
+}
+
+#[test]
+fn long_reports_say_how_many_more_places_there_are() {
+    let mut report = Report::new();
+    for idx in 0..12 {
+        report.push("jwt", format!("/steps/{idx}/message"));
+    }
+    let line = report.to_string();
+    assert!(line.starts_with("redacted 12 secrets (12 jwt) at /steps/0/message, "), "{line}");
+    assert!(line.ends_with("/steps/9/message and 2 more"), "{line}");
+    assert_eq!(Report::new().to_string(), "no secrets redacted");
+}

@@ -1,0 +1,198 @@
+//! The scanner on text and on JSON.
+
+use atif_secrets::{Error, Scanner, is_secret_name};
+use serde_json::json;
+
+use crate::samples::{SAMPLES, SURVIVORS, assert_clean, planted_text};
+
+fn check(input: &str, expected: &str) {
+    let scanner = Scanner::new();
+    let actual = scanner.redact_text(input).unwrap_or_else(|| input.to_owned());
+    assert_eq!(actual, expected, "input: {input}");
+    // Redacting is idempotent: the markers match nothing.
+    assert_eq!(scanner.redact_text(&actual), None, "second pass over {actual}");
+}
+
+#[test]
+fn every_default_kind_is_redacted_with_its_marker() {
+    for (kind, input, expected) in SAMPLES {
+        assert!(expected.contains(&format!("<redacted:{kind}>")), "{kind}: {expected}");
+        check(input, expected);
+    }
+    let kinds: std::collections::BTreeSet<&str> =
+        atif_secrets::DEFAULT_PATTERNS.iter().map(|(kind, _)| *kind).collect();
+    for kind in kinds {
+        assert!(SAMPLES.iter().any(|(sample, _, _)| *sample == kind), "no sample of {kind}");
+    }
+}
+
+#[test]
+fn only_the_value_of_a_secret_assignment_is_redacted() {
+    check("api_key=abc123 next=word", "api_key=<redacted:api-key> next=word");
+    check("a&token=abcdef&page=2", "a&token=<redacted:token>&page=2");
+    check("export DB_PASSWORD='p a s s' && run", "export DB_PASSWORD='<redacted:password>' && run");
+    check(
+        r#"{\"api_key\": \"abcdef\", \"b\": 1}"#,
+        r#"{\"api_key\": \"<redacted:api-key>\", \"b\": 1}"#,
+    );
+    check("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic <redacted:secret>");
+}
+
+#[test]
+fn ordinary_text_code_and_identifiers_survive() {
+    for text in [
+        "nothing secret here",
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b is on main",
+        "request 123e4567-e89b-12d3-a456-426614174000 took 3 s",
+        "prompt_tokens: 1234, completion_tokens=56, max_tokens=4096",
+        "login: (username: string, password: string) => Promise<void>;",
+        "def f(api_key: Optional[str] = None):",
+        "struct C { password: Option<String>, }",
+        "if token == expected { return }",
+        "use auth::token::Token;",
+        "token: ab",
+        "the task-runner-configuration-file is fine",
+        "password=$DB_PASSWORD and token=${TOKEN}",
+        "https://example.com:8443/path?q=1",
+        "api_key: <redacted:api-key>",
+    ] {
+        check(text, text);
+    }
+}
+
+#[test]
+fn base64_image_data_survives() {
+    // A PNG's base64 with `AIza` and `AKIA` planted inside, where they are not keys.
+    let body = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg";
+    let data = format!(
+        "data:image/png;base64,{body}AIzaSyA1b2C3d4E5f6G7h8I9j0KlMnOpQrStUvW{body}AKIAIOSFODNN7EXAMPLE{body}=="
+    );
+    check(&data, &data);
+    let mut doc = json!({"source": {"type": "base64", "media_type": "image/png", "data": data}});
+    let before = doc.clone();
+    assert!(Scanner::new().redact_value(&mut doc).is_empty());
+    assert_eq!(doc, before);
+}
+
+#[test]
+fn a_private_key_block_cut_short_loses_its_whole_body() {
+    check(
+        "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\nabc",
+        "<redacted:private-key>",
+    );
+}
+
+#[test]
+fn two_secrets_side_by_side_are_both_redacted() {
+    check(
+        "AKIAIOSFODNN7EXAMPLE AKIAIOSFODNN7EXAMPL2",
+        "<redacted:aws-access-key-id> <redacted:aws-access-key-id>",
+    );
+}
+
+#[test]
+fn json_values_under_secret_keys_are_redacted_and_schemas_kept() {
+    let scanner = Scanner::new();
+    let mut value = json!({
+        "headers": {"Authorization": "xyz123", "X-Api-Key": 42, "Accept": "json"},
+        "env": {"GITHUB_TOKEN": "plainvalue", "PATH": "/usr/bin", "PWD": "/home/me"},
+        "parameters": {"properties": {"password": {"type": "string"}}},
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+        "empty": {"password": ""},
+        "flag": {"has_password": true}
+    });
+    let report = scanner.redact_value(&mut value);
+    assert_eq!(
+        value,
+        json!({
+            "headers": {"Authorization": "<redacted:secret>", "X-Api-Key": "<redacted:api-key>", "Accept": "json"},
+            "env": {"GITHUB_TOKEN": "<redacted:token>", "PATH": "/usr/bin", "PWD": "/home/me"},
+            "parameters": {"properties": {"password": {"type": "string"}}},
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5},
+            "empty": {"password": ""},
+            "flag": {"has_password": true}
+        })
+    );
+    let pointers: Vec<&str> = report.findings().iter().map(|f| f.pointer.as_str()).collect();
+    assert_eq!(pointers, ["/env/GITHUB_TOKEN", "/headers/Authorization", "/headers/X-Api-Key"]);
+    // A second pass finds nothing.
+    assert!(scanner.redact_value(&mut value).is_empty());
+}
+
+#[test]
+fn a_secret_used_as_an_object_key_is_redacted() {
+    let mut value = json!({"tokens": {"ghp_abcdefghijklmnopqrstuvwxyz0123": "owner"}});
+    let report = Scanner::new().redact_value(&mut value);
+    assert_eq!(value, json!({"tokens": {"<redacted:github-token>": "owner"}}));
+    assert_eq!(report.findings()[0].pointer, "/tokens/<redacted:github-token>");
+}
+
+#[test]
+fn user_patterns_are_applied_and_bad_ones_are_errors() {
+    let mut scanner = Scanner::new();
+    scanner.add_user_pattern("corp-[0-9]{4}").unwrap();
+    scanner.add_pattern("internal-id", r"id=(?P<secret>[a-f]{6})").unwrap();
+    assert_eq!(
+        scanner.redact_text("t corp-1234 id=abcdef").as_deref(),
+        Some("t <redacted:custom> id=<redacted:internal-id>")
+    );
+    // A pattern that matches inside a marker does not touch it.
+    scanner.add_user_pattern("redacted").unwrap();
+    assert_eq!(scanner.redact_text("<redacted:custom>"), None);
+
+    let err = Scanner::new().add_user_pattern("(").unwrap_err();
+    assert_eq!(err.to_string(), "invalid secret pattern `(`");
+    assert!(std::error::Error::source(&err).unwrap().to_string().contains("unclosed group"));
+    assert!(matches!(Scanner::new().add_user_pattern("a*"), Err(Error::EmptyMatch { .. })));
+    assert!(matches!(Scanner::new().add_pattern("Bad Kind", "x"), Err(Error::InvalidKind { .. })));
+}
+
+#[test]
+fn secret_names_are_recognised_by_their_ending() {
+    for name in [
+        "OPENAI_API_KEY",
+        "x-api-key",
+        "clientSecret",
+        "Proxy-Authorization",
+        "auth",
+        "db.password",
+        "aws_secret_access_key",
+        "set-cookie",
+        "apiKey",
+    ] {
+        assert!(is_secret_name(name), "{name}");
+    }
+    for name in [
+        "prompt_tokens",
+        "max_tokens",
+        "oauth_url",
+        "cache_key",
+        "PWD",
+        "author",
+        "tokenizer",
+        "keyboard",
+    ] {
+        assert!(!is_secret_name(name), "{name}");
+    }
+}
+
+#[test]
+fn all_samples_in_one_text_are_redacted_and_the_survivors_kept() {
+    let redacted = Scanner::new().redact_text(&planted_text()).unwrap();
+    assert_clean(&redacted, "redact_text", true);
+    for survivor in SURVIVORS {
+        check(survivor, survivor);
+    }
+}
+
+#[test]
+fn may_hold_secret_is_false_for_token_counts_and_true_for_secrets_and_secret_names() {
+    let scanner = Scanner::new();
+    for text in ["prompt_tokens", "completion_tokens", "the key to success", "Authorization header"]
+    {
+        assert!(!scanner.may_hold_secret(text), "{text}");
+    }
+    for text in ["password", "GITHUB_TOKEN", "use sk-ant-api03-AbCdEf123456-xyz", "token=abcdef"] {
+        assert!(scanner.may_hold_secret(text), "{text}");
+    }
+}
