@@ -76,7 +76,7 @@ struct ServerArgs {
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
     /// Also write the run as an ATIF-v1.8 trajectory captured from the traffic alone
-    /// (atomically, secrets redacted, directories as <cwd> and <home>).
+    /// (atomically, secrets redacted, directories as `<cwd>` and `<home>`).
     #[arg(long, value_name = "FILE")]
     trajectory: Option<PathBuf>,
     /// Ignore what this regex matches when requests are compared (dates, UUIDs, long hex ids,
