@@ -222,14 +222,15 @@ fn run_around(
         };
         let verdict = proxy.abandon().await.context("the server failed")?;
         let mode = mode_name(options);
-        match options.mode() {
+        // An error keeps its own status even when standard error cannot say it (docs/cli.md).
+        let _ = match options.mode() {
             atif_proxy::Mode::Record => output::error(|out| {
                 writeln!(out, "atif {mode}: `{program}` {how}; the script was not saved")
-            })?,
+            }),
             _ => output::error(|out| {
                 writeln!(out, "atif {mode}: `{program}` {how}; {}", verdict.summary())
-            })?,
-        }
+            }),
+        };
         let code = status.code().or_else(|| signal_of(&status).map(|signal| 128 + signal));
         Ok(ExitCode::from(code.and_then(|code| u8::try_from(code).ok()).unwrap_or(1).max(1)))
     })
@@ -289,7 +290,8 @@ async fn verdict_code(proxy: Proxy, options: &Options) -> anyhow::Result<ExitCod
             Ok(ExitCode::SUCCESS)
         }
         Err(atif_proxy::Error::NotExact { verdict }) => {
-            output::error(|out| writeln!(out, "atif {mode}: {}", verdict.summary()))?;
+            // As above: the status says "not exact" even when standard error cannot.
+            let _ = output::error(|out| writeln!(out, "atif {mode}: {}", verdict.summary()));
             Ok(ExitCode::from(1))
         }
         Err(err) => Err(err.into()),

@@ -28,7 +28,9 @@ struct Row {
 
 /// Every subcommand. The fixture files: `run.json` (a trajectory), `other.json` (the same run
 /// with another tool), `invalid-run.json` (JSON with a trajectory's form that breaks an ATIF
-/// rule), `golden.json` (the golden of `run.json`), `script.json` (a model script), `log.jsonl`
+/// rule), `golden.json` (the golden of `run.json`), `script.json` (a model script),
+/// `empty-script.json` (an HTTP script with no exchange), `http-script.json` (an HTTP script with
+/// two recorded exchanges), `log.jsonl`
 /// (a Codex log), `broken.json` (not JSON), `hello.json` (`{"hello": "world"}`), `folder/` (a
 /// directory), `pending/` (a folder with a pending golden file, `g.json.new`) and `missing.json`
 /// (does not exist).
@@ -152,6 +154,15 @@ const ROWS: &[Row] = &[
         ok: "folder",
         mismatch: None,
         reads_input: false,
+        reads_folders: false,
+    },
+    // `true` stands for an agent that makes no model call: an empty script replays exactly,
+    // and a script with exchanges that were never requested is a replay that was not exact.
+    Row {
+        args: &["replay", "--script", "IN", "--", "true"],
+        ok: "empty-script.json",
+        mismatch: Some("http-script.json"),
+        reads_input: true,
         reads_folders: false,
     },
     Row {
@@ -373,6 +384,14 @@ impl Fixture {
         let copy = |from: PathBuf, to: &str| std::fs::copy(from, dir.path().join(to)).unwrap();
         copy(root.join("tests/scripts/tool_loop_1_turn.script.json"), "script.json");
         copy(root.join("crates/atif-import/tests/fixtures/codex-exec/basic.jsonl"), "log.jsonl");
+        copy(
+            root.join("python/examples/tests/scripts/test_calculator_agent__test_calculator_answers_with_one_shell_call.json"),
+            "http-script.json",
+        );
+        write(
+            "empty-script.json",
+            br#"{"format": "atif-replay-script", "version": 2, "model": null, "calls": [], "exchanges": []}"#,
+        );
         let fixture = Fixture { dir };
         let made = fixture.run(
             &["check", "--update", "golden.json", "run.json"],
