@@ -35,7 +35,13 @@ fn run_logs(
         let session = first["sessionID"].as_str().unwrap().to_owned();
         let argv = [program.as_os_str().to_owned(), "export".into(), OsString::from(session)];
         let export = sandbox.run(sandbox.command_for(&argv)).unwrap();
-        assert!(export.status.success(), "opencode export: {}", export.stderr);
+        assert!(
+            export.status.success(),
+            "opencode export {:?}\nstdout:\n{}\nstderr:\n{}",
+            export.status,
+            export.stdout,
+            export.stderr
+        );
         logs.push(("opencode export".to_owned(), export.stdout.into_bytes()));
     } else {
         assert!(!run.session_files.is_empty(), "{}: no session file", agent.name());
