@@ -102,7 +102,7 @@ pub fn gemini_model_from_path(path: &str) -> Option<&str> {
 pub fn parse_request(protocol: WireProtocol, body: &Value) -> Result<LlmRequest> {
     let wire = Wire::new(protocol, "request", "");
     if !body.is_object() {
-        return Err(wire.error("", format!("expected a JSON object, found {}", kind(body))));
+        return Err(wire.unexpected("", "a JSON object", body));
     }
     let mut request = match protocol {
         WireProtocol::OpenAiChat => openai_chat::request(&wire, body)?,
@@ -155,7 +155,7 @@ pub fn parse_response(protocol: WireProtocol, body: &Value) -> Result<LlmRespons
         return Ok(response);
     }
     if !body.is_object() {
-        return Err(wire.error("", format!("expected a JSON object, found {}", kind(body))));
+        return Err(wire.unexpected("", "a JSON object", body));
     }
     if let Some(error) = body.get("error").filter(|error| !error.is_null()) {
         return Err(provider_error(error));
@@ -264,10 +264,7 @@ impl StreamAssembler {
             Value::String(text) if text.trim() == "[DONE]" => self.draft.complete = true,
             Value::Object(_) => self.read_event(event.event.as_deref(), &event.data)?,
             other => {
-                return Err(self.wire.error(
-                    "",
-                    format!("expected a JSON object or [DONE], found {}", kind(other)),
-                ));
+                return Err(self.wire.unexpected("", "a JSON object or [DONE]", other));
             }
         }
         Ok(self.draft.chunks.split_off(start))
@@ -332,14 +329,16 @@ impl Wire {
         }
     }
 
+    /// An error at `pointer`: `expected` was wanted, `found` is what the JSON holds there.
+    fn unexpected(&self, pointer: &str, expected: &str, found: &Value) -> Error {
+        self.error(pointer, format!("expected {expected}, found {}", kind(found)))
+    }
+
     /// The string at `pointer` inside `value` (which sits at `at`), or an error naming it.
     fn string(&self, value: &Value, at: &str, pointer: &str) -> Result<String> {
         match value.pointer(pointer) {
             Some(Value::String(text)) => Ok(text.clone()),
-            Some(other) => Err(self.error(
-                &format!("{at}{pointer}"),
-                format!("expected a string, found {}", kind(other)),
-            )),
+            Some(other) => Err(self.unexpected(&format!("{at}{pointer}"), "a string", other)),
             None => Err(self.error(&format!("{at}{pointer}"), "missing".to_owned())),
         }
     }
@@ -349,10 +348,7 @@ impl Wire {
         match value.pointer(pointer) {
             None | Some(Value::Null) => Ok(&[]),
             Some(Value::Array(items)) => Ok(items),
-            Some(other) => Err(self.error(
-                &format!("{at}{pointer}"),
-                format!("expected an array, found {}", kind(other)),
-            )),
+            Some(other) => Err(self.unexpected(&format!("{at}{pointer}"), "an array", other)),
         }
     }
 }

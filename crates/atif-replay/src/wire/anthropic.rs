@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::{Draft, Wire, count, kind, text_of, tool_fields};
+use crate::wire::{Draft, Wire, count, text_of, tool_fields};
 use crate::{
     FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage,
 };
@@ -16,10 +16,7 @@ pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
             request.messages.push(Message::system(text_of(system, "\n")));
         }
         Some(other) => {
-            return Err(wire.error(
-                "/system",
-                format!("expected a string or an array of text blocks, found {}", kind(other)),
-            ));
+            return Err(wire.unexpected("/system", "a string or an array of text blocks", other));
         }
     }
     for (idx, value) in wire.array(body, "", "/messages")?.iter().enumerate() {
@@ -29,9 +26,10 @@ pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
             Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
             Some(Value::Array(blocks)) => blocks.clone(),
             Some(other) => {
-                return Err(wire.error(
+                return Err(wire.unexpected(
                     &format!("{at}/content"),
-                    format!("expected a string or an array of blocks, found {}", kind(other)),
+                    "a string or an array of blocks",
+                    other,
                 ));
             }
             None => return Err(wire.error(&format!("{at}/content"), "missing".to_owned())),
@@ -107,10 +105,7 @@ pub(super) fn response(wire: &Wire, body: &Value) -> Result<LlmResponse> {
     let blocks = match body.get("content") {
         Some(Value::Array(blocks)) => blocks,
         Some(other) => {
-            return Err(wire.error(
-                "/content",
-                format!("expected an array of content blocks, found {}", kind(other)),
-            ));
+            return Err(wire.unexpected("/content", "an array of content blocks", other));
         }
         None => return Err(wire.error("/content", "missing".to_owned())),
     };
@@ -191,10 +186,7 @@ pub(super) fn event(
 fn block_index(wire: &Wire, data: &Value) -> Result<String> {
     match data.get("index") {
         Some(Value::Number(index)) if index.is_u64() => Ok(index.to_string()),
-        Some(other) => {
-            Err(wire
-                .error("/index", format!("expected a content block index, found {}", kind(other))))
-        }
+        Some(other) => Err(wire.unexpected("/index", "a content block index", other)),
         None => Err(wire.error("/index", "missing".to_owned())),
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::{Draft, Wire, count, join_texts, kind, text_of, tool_fields};
+use crate::wire::{Draft, Wire, count, join_texts, text_of, tool_fields};
 use crate::{
     FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage,
 };
@@ -54,10 +54,7 @@ pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
 fn parts<'v>(wire: &Wire, content: &'v Value, at: &str) -> Result<&'v [Value]> {
     match content.get("parts") {
         Some(Value::Array(parts)) => Ok(parts),
-        Some(other) => Err(wire.error(
-            &format!("{at}/parts"),
-            format!("expected an array of parts, found {}", kind(other)),
-        )),
+        Some(other) => Err(wire.unexpected(&format!("{at}/parts"), "an array of parts", other)),
         None => Err(wire.error(&format!("{at}/parts"), "missing".to_owned())),
     }
 }

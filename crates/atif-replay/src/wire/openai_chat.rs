@@ -3,9 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::{
-    Draft, Wire, arguments_text, count, kind, parse_arguments, text_of, tool_fields,
-};
+use crate::wire::{Draft, Wire, arguments_text, count, parse_arguments, text_of, tool_fields};
 use crate::{
     FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage,
 };
@@ -72,8 +70,7 @@ pub(super) fn response(wire: &Wire, body: &Value) -> Result<LlmResponse> {
         return Err(wire.error("/choices/0/message", "missing".to_owned()));
     };
     if !message.is_object() {
-        return Err(wire
-            .error("/choices/0/message", format!("expected an object, found {}", kind(message))));
+        return Err(wire.unexpected("/choices/0/message", "an object", message));
     }
     let mut draft = Draft::default();
     draft.set_model(body.get("model"));
@@ -120,7 +117,7 @@ fn read_message(wire: &Wire, draft: &mut Draft, message: &Value, at: &str) -> Re
     for (idx, call) in wire.array(message, at, "/tool_calls")?.iter().enumerate() {
         let call_at = format!("{at}/tool_calls/{idx}");
         if !call.is_object() {
-            return Err(wire.error(&call_at, format!("expected an object, found {}", kind(call))));
+            return Err(wire.unexpected(&call_at, "an object", call));
         }
         let key = call.get("index").and_then(Value::as_u64).unwrap_or(idx as u64).to_string();
         let pointer = format!("{}{call_at}", wire.base);

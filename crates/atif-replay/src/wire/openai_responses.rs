@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::{Draft, Wire, arguments_text, count, kind, provider_error, text_of, tool_fields};
+use crate::wire::{Draft, Wire, arguments_text, count, provider_error, text_of, tool_fields};
 use crate::{
     Error, FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition,
     Usage,
@@ -15,9 +15,7 @@ pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
         None | Some(Value::Null) => {}
         Some(Value::String(text)) => request.messages.push(Message::system(text.clone())),
         Some(other) => {
-            return Err(
-                wire.error("/instructions", format!("expected a string, found {}", kind(other)))
-            );
+            return Err(wire.unexpected("/instructions", "a string", other));
         }
     }
     match body.get("input") {
@@ -29,10 +27,7 @@ pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
             }
         }
         Some(other) => {
-            return Err(wire.error(
-                "/input",
-                format!("expected a string or an array of items, found {}", kind(other)),
-            ));
+            return Err(wire.unexpected("/input", "a string or an array of items", other));
         }
     }
     for (idx, tool) in wire.array(body, "", "/tools")?.iter().enumerate() {
@@ -53,7 +48,7 @@ pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
 
 fn input_item(wire: &Wire, item: &Value, at: &str, out: &mut Vec<Message>) -> Result<()> {
     if !item.is_object() {
-        return Err(wire.error(at, format!("expected an input item object, found {}", kind(item))));
+        return Err(wire.unexpected(at, "an input item object", item));
     }
     let item_type = item.get("type").and_then(Value::as_str);
     if item.get("role").is_some() && matches!(item_type, None | Some("message")) {
@@ -157,9 +152,10 @@ fn read_response(
             return Err(wire.error(&format!("{at}/output"), "missing".to_owned()));
         };
         let Value::Array(items) = items else {
-            return Err(wire.error(
+            return Err(wire.unexpected(
                 &format!("{at}/output"),
-                format!("expected an array of output items, found {}", kind(items)),
+                "an array of output items",
+                items,
             ));
         };
         for (idx, item) in items.iter().enumerate() {
@@ -232,10 +228,7 @@ pub(super) fn event(
     let event_type = data.get("type").and_then(Value::as_str).or(name).unwrap_or_default();
     let key = || match data.get("output_index") {
         Some(Value::Number(index)) if index.is_u64() => Ok(index.to_string()),
-        Some(other) => {
-            Err(wire
-                .error("/output_index", format!("expected an output index, found {}", kind(other))))
-        }
+        Some(other) => Err(wire.unexpected("/output_index", "an output index", other)),
         None => Err(wire.error("/output_index", "missing".to_owned())),
     };
     let delta = || wire.string(data, "", "/delta");
