@@ -61,6 +61,17 @@ pub enum Error {
         /// What was expected and what was found, with the pointer or position.
         message: String,
     },
+    /// A timestamp that the ATIF references reject (see `check_timestamp`).
+    #[error(
+        "{text:?} is not an ISO 8601 date-time as Python's datetime.fromisoformat reads it after \
+         Z → +00:00 ({reason}); expected e.g. \"2025-10-16T14:30:00Z\""
+    )]
+    Timestamp {
+        /// The text as found.
+        text: String,
+        /// What is wrong with it, e.g. `hour must be 0..23`.
+        reason: &'static str,
+    },
     /// A builder was asked for something that would make an invalid trajectory.
     #[error("cannot build trajectory: {reason}")]
     Build {
@@ -76,7 +87,10 @@ impl Error {
     pub fn is_invalid_input(&self) -> bool {
         matches!(
             self,
-            Error::NotTrajectory { .. } | Error::Json { .. } | Error::UnknownVersion { .. }
+            Error::NotTrajectory { .. }
+                | Error::Json { .. }
+                | Error::UnknownVersion { .. }
+                | Error::Timestamp { .. }
         )
     }
 }

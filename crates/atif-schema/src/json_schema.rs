@@ -12,32 +12,10 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema as schema};
 use serde_json::{Map, Value, json};
 
-use crate::{SchemaVersion, Trajectory};
+use crate::{CHANGES, Change, ChangeKind, ObjectType, SchemaVersion, Trajectory};
 
 /// Where `$defs` live in every generated schema.
 const DEFS: &str = "#/$defs/";
-
-/// Fields that arrived after ATIF-v1.0: (`$defs` name, property, minor version it arrived in).
-/// Everything else in the typed model has existed since v1.0.
-const FIELDS_SINCE: &[(&str, &str, u8)] = &[
-    ("Trajectory", "extra", 1),
-    ("Metrics", "completion_token_ids", 3),
-    ("Metrics", "prompt_token_ids", 4),
-    ("Agent", "tool_definitions", 5),
-    ("Trajectory", "continued_trajectory_ref", 5),
-    ("Step", "is_copied_context", 5),
-    ("Trajectory", "trajectory_id", 7),
-    ("Trajectory", "subagent_trajectories", 7),
-    ("Step", "llm_call_count", 7),
-    ("ToolCall", "extra", 7),
-    ("ObservationResult", "extra", 7),
-    ("SubagentTrajectoryRef", "trajectory_id", 7),
-];
-
-/// Objects that arrived after ATIF-v1.0: (`$defs` name, minor version). Their fields arrived
-/// with them.
-const DEFINITIONS_SINCE: &[(&str, u8)] =
-    &[("ContentPart", 6), ("ImageSource", 6), ("AudioSource", 8)];
 
 /// The JSON Schema (Draft 2020-12) of one ATIF version, as a JSON value.
 ///
@@ -52,19 +30,15 @@ pub fn json_schema(version: SchemaVersion) -> Value {
     root
 }
 
-/// The version in which `property` of the `$defs` entry `definition` arrived, for the fields of
-/// the typed model (v1.0 for those not listed as later additions).
+/// The version in which `property` of the `$defs` entry `definition` arrived, as the
+/// per-version table ([`CHANGES`](crate::CHANGES)) says (v1.0 for names the table does not know).
 ///
 /// A field of an object that itself arrived later (`ImageSource` in v1.6, `AudioSource` in
 /// v1.8) arrived with it.
 pub fn field_since(definition: &str, property: &str) -> SchemaVersion {
-    let field = FIELDS_SINCE
-        .iter()
-        .find(|(def, prop, _)| *def == definition && *prop == property)
-        .map_or(0, |(_, _, minor)| *minor);
-    let object =
-        DEFINITIONS_SINCE.iter().find(|(def, _)| *def == definition).map_or(0, |(_, minor)| *minor);
-    SchemaVersion::from_minor(field.max(object)).unwrap_or(SchemaVersion::LATEST)
+    ObjectType::from_name(definition)
+        .and_then(|object| object.field_since(property))
+        .unwrap_or(SchemaVersion::V1_0)
 }
 
 /// The file name of a version's committed schema, e.g. `atif-v1.8.schema.json`.
@@ -114,55 +88,8 @@ fn restrict(root: &mut Value, version: SchemaVersion) {
     );
     remove_def(&mut defs, "SchemaVersion");
 
-    for (definition, property, minor) in FIELDS_SINCE {
-        if version.minor() < *minor {
-            remove_property(&mut defs, definition, property);
-        }
-    }
-
-    if version < SchemaVersion::V1_6 {
-        // Before v1.6 a message or result content is a plain string.
-        defs["Message"] = json!({
-            "description": "Text: the type of `step.message` and of an observation result's `content`.",
-            "type": "string",
-        });
-    } else if version < SchemaVersion::V1_8 {
-        // Before v1.8 a content part is text or image, never audio.
-        if let Some(variants) = defs.pointer_mut("/ContentPart/oneOf").and_then(Value::as_array_mut)
-        {
-            variants.retain(|variant| {
-                variant.pointer("/properties/type/const") != Some(&json!("audio"))
-            });
-        }
-        if let Some(Value::String(description)) = defs.pointer_mut("/ContentPart/description") {
-            description.push_str(" Audio parts arrive in ATIF-v1.8.");
-        }
-    }
-
-    if version < SchemaVersion::V1_7 {
-        // Up to v1.6 the run's session id is required, and a subagent ref is resolved by its
-        // session id, which is therefore required too.
-        add_required(&mut defs, "Trajectory", "session_id");
-        add_required(&mut defs, "SubagentTrajectoryRef", "session_id");
-        set_non_null(&mut defs, "Trajectory", "session_id");
-        set_non_null(&mut defs, "SubagentTrajectoryRef", "session_id");
-    } else if let Some(reference) =
-        defs.get_mut("SubagentTrajectoryRef").and_then(Value::as_object_mut)
-    {
-        // From v1.7 a ref must say where the trajectory is: embedded or stored. Written as
-        // if/then (no trajectory_id, so a trajectory_path) rather than anyOf, which code
-        // generators would turn into two ref types.
-        reference.insert(
-            "if".to_owned(),
-            json!({"anyOf": [
-                {"not": {"required": ["trajectory_id"]}},
-                {"properties": {"trajectory_id": {"type": "null"}}},
-            ]}),
-        );
-        reference.insert(
-            "then".to_owned(),
-            json!({"required": ["trajectory_path"], "properties": {"trajectory_path": {"type": "string"}}}),
-        );
+    for change in CHANGES {
+        apply_change(&mut defs, change, version >= change.since);
     }
 
     if let Some(defs_object) = defs.as_object_mut() {
@@ -185,6 +112,70 @@ fn restrict(root: &mut Value, version: SchemaVersion) {
     );
     root_object.insert("$ref".to_owned(), Value::String(format!("{DEFS}Trajectory")));
     root_object.insert("$defs".to_owned(), defs);
+}
+
+/// Makes the schema follow one row of the per-version table, for a version that has the change
+/// (`arrived`) or not.
+fn apply_change(defs: &mut Value, change: &Change, arrived: bool) {
+    match (change.kind, arrived) {
+        (ChangeKind::Field { object, field }, false) => {
+            remove_property(defs, object.name(), field);
+        }
+        (ChangeKind::Object(ObjectType::ContentPart), false) => {
+            // Before content parts, a message or result content is a plain string.
+            defs["Message"] = json!({
+                "description": "Text: the type of `step.message` and of an observation result's `content`.",
+                "type": "string",
+            });
+        }
+        (ChangeKind::ContentPartType(part_type), false) => {
+            if let Some(variants) =
+                defs.pointer_mut("/ContentPart/oneOf").and_then(Value::as_array_mut)
+            {
+                variants.retain(|variant| {
+                    variant.pointer("/properties/type/const") != Some(&json!(part_type))
+                });
+            }
+            if let Some(Value::String(description)) = defs.pointer_mut("/ContentPart/description") {
+                description.push_str(&format!(
+                    " {} parts arrive in {}.",
+                    capitalized(part_type),
+                    change.since
+                ));
+            }
+        }
+        (ChangeKind::NoLongerRequired { object, field }, false) => {
+            add_required(defs, object.name(), field);
+            set_non_null(defs, object.name(), field);
+        }
+        (ChangeKind::RefNamesTrajectory, true) => {
+            // A ref must say where the trajectory is: embedded or stored. Written as if/then
+            // (no trajectory_id, so a trajectory_path) rather than anyOf, which code generators
+            // would turn into two ref types.
+            let name = ObjectType::SubagentTrajectoryRef.name();
+            if let Some(reference) = defs.get_mut(name).and_then(Value::as_object_mut) {
+                reference.insert(
+                    "if".to_owned(),
+                    json!({"anyOf": [
+                        {"not": {"required": ["trajectory_id"]}},
+                        {"properties": {"trajectory_id": {"type": "null"}}},
+                    ]}),
+                );
+                reference.insert(
+                    "then".to_owned(),
+                    json!({"required": ["trajectory_path"], "properties": {"trajectory_path": {"type": "string"}}}),
+                );
+            }
+        }
+        // Objects of later versions are pruned once nothing refers to them; an observation on a
+        // system step is a rule between fields, which the schemas leave to the validator.
+        _ => {}
+    }
+}
+
+fn capitalized(word: &str) -> String {
+    let mut chars = word.chars();
+    chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }
 
 /// Replaces every `"$ref": from` below `value` with `"$ref": to`.
@@ -283,7 +274,10 @@ fn describe_tags(defs: &mut Map<String, Value>) {
             continue;
         };
         let kind = tag.get("const").and_then(Value::as_str).unwrap_or("").to_owned();
-        let since = if kind == "audio" { "ATIF-v1.8" } else { "ATIF-v1.6" };
+        let since = CHANGES
+            .iter()
+            .find(|change| matches!(change.kind, ChangeKind::ContentPartType(tag) if tag == kind))
+            .map_or(ObjectType::ContentPart.since(), |change| change.since);
         let title = match kind.as_str() {
             "text" => "TextPart",
             "image" => "ImagePart",

@@ -15,6 +15,8 @@
 //!   with a rule id, a severity and a JSON Pointer; [`parse_json`] reads bytes strictly. It
 //!   never touches the file system unless [`ValidateOptions::set_media_folder`] names the
 //!   trajectory's folder, for Harbor's check that local media files exist.
+//! - [`check_timestamp`] is the one timestamp check of the workspace: what the validator's
+//!   `timestamp` rule and every producer (the importers, the builder's callers) accept.
 //! - [`load_trajectory`] (and [`read_path`], [`read_reader`], [`parse_trajectory`]) is the
 //!   one way a trajectory is read from outside: within a size limit ([`LoadOptions`]), stopped
 //!   at the first byte of binary input, and accepted only when it is strict JSON with the form
@@ -76,9 +78,11 @@
 
 mod builder;
 mod error;
+mod field_table;
 mod json_kind;
 mod json_schema;
 mod load;
+mod timestamp;
 mod trajectory;
 mod upgrade;
 mod validate;
@@ -86,12 +90,14 @@ mod version;
 
 pub use builder::{AgentStepBuilder, StepBuilder, TrajectoryBuilder};
 pub use error::{Error, Result};
+pub use field_table::{CHANGES, Change, ChangeKind, ObjectType};
 pub use json_kind::json_kind;
 pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
 pub use load::{
     DEFAULT_MAX_INPUT_BYTES, LoadOptions, check_trajectory, load_trajectory, parse_trajectory,
     read_path, read_reader, read_stdin,
 };
+pub use timestamp::check_timestamp;
 pub use trajectory::{
     Agent, AudioMediaType, AudioSource, ContentPart, FinalMetrics, ImageMediaType, ImageSource,
     JsonObject, Message, Metrics, Observation, ObservationResult, ReasoningEffort, Step,

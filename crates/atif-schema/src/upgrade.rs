@@ -1,15 +1,17 @@
 //! `upgrade`: rewrite an ATIF v1.x document as ATIF-v1.8, saying what changed and what could
 //! not be changed safely.
 //!
-//! Every change from v1.0 to v1.8 was additive except one: since v1.7 a subagent ref must name
+//! The upgrade follows the per-version table ([`CHANGES`]). Every change from v1.0 to v1.8 was
+//! additive except one ([`ChangeKind::RefNamesTrajectory`]): since v1.7 a subagent ref must name
 //! its trajectory by `trajectory_id` (embedded) or `trajectory_path` (stored); a v1.6-style ref
-//! with only `session_id` no longer resolves. The upgrade fixes such a ref only when the answer
-//! is in the document (exactly one embedded subagent with that `session_id` and a
-//! `trajectory_id`), and otherwise leaves it as it is and says so: it never invents data.
+//! with only `session_id` no longer resolves. For a document labelled before that change, the
+//! upgrade fixes such a ref only when the answer is in the document (exactly one embedded
+//! subagent with that `session_id` and a `trajectory_id`), and otherwise leaves it as it is and
+//! says so: it never invents data.
 
 use serde_json::{Map, Value};
 
-use crate::{Error, Result, SchemaVersion, json_kind};
+use crate::{CHANGES, ChangeKind, Error, Result, SchemaVersion, json_kind};
 
 /// The result of [`upgrade`]: the rewritten document and what happened to it.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,8 +58,13 @@ fn upgrade_trajectory(
             ),
         });
     };
-    relabel(object, pointer, notes)?;
-    fix_session_refs(object, pointer, notes);
+    let version = relabel(object, pointer, notes)?;
+    // Additive changes need nothing; the others are repaired where the document says how.
+    for change in CHANGES.iter().filter(|change| version < change.since) {
+        if change.kind == ChangeKind::RefNamesTrajectory {
+            fix_session_refs(object, pointer, notes);
+        }
+    }
     if let Some(Value::Array(subagents)) = object.get_mut("subagent_trajectories") {
         for (idx, subagent) in subagents.iter_mut().enumerate() {
             upgrade_trajectory(subagent, &format!("{pointer}/subagent_trajectories/{idx}"), notes)?;
@@ -66,7 +73,12 @@ fn upgrade_trajectory(
     Ok(())
 }
 
-fn relabel(object: &mut Map<String, Value>, pointer: &str, notes: &mut Vec<String>) -> Result<()> {
+/// Writes the newest label; returns the version the trajectory had.
+fn relabel(
+    object: &mut Map<String, Value>,
+    pointer: &str,
+    notes: &mut Vec<String>,
+) -> Result<SchemaVersion> {
     let latest = SchemaVersion::LATEST.label();
     let version = match object.get("schema_version") {
         None | Some(Value::Null) => {
@@ -74,7 +86,7 @@ fn relabel(object: &mut Map<String, Value>, pointer: &str, notes: &mut Vec<Strin
                 "{pointer}/schema_version: missing, read as {latest} (the Harbor default) and written out"
             ));
             object.insert("schema_version".to_owned(), Value::String(latest.to_owned()));
-            return Ok(());
+            return Ok(SchemaVersion::LATEST);
         }
         Some(Value::String(label)) => match SchemaVersion::try_from(label.as_str()) {
             Ok(version) => version,
@@ -105,7 +117,7 @@ fn relabel(object: &mut Map<String, Value>, pointer: &str, notes: &mut Vec<Strin
         notes.push(format!("{pointer}/schema_version: {version} -> {latest}"));
         object.insert("schema_version".to_owned(), Value::String(latest.to_owned()));
     }
-    Ok(())
+    Ok(version)
 }
 
 /// Gives a `session_id`-only subagent ref the `trajectory_id` of the one embedded subagent that

@@ -8,7 +8,6 @@
 mod media;
 mod parse;
 mod rules;
-mod timestamp;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

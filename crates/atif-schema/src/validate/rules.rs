@@ -9,9 +9,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use crate::SchemaVersion;
+use crate::field_table::{self, Change, ChangeKind, ObjectType};
 use crate::validate::parse::{push_escaped, sentinel_literal};
-use crate::validate::{Finding, Profile, Rule, Severity, timestamp};
+use crate::validate::{Finding, Profile, Rule, Severity};
+use crate::{SchemaVersion, check_timestamp};
 
 /// Embedded subagents deeper than this are not checked (a parsed document cannot get close:
 /// the reader stops at 128 levels of nesting, and each subagent level takes two).
@@ -104,71 +105,9 @@ impl<'a> Path<'a> {
     }
 }
 
-/// A field that arrived in a later version than some labels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Feature {
-    RootExtra,
-    SystemObservation,
-    CompletionTokenIds,
-    PromptTokenIds,
-    ToolDefinitions,
-    ContinuedTrajectoryRef,
-    IsCopiedContext,
-    ContentParts,
-    ToolCallExtra,
-    ResultExtra,
-    SubagentTrajectories,
-    TrajectoryId,
-    RefTrajectoryId,
-    LlmCallCount,
-    AudioPart,
-}
-
-impl Feature {
-    fn since(self) -> SchemaVersion {
-        match self {
-            Feature::RootExtra => SchemaVersion::V1_1,
-            Feature::SystemObservation => SchemaVersion::V1_2,
-            Feature::CompletionTokenIds => SchemaVersion::V1_3,
-            Feature::PromptTokenIds => SchemaVersion::V1_4,
-            Feature::ToolDefinitions
-            | Feature::ContinuedTrajectoryRef
-            | Feature::IsCopiedContext => SchemaVersion::V1_5,
-            Feature::ContentParts => SchemaVersion::V1_6,
-            Feature::ToolCallExtra
-            | Feature::ResultExtra
-            | Feature::SubagentTrajectories
-            | Feature::TrajectoryId
-            | Feature::RefTrajectoryId
-            | Feature::LlmCallCount => SchemaVersion::V1_7,
-            Feature::AudioPart => SchemaVersion::V1_8,
-        }
-    }
-
-    fn what(self) -> &'static str {
-        match self {
-            Feature::RootExtra => "root `extra`",
-            Feature::SystemObservation => "an observation on a system step",
-            Feature::CompletionTokenIds => "`metrics.completion_token_ids`",
-            Feature::PromptTokenIds => "`metrics.prompt_token_ids`",
-            Feature::ToolDefinitions => "`agent.tool_definitions`",
-            Feature::ContinuedTrajectoryRef => "`continued_trajectory_ref`",
-            Feature::IsCopiedContext => "`is_copied_context`",
-            Feature::ContentParts => "content-part arrays",
-            Feature::ToolCallExtra => "`tool_calls[].extra`",
-            Feature::ResultExtra => "`observation.results[].extra`",
-            Feature::SubagentTrajectories => "embedded `subagent_trajectories`",
-            Feature::TrajectoryId => "root `trajectory_id`",
-            Feature::RefTrajectoryId => "`subagent_trajectory_ref[].trajectory_id`",
-            Feature::LlmCallCount => "`llm_call_count`",
-            Feature::AudioPart => "audio content parts",
-        }
-    }
-}
-
 #[derive(Debug)]
 struct FeatureUse {
-    feature: Feature,
+    change: &'static Change,
     pointer: String,
     count: usize,
 }
@@ -243,59 +182,6 @@ enum Kind {
     Audio,
 }
 
-const TRAJECTORY_FIELDS: &[&str] = &[
-    "schema_version",
-    "session_id",
-    "trajectory_id",
-    "agent",
-    "steps",
-    "notes",
-    "final_metrics",
-    "continued_trajectory_ref",
-    "extra",
-    "subagent_trajectories",
-];
-const AGENT_FIELDS: &[&str] = &["name", "version", "model_name", "tool_definitions", "extra"];
-const STEP_FIELDS: &[&str] = &[
-    "step_id",
-    "timestamp",
-    "source",
-    "model_name",
-    "reasoning_effort",
-    "message",
-    "reasoning_content",
-    "tool_calls",
-    "observation",
-    "metrics",
-    "extra",
-    "llm_call_count",
-    "is_copied_context",
-];
-const TOOL_CALL_FIELDS: &[&str] = &["tool_call_id", "function_name", "arguments", "extra"];
-const OBSERVATION_FIELDS: &[&str] = &["results"];
-const RESULT_FIELDS: &[&str] = &["source_call_id", "content", "subagent_trajectory_ref", "extra"];
-const REF_FIELDS: &[&str] = &["session_id", "trajectory_id", "trajectory_path", "extra"];
-const PART_FIELDS: &[&str] = &["type", "text", "source"];
-const IMAGE_SOURCE_FIELDS: &[&str] = &["media_type", "path"];
-const AUDIO_SOURCE_FIELDS: &[&str] = &["media_type", "path", "duration_sec"];
-const METRICS_FIELDS: &[&str] = &[
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "cost_usd",
-    "prompt_token_ids",
-    "completion_token_ids",
-    "logprobs",
-    "extra",
-];
-const FINAL_METRICS_FIELDS: &[&str] = &[
-    "total_prompt_tokens",
-    "total_completion_tokens",
-    "total_cached_tokens",
-    "total_cost_usd",
-    "total_steps",
-    "extra",
-];
 const AGENT_ONLY: &[&str] =
     &["model_name", "reasoning_effort", "reasoning_content", "tool_calls", "metrics"];
 const IMAGE_MEDIA_TYPES: &[&str] = &["image/jpeg", "image/png", "image/gif", "image/webp"];
@@ -352,11 +238,19 @@ impl<'v> Walker<'_, 'v> {
         self.profile == Profile::Harbor
     }
 
-    fn feature(&mut self, feature: Feature, path: &Path<'_>) {
-        match self.features.iter_mut().find(|used| used.feature == feature) {
+    /// Records a use of a row of the per-version table, for the `version-feature` check once
+    /// the trajectory's label is known.
+    fn feature(&mut self, kind: ChangeKind, path: &Path<'_>) {
+        let Some(change) = field_table::change(kind) else { return };
+        match self.features.iter_mut().find(|used| std::ptr::eq(used.change, change)) {
             Some(used) => used.count += 1,
-            None => self.features.push(FeatureUse { feature, pointer: path.render(), count: 1 }),
+            None => self.features.push(FeatureUse { change, pointer: path.render(), count: 1 }),
         }
+    }
+
+    /// Records the use of a field that arrived after ATIF-v1.0.
+    fn field_feature(&mut self, object: ObjectType, field: &'static str, path: &Path<'_>) {
+        self.feature(ChangeKind::Field { object, field }, path);
     }
 
     fn sentinel(&self, value: &Value) -> Option<&'static str> {
@@ -405,10 +299,7 @@ impl<'v> Walker<'_, 'v> {
         let mut totals = None;
         for (key, value) in object {
             let here = path.key(key);
-            if value.is_null()
-                && key != "schema_version"
-                && TRAJECTORY_FIELDS.contains(&key.as_str())
-            {
+            if value.is_null() && key != "schema_version" && ObjectType::Trajectory.has_field(key) {
                 continue;
             }
             match key.as_str() {
@@ -417,15 +308,15 @@ impl<'v> Walker<'_, 'v> {
                     self.string(value, &here);
                 }
                 "trajectory_id" => {
-                    self.feature(Feature::TrajectoryId, &here);
+                    self.field_feature(ObjectType::Trajectory, "trajectory_id", &here);
                     self.string(value, &here);
                 }
                 "continued_trajectory_ref" => {
-                    self.feature(Feature::ContinuedTrajectoryRef, &here);
+                    self.field_feature(ObjectType::Trajectory, "continued_trajectory_ref", &here);
                     self.string(value, &here);
                 }
                 "extra" => {
-                    self.feature(Feature::RootExtra, &here);
+                    self.field_feature(ObjectType::Trajectory, "extra", &here);
                     self.object(value, &here);
                 }
                 "agent" => self.agent(value, &here),
@@ -460,7 +351,7 @@ impl<'v> Walker<'_, 'v> {
                 }
                 "final_metrics" => totals = self.final_metrics(value, &here),
                 "subagent_trajectories" => {
-                    self.feature(Feature::SubagentTrajectories, &here);
+                    self.field_feature(ObjectType::Trajectory, "subagent_trajectories", &here);
                     let Some(subagents) = self.array(value, &here) else { continue };
                     for (sub_idx, subagent) in subagents.iter().enumerate() {
                         let sub_path = here.index(sub_idx);
@@ -510,7 +401,9 @@ impl<'v> Walker<'_, 'v> {
                         }
                     }
                 }
-                _ => self.unknown(&here, key, TRAJECTORY_FIELDS, trajectory_hint(key)),
+                _ => {
+                    self.unknown(&here, key, ObjectType::Trajectory.fields(), trajectory_hint(key))
+                }
             }
         }
         if object.get("agent").is_none_or(Value::is_null) {
@@ -541,41 +434,16 @@ impl<'v> Walker<'_, 'v> {
 
         let unseen_work = std::mem::replace(&mut self.unseen_work, saved_unseen_work);
 
+        if object.get("session_id").is_none_or(Value::is_null) {
+            let kind = ChangeKind::NoLongerRequired {
+                object: ObjectType::Trajectory,
+                field: "session_id",
+            };
+            self.feature(kind, path);
+        }
         let features = std::mem::replace(&mut self.features, saved_features);
         if let Some(version) = summary.version {
-            for used in features {
-                if used.feature.since() > version {
-                    let more = match used.count {
-                        1 => String::new(),
-                        n => format!(" (and {} more places)", n - 1),
-                    };
-                    self.findings.push(Finding {
-                        rule: Rule::VersionFeature,
-                        severity: Severity::Warning,
-                        pointer: used.pointer,
-                        message: format!(
-                            "{} arrived in {}, but the document is labelled {}{more}; readers \
-                             accept it (no reference gates by label), but the label should be \
-                             at least {}",
-                            used.feature.what(),
-                            used.feature.since(),
-                            version,
-                            used.feature.since()
-                        ),
-                    });
-                }
-            }
-            if version < SchemaVersion::V1_7 && object.get("session_id").is_none_or(Value::is_null)
-            {
-                self.warn(
-                    Rule::VersionFeature,
-                    path,
-                    format!(
-                        "{version} requires session_id (it became optional in ATIF-v1.7); no \
-                         reference validator enforces this any more"
-                    ),
-                );
-            }
+            self.version_features(version, features);
         }
 
         let mut all_sums = own_sums;
@@ -586,6 +454,39 @@ impl<'v> Walker<'_, 'v> {
         }
         summary.sums_with_subagents = all_sums;
         summary
+    }
+
+    /// Warns about each row of the per-version table that the trajectory uses (or, for a field
+    /// that used to be required, lacks) although its label is older.
+    fn version_features(&mut self, version: SchemaVersion, features: Vec<FeatureUse>) {
+        for used in features {
+            let since = used.change.since;
+            if since <= version {
+                continue;
+            }
+            let more = match used.count {
+                1 => String::new(),
+                n => format!(" (and {} more places)", n - 1),
+            };
+            let what = used.change.what;
+            let message = match used.change.kind {
+                ChangeKind::NoLongerRequired { .. } => format!(
+                    "{version} requires {what} (it became optional in {since}){more}; no \
+                     reference validator enforces this any more"
+                ),
+                _ => format!(
+                    "{what} arrived in {since}, but the document is labelled {version}{more}; \
+                     readers accept it (no reference gates by label), but the label should be at \
+                     least {since}"
+                ),
+            };
+            self.findings.push(Finding {
+                rule: Rule::VersionFeature,
+                severity: Severity::Warning,
+                pointer: used.pointer,
+                message,
+            });
+        }
     }
 
     fn check_totals(
@@ -712,7 +613,7 @@ impl<'v> Walker<'_, 'v> {
             return;
         };
         for (key, value) in object {
-            if value.is_null() && AGENT_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::Agent.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -735,7 +636,7 @@ impl<'v> Walker<'_, 'v> {
                     }
                 }
                 "tool_definitions" => {
-                    self.feature(Feature::ToolDefinitions, &here);
+                    self.field_feature(ObjectType::Agent, "tool_definitions", &here);
                     let Some(definitions) = self.array(value, &here) else { continue };
                     for (def_idx, definition) in definitions.iter().enumerate() {
                         self.expect_object(
@@ -748,7 +649,7 @@ impl<'v> Walker<'_, 'v> {
                 "extra" => {
                     self.object(value, &here);
                 }
-                _ => self.unknown(&here, key, AGENT_FIELDS, agent_hint(key)),
+                _ => self.unknown(&here, key, ObjectType::Agent.fields(), agent_hint(key)),
             }
         }
         self.require(object, path, "name", "a string (the agent's name)");
@@ -775,7 +676,7 @@ impl<'v> Walker<'_, 'v> {
         let mut tool_call_set: HashSet<&'v str> = HashSet::new();
         let mut source_call_ids: Vec<(usize, &'v str)> = Vec::new();
         for (key, value) in object {
-            if value.is_null() && STEP_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::Step.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -796,16 +697,8 @@ impl<'v> Walker<'_, 'v> {
                 "step_id" => summary.step_id = self.integer(value, &here),
                 "timestamp" => {
                     if let Some(text) = self.string(value, &here) {
-                        if let Err(reason) = timestamp::check(text) {
-                            self.error(
-                                Rule::Timestamp,
-                                &here,
-                                format!(
-                                    "{text:?} is not an ISO 8601 date-time as Python's \
-                                     datetime.fromisoformat reads it after Z → +00:00 ({reason}); \
-                                     expected e.g. \"2025-10-16T14:30:00Z\""
-                                ),
-                            );
+                        if let Err(err) = check_timestamp(text) {
+                            self.error(Rule::Timestamp, &here, err.to_string());
                         }
                     }
                 }
@@ -858,7 +751,7 @@ impl<'v> Walker<'_, 'v> {
                 }
                 "observation" => {
                     if source == Some(Source::System) {
-                        self.feature(Feature::SystemObservation, &here);
+                        self.feature(ChangeKind::SystemObservation, &here);
                     }
                     self.observation(value, &here, &mut source_call_ids);
                 }
@@ -867,7 +760,7 @@ impl<'v> Walker<'_, 'v> {
                     self.object(value, &here);
                 }
                 "llm_call_count" => {
-                    self.feature(Feature::LlmCallCount, &here);
+                    self.field_feature(ObjectType::Step, "llm_call_count", &here);
                     llm_call_count = self.integer(value, &here);
                     if let Some(count) = llm_call_count.filter(|count| *count < 0) {
                         self.error(
@@ -878,12 +771,12 @@ impl<'v> Walker<'_, 'v> {
                     }
                 }
                 "is_copied_context" => {
-                    self.feature(Feature::IsCopiedContext, &here);
+                    self.field_feature(ObjectType::Step, "is_copied_context", &here);
                     if self.boolean(value, &here) == Some(true) {
                         self.unseen_work = true;
                     }
                 }
-                _ => self.unknown(&here, key, STEP_FIELDS, step_hint(key)),
+                _ => self.unknown(&here, key, ObjectType::Step.fields(), step_hint(key)),
             }
         }
         self.require(object, path, "step_id", "an integer (1 for the first step)");
@@ -949,7 +842,7 @@ impl<'v> Walker<'_, 'v> {
         )?;
         let mut id = None;
         for (key, value) in object {
-            if value.is_null() && TOOL_CALL_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::ToolCall.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -978,10 +871,10 @@ impl<'v> Walker<'_, 'v> {
                     ),
                 },
                 "extra" => {
-                    self.feature(Feature::ToolCallExtra, &here);
+                    self.field_feature(ObjectType::ToolCall, "extra", &here);
                     self.object(value, &here);
                 }
-                _ => self.unknown(&here, key, TOOL_CALL_FIELDS, tool_call_hint(key)),
+                _ => self.unknown(&here, key, ObjectType::ToolCall.fields(), tool_call_hint(key)),
             }
         }
         self.require(object, path, "tool_call_id", "a string");
@@ -1019,7 +912,7 @@ impl<'v> Walker<'_, 'v> {
                 _ => self.unknown(
                     &here,
                     key,
-                    OBSERVATION_FIELDS,
+                    ObjectType::Observation.fields(),
                     Some("an observation is {\"results\": [{source_call_id, content}, …]}"),
                 ),
             }
@@ -1033,7 +926,7 @@ impl<'v> Walker<'_, 'v> {
             self.expect_object(value, path, "a result object ({source_call_id, content})")?;
         let mut source_call_id = None;
         for (key, value) in object {
-            if value.is_null() && RESULT_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::ObservationResult.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -1057,10 +950,10 @@ impl<'v> Walker<'_, 'v> {
                     }
                 }
                 "extra" => {
-                    self.feature(Feature::ResultExtra, &here);
+                    self.field_feature(ObjectType::ObservationResult, "extra", &here);
                     self.object(value, &here);
                 }
-                _ => self.unknown(&here, key, RESULT_FIELDS, None),
+                _ => self.unknown(&here, key, ObjectType::ObservationResult.fields(), None),
             }
         }
         source_call_id
@@ -1076,7 +969,7 @@ impl<'v> Walker<'_, 'v> {
         };
         let mut trajectory_id = None;
         for (key, value) in object {
-            if value.is_null() && REF_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::SubagentTrajectoryRef.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -1085,21 +978,31 @@ impl<'v> Walker<'_, 'v> {
                     self.string(value, &here);
                 }
                 "trajectory_id" => {
-                    self.feature(Feature::RefTrajectoryId, &here);
+                    self.field_feature(ObjectType::SubagentTrajectoryRef, "trajectory_id", &here);
                     trajectory_id = self.string(value, &here);
                 }
                 "extra" => {
                     self.object(value, &here);
                 }
-                _ => self.unknown(&here, key, REF_FIELDS, None),
+                _ => self.unknown(&here, key, ObjectType::SubagentTrajectoryRef.fields(), None),
             }
         }
         let present = |key: &str| object.get(key).is_some_and(|value| !value.is_null());
+        if !present("session_id") {
+            let kind = ChangeKind::NoLongerRequired {
+                object: ObjectType::SubagentTrajectoryRef,
+                field: "session_id",
+            };
+            self.feature(kind, path);
+        }
         if !present("trajectory_id") && !present("trajectory_path") {
-            let session = if present("session_id") {
-                " (a session_id alone stopped being a valid ref in ATIF-v1.7: it never said where the subagent is)"
-            } else {
-                ""
+            let session = match field_table::change(ChangeKind::RefNamesTrajectory) {
+                Some(change) if present("session_id") => format!(
+                    " (a session_id alone stopped being a valid ref in {}: it never said where \
+                     the subagent is)",
+                    change.since
+                ),
+                _ => String::new(),
             };
             self.error(
                 Rule::SubagentRef,
@@ -1125,7 +1028,7 @@ impl<'v> Walker<'_, 'v> {
         match value {
             Value::String(_) if self.sentinel(value).is_none() => {}
             Value::Array(parts) => {
-                self.feature(Feature::ContentParts, path);
+                self.feature(ChangeKind::Object(ObjectType::ContentPart), path);
                 for (part_idx, part) in parts.iter().enumerate() {
                     self.part(part, &path.index(part_idx));
                 }
@@ -1162,7 +1065,7 @@ impl<'v> Walker<'_, 'v> {
             return;
         };
         for (key, value) in object {
-            if value.is_null() && PART_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::ContentPart.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -1171,7 +1074,7 @@ impl<'v> Walker<'_, 'v> {
                     self.string(value, &here);
                 }
                 "source" => {} // checked below, once the type is known
-                _ => self.unknown(&here, key, PART_FIELDS, None),
+                _ => self.unknown(&here, key, ObjectType::ContentPart.fields(), None),
             }
         }
         let present = |key: &str| object.get(key).is_some_and(|value| !value.is_null());
@@ -1203,7 +1106,7 @@ impl<'v> Walker<'_, 'v> {
             }
             "image" => Kind::Image,
             "audio" => {
-                self.feature(Feature::AudioPart, path);
+                self.feature(ChangeKind::ContentPartType("audio"), path);
                 Kind::Audio
             }
             other => {
@@ -1275,8 +1178,8 @@ impl<'v> Walker<'_, 'v> {
             _ => {}
         }
         let fields = match kind {
-            Kind::Image => IMAGE_SOURCE_FIELDS,
-            Kind::Audio => AUDIO_SOURCE_FIELDS,
+            Kind::Image => ObjectType::ImageSource.fields(),
+            Kind::Audio => ObjectType::AudioSource.fields(),
         };
         for (key, value) in object {
             if value.is_null() && fields.contains(&key.as_str()) {
@@ -1365,7 +1268,7 @@ impl<'v> Walker<'_, 'v> {
         let mut completion_ids = None;
         let mut logprobs = None;
         for (key, value) in object {
-            if value.is_null() && METRICS_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::Metrics.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -1375,18 +1278,18 @@ impl<'v> Walker<'_, 'v> {
                 "cached_tokens" => sums.cached = self.integer(value, &here),
                 "cost_usd" => sums.cost = self.float(value, &here),
                 "prompt_token_ids" => {
-                    self.feature(Feature::PromptTokenIds, &here);
+                    self.field_feature(ObjectType::Metrics, "prompt_token_ids", &here);
                     prompt_ids = self.scalar_array(value, &here, Scalar::Integer);
                 }
                 "completion_token_ids" => {
-                    self.feature(Feature::CompletionTokenIds, &here);
+                    self.field_feature(ObjectType::Metrics, "completion_token_ids", &here);
                     completion_ids = self.scalar_array(value, &here, Scalar::Integer);
                 }
                 "logprobs" => logprobs = self.scalar_array(value, &here, Scalar::Float),
                 "extra" => {
                     self.object(value, &here);
                 }
-                _ => self.unknown(&here, key, METRICS_FIELDS, metrics_hint(key)),
+                _ => self.unknown(&here, key, ObjectType::Metrics.fields(), metrics_hint(key)),
             }
         }
         if let (Some(cached), Some(prompt)) = (sums.cached, sums.prompt) {
@@ -1423,7 +1326,7 @@ impl<'v> Walker<'_, 'v> {
         let object = self.expect_object(value, path, "a final_metrics object")?;
         let mut totals = Totals::default();
         for (key, value) in object {
-            if value.is_null() && FINAL_METRICS_FIELDS.contains(&key.as_str()) {
+            if value.is_null() && ObjectType::FinalMetrics.has_field(key) {
                 continue;
             }
             let here = path.key(key);
@@ -1445,7 +1348,7 @@ impl<'v> Walker<'_, 'v> {
                 "extra" => {
                     self.object(value, &here);
                 }
-                _ => self.unknown(&here, key, FINAL_METRICS_FIELDS, metrics_hint(key)),
+                _ => self.unknown(&here, key, ObjectType::FinalMetrics.fields(), metrics_hint(key)),
             }
         }
         Some(totals)

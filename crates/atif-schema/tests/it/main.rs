@@ -6,6 +6,7 @@
 )]
 
 mod builder;
+mod field_table;
 mod json_schema;
 mod types;
 mod upgrade;

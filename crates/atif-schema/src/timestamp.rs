@@ -1,5 +1,6 @@
-//! The timestamp rule: what Harbor and the PyPI `atif` package accept, which is
-//! `datetime.fromisoformat(ts.replace("Z", "+00:00"))` on CPython 3.11 and later.
+//! `check_timestamp`: the one timestamp checker of the workspace. It accepts what Harbor and
+//! the PyPI `atif` package accept, which is `datetime.fromisoformat(ts.replace("Z", "+00:00"))`
+//! on CPython 3.11 and later.
 //!
 //! This is an emulation of CPython's C parser (`Modules/_datetimemodule.c`), not of ISO 8601:
 //! it accepts what Python accepts (any single character between date and time, ISO week dates,
@@ -9,8 +10,31 @@
 
 use std::borrow::Cow;
 
+use crate::{Error, Result};
+
+/// Checks that `text` is a step timestamp that the ATIF references accept: an ISO 8601 date or
+/// date-time as Python's `datetime.fromisoformat` reads it after replacing `Z` with `+00:00`
+/// (e.g. `2025-10-16T14:30:00Z`, `2025-10-16 14:30:00.123+05:30`, `2025-10-16`).
+///
+/// This is the check behind the validator's `timestamp` rule; a producer that keeps only the
+/// timestamps it accepts never writes an invalid one.
+///
+/// ```
+/// assert!(atif_schema::check_timestamp("2025-10-16T14:30:00Z").is_ok());
+/// let err = atif_schema::check_timestamp("2025-10-16T24:00:00Z").unwrap_err();
+/// assert!(err.to_string().contains("hour must be 0..23"));
+/// ```
+///
+/// # Errors
+///
+/// [`Error::Timestamp`] with the text and what is wrong with it (e.g. `hour must be 0..23`,
+/// `not a date`).
+pub fn check_timestamp(text: &str) -> Result<()> {
+    check(text).map_err(|reason| Error::Timestamp { text: text.to_owned(), reason })
+}
+
 /// Checks `text` the way the Python references do; `Err` says what is wrong.
-pub(crate) fn check(text: &str) -> Result<(), &'static str> {
+fn check(text: &str) -> Result<(), &'static str> {
     let replaced: Cow<'_, str> = if text.contains('Z') {
         Cow::Owned(text.replace('Z', "+00:00"))
     } else {
@@ -344,5 +368,22 @@ mod tests {
         for &(text, accepted) in CASES {
             assert_eq!(check(text).is_ok(), accepted, "{text:?}: {:?}", check(text));
         }
+    }
+
+    #[test]
+    fn the_public_check_names_the_text_and_the_reason() {
+        let err = check_timestamp("2025-10-16T14:30:60Z").unwrap_err();
+        assert!(
+            matches!(&err, Error::Timestamp { text, reason: "second must be 0..59" } if text == "2025-10-16T14:30:60Z"),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "\"2025-10-16T14:30:60Z\" is not an ISO 8601 date-time as Python's \
+             datetime.fromisoformat reads it after Z → +00:00 (second must be 0..59); expected \
+             e.g. \"2025-10-16T14:30:00Z\""
+        );
+        assert!(err.is_invalid_input());
+        assert!(check_timestamp("2025-10-16T14:30:59Z").is_ok());
     }
 }
