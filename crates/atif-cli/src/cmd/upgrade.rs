@@ -2,6 +2,8 @@
 
 use std::process::ExitCode;
 
+use atif_schema::{ValidateOptions, validate};
+
 use crate::cmd::common::{OutputArgs, display_name, invalid, load_trajectory};
 use crate::output;
 
@@ -16,8 +18,13 @@ pub(crate) struct Args {
 }
 
 /// Runs `atif upgrade`: the upgraded document (pretty JSON) goes to stdout (or `-o FILE`), one
-/// note per change (or change not made) to stderr. Exit 1 when the input is not an ATIF
-/// trajectory with a known label, 2 when it cannot be read or written.
+/// note per change (or change not made) to stderr.
+///
+/// The upgraded document is validated (strict profile) before it is written: errors that the
+/// upgrade cannot fix are reported with their JSON pointers, which are those of the input, and
+/// nothing is written. The input is not validated first, since the v1.6 subagent refs that the
+/// upgrade repairs are errors before it. Exit 1 when the input is not an ATIF trajectory with a
+/// known label or the upgraded document is invalid, 2 when it cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let name = display_name(&args.file);
     let document = load_trajectory(&args.file)?;
@@ -25,6 +32,23 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         invalid(anyhow::Error::new(err).context(format!("cannot upgrade {name}")))
     })?;
     output::note(|out| upgrade.notes.iter().try_for_each(|note| writeln!(out, "{name}: {note}")))?;
+    let report = validate(&upgrade.document, &ValidateOptions::default());
+    if !report.is_valid() {
+        let n_errors = report.errors().count();
+        output::error(|out| {
+            for finding in report.errors() {
+                writeln!(out, "{name}: {finding}")?;
+            }
+            writeln!(
+                out,
+                "error: {name} is not valid ATIF-v1.8 after the upgrade ({n_errors} {} the \
+                 upgrade cannot fix, at the pointers of the input); nothing written: fix the \
+                 input and run `atif upgrade` again",
+                if n_errors == 1 { "error" } else { "errors" }
+            )
+        })?;
+        return Ok(ExitCode::from(1));
+    }
     args.output.write(|out| {
         serde_json::to_writer_pretty(&mut *out, &upgrade.document)?;
         writeln!(out)

@@ -76,7 +76,7 @@ fn upgrade_relabels_a_file_and_reports_the_change_on_stderr() {
 }
 
 #[test]
-fn upgrade_reads_stdin_and_leaves_unresolvable_session_refs_alone_with_a_note() {
+fn upgrade_reads_stdin_and_leaves_unresolvable_session_refs_alone_then_exits_1_naming_the_ref() {
     let document = json!({
         "schema_version": "ATIF-v1.6",
         "session_id": "s",
@@ -88,18 +88,86 @@ fn upgrade_reads_stdin_and_leaves_unresolvable_session_refs_alone_with_a_note() 
         }]
     });
     let output = atif(&["upgrade", "-"], &serde_json::to_vec(&document).unwrap());
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(output.stdout.is_empty(), "an invalid upgrade writes nothing");
+    let message = stderr(&output);
+    let pointer = "/steps/0/observation/results/0/subagent_trajectory_ref/0";
+    for expected in [
+        format!("standard input: {pointer}: left unchanged"),
+        format!("standard input: error[subagent-ref] {pointer}: subagent ref has neither"),
+        "error: standard input is not valid ATIF-v1.8 after the upgrade (1 error".to_owned(),
+    ] {
+        assert!(message.contains(&expected), "missing `{expected}` in:\n{message}");
+    }
+}
+
+#[test]
+fn upgrade_exits_1_naming_the_pointer_of_each_error_it_cannot_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("broken-join.json");
+    let document = json!({
+        "schema_version": "ATIF-v1.5",
+        "session_id": "s",
+        "agent": {"name": "a", "version": "1"},
+        "steps": [
+            {"step_id": 1, "source": "user", "message": "hi"},
+            {
+                "step_id": 2, "source": "agent", "message": "",
+                "tool_calls": [{"tool_call_id": "c1", "function_name": "ls", "arguments": {}}],
+                "observation": {"results": [{"source_call_id": "c9", "content": "x"}]}
+            },
+            {"step_id": 7, "source": "agent", "message": "done"}
+        ]
+    });
+    std::fs::write(&path, serde_json::to_vec(&document).unwrap()).unwrap();
+    let out_path = dir.path().join("new.json");
+    let output = atif(&["upgrade", path.to_str().unwrap(), "-o", out_path.to_str().unwrap()], b"");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let message = stderr(&output);
+    for expected in [
+        "broken-join.json: error[call-join] /steps/1/observation/results/0/source_call_id",
+        "broken-join.json: error[step-sequence] /steps/2/step_id",
+        "(2 errors the upgrade cannot fix",
+    ] {
+        assert!(message.contains(expected), "missing `{expected}` in:\n{message}");
+    }
+    assert!(!out_path.exists(), "no output file is written for an invalid upgrade");
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn upgrade_repairs_v1_6_session_refs_and_writes_a_valid_v1_8_document() {
+    let document = json!({
+        "schema_version": "ATIF-v1.6",
+        "session_id": "parent",
+        "agent": {"name": "a", "version": "1"},
+        "steps": [{
+            "step_id": 1, "source": "agent", "message": "",
+            "tool_calls": [{"tool_call_id": "c", "function_name": "delegate", "arguments": {}}],
+            "observation": {"results": [{"source_call_id": "c", "subagent_trajectory_ref": [{"session_id": "child"}]}]}
+        }],
+        "subagent_trajectories": [{
+            "schema_version": "ATIF-v1.6",
+            "session_id": "child",
+            "trajectory_id": "child-1",
+            "agent": {"name": "c", "version": "1"},
+            "steps": [{"step_id": 1, "source": "user", "message": "x"}]
+        }]
+    });
+    let options = atif_schema::ValidateOptions::default();
+    assert!(!atif_schema::validate(&document, &options).is_valid(), "the input is invalid");
+    let output = atif(&["upgrade", "-"], &serde_json::to_vec(&document).unwrap());
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let upgraded = stdout_json(&output);
     assert_eq!(
         upgraded["steps"][0]["observation"]["results"][0]["subagent_trajectory_ref"],
-        json!([{"session_id": "child"}])
+        json!([{"session_id": "child", "trajectory_id": "child-1"}])
     );
-    let notes = stderr(&output);
+    let report = atif_schema::validate(&upgraded, &options);
+    assert!(report.is_valid(), "{:?}", report.findings);
+    assert_eq!(report.version, Some(atif_schema::SchemaVersion::V1_8));
     assert!(
-        notes.contains(
-            "standard input: /steps/0/observation/results/0/subagent_trajectory_ref/0: left unchanged"
-        ),
-        "{notes}"
+        stderr(&output).contains("resolved to the embedded subagent with trajectory_id `child-1`")
     );
 }
 

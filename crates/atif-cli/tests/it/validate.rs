@@ -397,8 +397,9 @@ fn the_command_examples_in_docs_validation_md_are_real_output() {
     let block = format!("$ atif validate --format json old.json\n{}```", stdout(&json_output));
     assert!(docs.contains(&block), "docs/validation.md should show:\n{block}");
 
-    let upgrade = run(&["upgrade", "old.json"]);
-    assert_eq!(upgrade.status.code(), Some(0));
-    let block = format!("$ atif upgrade old.json > new.json\n{}```", stderr(&upgrade));
+    let upgrade = run(&["upgrade", "old.json", "-o", "new.json"]);
+    assert_eq!(upgrade.status.code(), Some(1), "the ref cannot be resolved, so it stays invalid");
+    assert!(!dir.path().join("new.json").exists(), "nothing is written");
+    let block = format!("$ atif upgrade old.json -o new.json\n{}```", stderr(&upgrade));
     assert!(docs.contains(&block), "docs/validation.md should show:\n{block}");
 }
