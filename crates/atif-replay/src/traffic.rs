@@ -53,11 +53,13 @@ pub const REQUEST_PARAMS: &[&str] = &[
 ///   `function_call_output` items, Gemini `functionResponse` parts) become the observation of
 ///   the step that made the call, joined by call id.
 ///
-/// The conversation with the most model calls (the first, on a tie) is the main agent; every
-/// other becomes an embedded subagent trajectory of the conversation that launched it,
-/// found as the tool call whose arguments hold the subagent's first user message (its ref
-/// goes on that call's result), or, when none does, of the main agent, referred to from a
-/// closing system step.
+/// A conversation is launched by another when one of that one's tool calls holds its first
+/// user message in its arguments (a `Task` call's prompt, say). Of the conversations no other
+/// launched, the one with the most model calls (the first, on a tie) is the main agent; every
+/// other becomes an embedded subagent trajectory of the conversation that launched it (its
+/// ref goes on that call's result), or, when none did, of the main agent, referred to from a
+/// closing system step. Two conversations with the same system prompt and the same first user
+/// message cannot be told apart and are read as one.
 ///
 /// `options` names the agent; [`CaptureOptions::model_name`], when set, overrides the model
 /// names. Steps carry no timestamps, since traffic records none.
@@ -84,12 +86,12 @@ pub fn trajectory_from_traffic(
         let conversation = match conversations.iter().position(|known| known.key == key) {
             Some(found) => &mut conversations[found],
             None => {
-                conversations.push(Conversation::new(key));
+                conversations.push(Conversation::new(key, idx));
                 let last = conversations.len() - 1;
                 &mut conversations[last]
             }
         };
-        conversation.add(&call, options);
+        conversation.add(idx, &call, options);
     }
     if conversations.is_empty() {
         return Err(Error::Traffic {
@@ -100,9 +102,7 @@ pub fn trajectory_from_traffic(
             ),
         });
     }
-    let main = (0..conversations.len())
-        .max_by_key(|idx| (conversations[*idx].calls, std::cmp::Reverse(*idx)))
-        .unwrap_or(0);
+    let main = main_conversation(&conversations);
     let parents = link_subagents(&mut conversations, main);
     let mut records: Vec<Option<TrajectoryRecord>> =
         conversations.into_iter().map(|conversation| Some(conversation.record)).collect();
@@ -166,17 +166,29 @@ fn first_user_text(request: &LlmRequest) -> &str {
 
 struct Conversation {
     key: (String, String),
+    /// The index of its first exchange.
+    first: usize,
     calls: usize,
     system: Option<String>,
     record: TrajectoryRecord,
+    /// The tool calls it got, as the index of the exchange and the arguments as JSON text.
+    launches: Vec<(usize, String)>,
 }
 
 impl Conversation {
-    fn new(key: (String, String)) -> Self {
-        Conversation { key, calls: 0, system: None, record: TrajectoryRecord::default() }
+    fn new(key: (String, String), first: usize) -> Self {
+        Conversation {
+            key,
+            first,
+            calls: 0,
+            system: None,
+            record: TrajectoryRecord::default(),
+            launches: Vec::new(),
+        }
     }
 
-    fn add(&mut self, call: &Call, options: &CaptureOptions) {
+    /// Adds the call of exchange `exchange`.
+    fn add(&mut self, exchange: usize, call: &Call, options: &CaptureOptions) {
         let request = &call.request;
         let system = system_text(request);
         if !system.is_empty() && self.system.as_deref() != Some(system.as_str()) {
@@ -226,6 +238,9 @@ impl Conversation {
             .or_else(|| request.model.clone());
         step.reasoning.clone_from(&response.reasoning);
         step.tool_calls.clone_from(&response.tool_calls);
+        for tool_call in &response.tool_calls {
+            self.launches.push((exchange, tool_call.arguments.to_string()));
+        }
         step.usage = Some(response.usage);
         let mut extra = Map::new();
         let params: Map<String, Value> = request
@@ -244,6 +259,30 @@ impl Conversation {
         self.record.steps.push(step);
         self.calls += 1;
     }
+
+    /// Whether a tool call this conversation got before exchange `before` holds `task` in its
+    /// arguments.
+    fn launched(&self, task: &str, before: usize) -> bool {
+        let needle = json_escaped(task);
+        self.launches
+            .iter()
+            .any(|(exchange, arguments)| *exchange < before && arguments.contains(&needle))
+    }
+}
+
+/// The main agent: of the conversations no other one launched, the one with the most model
+/// calls, the first on a tie. A subagent that works longer than its parent is still the
+/// subagent. The first conversation cannot have been launched, so there is always one.
+fn main_conversation(conversations: &[Conversation]) -> usize {
+    let launched = |child: usize| {
+        let task = conversations[child].key.1.trim();
+        !task.is_empty()
+            && conversations[..child].iter().any(|parent| parent.launched(task, conversations[child].first))
+    };
+    (0..conversations.len())
+        .filter(|idx| !launched(*idx))
+        .max_by_key(|idx| (conversations[*idx].calls, std::cmp::Reverse(*idx)))
+        .unwrap_or(0)
 }
 
 /// Finds each subagent's parent (by index) and puts the ref on the launching call's result;

@@ -359,3 +359,147 @@ fn unreadable_traffic_is_an_error_naming_the_exchange() {
          model call, so there is no step to write"
     );
 }
+
+/// An OpenAI Chat Completions conversation: `system`, then `turns` of user text, assistant tool
+/// calls (`(id, arguments)`) and tool results, as a request body.
+fn chat_request(system: &str, user: &str, turns: &[(&str, &str, &str)]) -> Value {
+    let mut messages = vec![json!({"role": "system", "content": system}), json!({"role": "user", "content": user})];
+    for (id, arguments, result) in turns {
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "run", "arguments": arguments}}
+        ]}));
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": result}));
+    }
+    json!({"model": "gpt-4.1", "messages": messages})
+}
+
+/// A Chat Completions reply calling `run` with `arguments` under call id `id`.
+fn chat_call(id: &str, arguments: &str) -> Value {
+    json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+           "tool_calls": [{"id": id, "type": "function", "function": {"name": "run", "arguments": arguments}}]}}],
+           "usage": {"prompt_tokens": 10, "completion_tokens": 3}})
+}
+
+/// A Chat Completions reply saying `text`.
+fn chat_text(text: &str) -> Value {
+    json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+           "usage": {"prompt_tokens": 10, "completion_tokens": 3}})
+}
+
+/// Each step's source and text, with the observation's results as `= content`.
+fn transcript(trajectory: &Trajectory) -> Vec<String> {
+    trajectory
+        .steps
+        .iter()
+        .map(|step| {
+            let mut line = format!("{:?}: {}", step.source, step.message.text());
+            for call in step.tool_calls.iter().flatten() {
+                line.push_str(&format!(" [{} {}]", call.tool_call_id, call.arguments));
+            }
+            for result in step.results() {
+                let content = result.content.as_ref().map(|content| content.text());
+                line.push_str(&format!(" = {}", content.unwrap_or_default()));
+            }
+            line
+        })
+        .collect()
+}
+
+#[test]
+fn two_interleaved_conversations_sharing_a_system_prompt_stay_apart() {
+    // Two independent tasks on one system prompt, their requests interleaved, each using the
+    // call id `call_1`: each result must join the call of its own conversation.
+    let system = "You run commands.";
+    let a = |turns: &[(&str, &str, &str)]| chat_request(system, "Read a.txt", turns);
+    let b = |turns: &[(&str, &str, &str)]| chat_request(system, "Read b.txt", turns);
+    let path = "/v1/chat/completions";
+    let exchanges = [
+        json_exchange(path, a(&[]), chat_call("call_1", r#"{"cmd":"cat a.txt"}"#)),
+        json_exchange(path, b(&[]), chat_call("call_1", r#"{"cmd":"cat b.txt"}"#)),
+        json_exchange(
+            path,
+            a(&[("call_1", r#"{"cmd":"cat a.txt"}"#, "alpha")]),
+            chat_call("call_2", r#"{"cmd":"wc a.txt"}"#),
+        ),
+        json_exchange(path, b(&[("call_1", r#"{"cmd":"cat b.txt"}"#, "beta")]), chat_text("b says beta")),
+        json_exchange(
+            path,
+            a(&[("call_1", r#"{"cmd":"cat a.txt"}"#, "alpha"), ("call_2", r#"{"cmd":"wc a.txt"}"#, "1 word")]),
+            chat_text("a says alpha, in 1 word"),
+        ),
+    ];
+    let trajectory = capture(&exchanges);
+    assert_eq!(
+        transcript(&trajectory),
+        [
+            "System: You run commands.",
+            "User: Read a.txt",
+            r#"Agent:  [call_1 {"cmd":"cat a.txt"}] = alpha"#,
+            r#"Agent:  [call_2 {"cmd":"wc a.txt"}] = 1 word"#,
+            "Agent: a says alpha, in 1 word",
+            "System: conversations no tool call of this agent launched = ",
+        ],
+        "the conversation with the most calls is the main agent"
+    );
+    let subagents = trajectory.subagents();
+    assert_eq!(subagents.len(), 1);
+    assert_eq!(
+        transcript(&subagents[0]),
+        [
+            "System: You run commands.",
+            "User: Read b.txt",
+            r#"Agent:  [call_1 {"cmd":"cat b.txt"}] = beta"#,
+            "Agent: b says beta",
+        ]
+    );
+    let closing = trajectory.steps.last().unwrap().results()[0].subagent_trajectory_ref.clone();
+    assert_eq!(closing.unwrap()[0].trajectory_id, subagents[0].trajectory_id);
+}
+
+#[test]
+fn a_subagent_spawned_mid_run_is_the_subagent_even_when_it_makes_more_calls() {
+    // The main agent delegates with a `Task`-like call; the subagent works three calls, its
+    // parent only two: the launch, not the number of calls, says which is which.
+    let path = "/v1/chat/completions";
+    let main = |turns: &[(&str, &str, &str)]| chat_request("You lead.", "Fix the bug.", turns);
+    let task = r#"{"cmd":"delegate","prompt":"Find the failing test."}"#;
+    let sub = |turns: &[(&str, &str, &str)]| chat_request("You search.", "Find the failing test.", turns);
+    let grep = ("call_g", r#"{"cmd":"grep -rn assert tests"}"#, "tests/a.rs:3");
+    let read = ("call_r", r#"{"cmd":"sed -n 3p tests/a.rs"}"#, "assert_eq!(1, 2)");
+    let exchanges = [
+        json_exchange(path, main(&[]), chat_call("call_task", task)),
+        json_exchange(path, sub(&[]), chat_call(grep.0, grep.1)),
+        json_exchange(path, sub(&[grep]), chat_call(read.0, read.1)),
+        json_exchange(path, sub(&[grep, read]), chat_text("tests/a.rs line 3 fails")),
+        json_exchange(
+            path,
+            main(&[("call_task", task, "tests/a.rs line 3 fails")]),
+            chat_text("Fixed tests/a.rs."),
+        ),
+    ];
+    let trajectory = capture(&exchanges);
+    assert_eq!(
+        transcript(&trajectory),
+        [
+            "System: You lead.",
+            "User: Fix the bug.",
+            &format!("Agent:  [call_task {task}] = tests/a.rs line 3 fails"),
+            "Agent: Fixed tests/a.rs.",
+        ],
+        "no closing step: the subagent is linked to the call that launched it"
+    );
+    let subagents = trajectory.subagents();
+    assert_eq!(subagents.len(), 1);
+    assert_eq!(
+        transcript(&subagents[0]),
+        [
+            "System: You search.",
+            "User: Find the failing test.",
+            r#"Agent:  [call_g {"cmd":"grep -rn assert tests"}] = tests/a.rs:3"#,
+            r#"Agent:  [call_r {"cmd":"sed -n 3p tests/a.rs"}] = assert_eq!(1, 2)"#,
+            "Agent: tests/a.rs line 3 fails",
+        ]
+    );
+    let reference = trajectory.steps[2].results()[0].subagent_trajectory_ref.clone().unwrap();
+    assert_eq!(reference[0].trajectory_id, subagents[0].trajectory_id);
+}
