@@ -233,6 +233,12 @@ impl LlmRequest {
         LlmRequest { messages, ..LlmRequest::default() }
     }
 
+    /// Names the model asked for.
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
     /// Adds the tools the model may call.
     pub fn with_tools(mut self, tools: Vec<ToolDefinition>) -> Self {
         self.tools = tools;

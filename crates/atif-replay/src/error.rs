@@ -123,6 +123,18 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A request to a protocol that names the model in its URL (Gemini) named no model
+    /// (feature `http`).
+    #[error(
+        "a {protocol} request names its model in the URL, and this one has none: set \
+         LlmRequest::model or HttpClient::with_model (posting under {url})"
+    )]
+    MissingModel {
+        /// The protocol, such as `Gemini generateContent`.
+        protocol: &'static str,
+        /// The URL the model's name would have followed.
+        url: String,
+    },
     /// Traffic from which no trajectory can be captured.
     #[error("cannot capture a trajectory from this traffic: {message}")]
     Traffic {

@@ -1,5 +1,5 @@
-//! `HttpClient`: an [`LlmClient`] over HTTP for OpenAI Chat Completions, OpenAI Responses and
-//! Anthropic Messages, streamed and not, through the one wire mapping (feature `http`).
+//! `HttpClient`: an [`LlmClient`] over HTTP for OpenAI Chat Completions, OpenAI Responses,
+//! Anthropic Messages and Gemini, streamed and not, through the one wire mapping (feature `http`).
 
 use std::fmt;
 
@@ -24,7 +24,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 ///
 /// The base URL is the one the provider's SDKs take: `https://api.openai.com/v1` for OpenAI
 /// (the client posts to `{base}/chat/completions` or `{base}/responses`),
-/// `https://api.anthropic.com` for Anthropic (`{base}/v1/messages`).
+/// `https://api.anthropic.com` for Anthropic (`{base}/v1/messages`),
+/// `https://generativelanguage.googleapis.com` for Gemini (`{base}/v1beta/models/{model}:generateContent`,
+/// or `:streamGenerateContent?alt=sse` when streamed).
 ///
 /// # Example
 ///
@@ -98,6 +100,21 @@ impl HttpClient {
         HttpClient::new(WireProtocol::AnthropicMessages, url, &headers)
     }
 
+    /// Gemini at `{base_url}/v1beta/models/{model}:generateContent` (and
+    /// `:streamGenerateContent?alt=sse` when streamed), authenticated with `api_key` as
+    /// `x-goog-api-key`.
+    ///
+    /// Gemini names the model in the URL, not in the body: each request needs one, from
+    /// [`LlmRequest::model`] or else [`with_model`](HttpClient::with_model).
+    ///
+    /// # Errors
+    ///
+    /// As for [`openai_chat`](HttpClient::openai_chat).
+    pub fn gemini(base_url: &str, api_key: &str) -> Result<Self> {
+        let url = format!("{}/v1beta/models", base_url.trim_end_matches('/'));
+        HttpClient::new(WireProtocol::Gemini, url, &[("x-goog-api-key", api_key)])
+    }
+
     fn new(protocol: WireProtocol, url: String, headers: &[(&'static str, &str)]) -> Result<Self> {
         let mut map = HeaderMap::new();
         for (name, value) in headers {
@@ -123,32 +140,52 @@ impl HttpClient {
         self.protocol
     }
 
-    /// The URL requests are posted to.
+    /// The URL requests are posted to; for Gemini, the models collection under which each
+    /// request posts to `{model}:generateContent`.
     pub fn url(&self) -> &str {
         &self.url
     }
 
-    /// Posts `request` and returns the reply once its status says it is one.
-    async fn send(&self, request: &LlmRequest, stream: bool) -> Result<reqwest::Response> {
+    /// The URL a request for `model` posts to.
+    fn endpoint(&self, model: Option<&str>, stream: bool) -> Result<String> {
+        if self.protocol != WireProtocol::Gemini {
+            return Ok(self.url.clone());
+        }
+        // Gemini's SDKs accept `models/gemini-…` as well as the bare name.
+        let model = model.map(|model| model.strip_prefix("models/").unwrap_or(model));
+        let Some(model) = model.filter(|model| !model.is_empty()) else {
+            return Err(Error::MissingModel { protocol: self.protocol.name(), url: self.url.clone() });
+        };
+        if stream {
+            Ok(format!("{}/{model}:streamGenerateContent?alt=sse", self.url))
+        } else {
+            Ok(format!("{}/{model}:generateContent", self.url))
+        }
+    }
+
+    /// Posts `request` and returns the reply, and the URL it came from, once its status says
+    /// it is one.
+    async fn send(&self, request: &LlmRequest, stream: bool) -> Result<(reqwest::Response, String)> {
         let mut request = request.clone();
         if request.model.is_none() {
             request.model.clone_from(&self.model);
         }
+        let url = self.endpoint(request.model.as_deref(), stream)?;
         let body = wire::request_body(self.protocol, &request, stream);
         let bytes = serde_json::to_vec(&body)
             .map_err(|source| Error::Serialize { what: "request", source })?;
         let response = self
             .client
-            .post(&self.url)
+            .post(&url)
             .headers(self.headers.clone())
             .header("content-type", "application/json")
             .body(bytes)
             .send()
             .await
-            .map_err(|source| self.transport(source))?;
+            .map_err(|source| transport(&url, source))?;
         let status = response.status();
         if status.is_success() {
-            return Ok(response);
+            return Ok((response, url));
         }
         let text = response.text().await.unwrap_or_default();
         let detail = match serde_json::from_str::<Value>(&text) {
@@ -158,12 +195,12 @@ impl HttpClient {
             },
             Err(_) => text,
         };
-        Err(Error::Provider { message: format!("{} answered HTTP {status}: {detail}", self.url) })
+        Err(Error::Provider { message: format!("{url} answered HTTP {status}: {detail}") })
     }
+}
 
-    fn transport(&self, source: reqwest::Error) -> Error {
-        Error::Http { url: self.url.clone(), source: Box::new(source) }
-    }
+fn transport(url: &str, source: reqwest::Error) -> Error {
+    Error::Http { url: url.to_owned(), source: Box::new(source) }
 }
 
 fn bearer(api_key: &str) -> String {
@@ -173,8 +210,8 @@ fn bearer(api_key: &str) -> String {
 #[async_trait]
 impl LlmClient for HttpClient {
     async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
-        let response = self.send(&request, false).await?;
-        let bytes = response.bytes().await.map_err(|source| self.transport(source))?;
+        let (response, url) = self.send(&request, false).await?;
+        let bytes = response.bytes().await.map_err(|source| transport(&url, source))?;
         let body: Value = serde_json::from_slice(&bytes).map_err(|err| Error::WireFormat {
             protocol: self.protocol.name(),
             what: "reply",
@@ -189,10 +226,9 @@ impl LlmClient for HttpClient {
     }
 
     async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
-        let mut response = self.send(&request, true).await?;
+        let (mut response, url) = self.send(&request, true).await?;
         let (sender, stream) = ChunkStream::channel(64);
         let protocol = self.protocol;
-        let url = self.url.clone();
         // Text reaches the agent as it arrives; tool calls and the finish chunk once the stream
         // has ended and every argument delta is in.
         tokio::spawn(async move {
@@ -200,10 +236,7 @@ impl LlmClient for HttpClient {
             let mut assembler = StreamAssembler::new(protocol);
             let outcome: Result<()> = async {
                 loop {
-                    let chunk = response.chunk().await.map_err(|source| Error::Http {
-                        url: url.clone(),
-                        source: Box::new(source),
-                    })?;
+                    let chunk = response.chunk().await.map_err(|source| transport(&url, source))?;
                     let Some(bytes) = chunk else { break };
                     parser.feed(&bytes);
                     for event in parser.take_events() {

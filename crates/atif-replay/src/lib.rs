@@ -21,7 +21,9 @@
 //! The providers' wire protocols (OpenAI Chat Completions and Responses, Anthropic Messages,
 //! Gemini) are mapped once, here: [`parse_request`], [`parse_response`] and [`parse_stream`]
 //! read request bodies and replies (whole or as server-sent events) into [`LlmRequest`] and
-//! [`LlmResponse`], and [`request_body`] writes a request back. This crate does no HTTP itself.
+//! [`LlmResponse`], and [`request_body`] writes a request back. Only with the cargo feature
+//! `http` does this crate do HTTP: `HttpClient` is an [`LlmClient`] for each of the four
+//! protocols, through the same mapping.
 //!
 //! Script reading, writing and redaction ([`read_script`], [`write_script`], [`redact_file`])
 //! are plain functions that need no async runtime.

@@ -17,7 +17,10 @@ enum Adapter {
     Chat,
     Responses,
     Anthropic,
+    Gemini,
 }
+
+const ADAPTERS: [Adapter; 4] = [Adapter::Chat, Adapter::Responses, Adapter::Anthropic, Adapter::Gemini];
 
 fn client(adapter: Adapter, provider: &FakeProvider) -> HttpClient {
     let base = provider.url();
@@ -25,6 +28,7 @@ fn client(adapter: Adapter, provider: &FakeProvider) -> HttpClient {
         Adapter::Chat => HttpClient::openai_chat(&format!("{base}/v1"), "sk-test-key"),
         Adapter::Responses => HttpClient::openai_responses(&format!("{base}/v1"), "sk-test-key"),
         Adapter::Anthropic => HttpClient::anthropic(base, "sk-ant-test-key"),
+        Adapter::Gemini => HttpClient::gemini(base, "AIzaSyTestKeyForTheFakeProvider0000000"),
     };
     client.unwrap().with_model("fake-model-1")
 }
@@ -63,7 +67,7 @@ async fn tool_turn(client: &dyn LlmClient, stream: bool) -> (LlmResponse, LlmRes
 async fn every_adapter_records_a_tool_turn_from_a_live_server_and_replays_it_offline() {
     let provider = FakeProvider::start(Config::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    for adapter in [Adapter::Chat, Adapter::Responses, Adapter::Anthropic] {
+    for adapter in ADAPTERS {
         for stream in [false, true] {
             let label = format!("{adapter:?}, stream {stream}");
             let recorder = Arc::new(RecordingClient::new(client(adapter, &provider)));
@@ -85,8 +89,14 @@ async fn every_adapter_records_a_tool_turn_from_a_live_server_and_replays_it_off
             replay.finish().unwrap();
         }
     }
-    let saved = std::fs::read_to_string(dir.path().join("Chat-true.script.json")).unwrap();
-    assert!(!saved.contains("sk-test-key"), "the API key is never in a script");
+    for adapter in ADAPTERS {
+        let saved =
+            std::fs::read_to_string(dir.path().join(format!("{adapter:?}-true.script.json")))
+                .unwrap();
+        for key in ["sk-test-key", "sk-ant-test-key", "AIzaSyTestKey"] {
+            assert!(!saved.contains(key), "{adapter:?}: the API key is never in a script");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -154,7 +164,7 @@ async fn a_stream_cut_midway_is_an_error_not_a_short_reply() {
     let mut config = Config::default();
     config.set_fault(Some(Fault::CutStream { after_events: 2 }));
     let provider = FakeProvider::start(config).unwrap();
-    for adapter in [Adapter::Chat, Adapter::Responses, Adapter::Anthropic] {
+    for adapter in ADAPTERS {
         let stream = client(adapter, &provider)
             .complete_stream(LlmRequest::new(vec![Message::user("hi")]))
             .await
@@ -167,4 +177,40 @@ async fn a_stream_cut_midway_is_an_error_not_a_short_reply() {
             "{adapter:?}: {message}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_gemini_adapter_names_the_model_in_the_path_and_sends_its_key_as_a_header() {
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let gemini = client(Adapter::Gemini, &provider);
+    gemini.complete(LlmRequest::new(vec![Message::user("hi")])).await.unwrap();
+    let request = LlmRequest::new(vec![Message::system("Be brief."), Message::user("hi")])
+        .with_model("models/gemini-test-2")
+        .with_param("generationConfig", json!({"temperature": 0}));
+    let reply = gemini.complete_stream(request).await.unwrap().collect().await.unwrap();
+    assert_eq!(reply.text(), "Hello from the atif fake provider.");
+    assert_eq!(reply.model.as_deref(), Some("gemini-test-2"), "modelVersion names the model");
+    let requests = provider.requests();
+    assert_eq!(requests[0].path, "/v1beta/models/fake-model-1:generateContent");
+    assert_eq!(
+        requests[0].header("x-goog-api-key"),
+        Some("AIzaSyTestKeyForTheFakeProvider0000000")
+    );
+    assert_eq!(requests[0].body["contents"][0]["parts"][0]["text"], "hi");
+    assert!(requests[0].body.get("model").is_none(), "Gemini bodies carry no model");
+    assert_eq!(requests[1].path, "/v1beta/models/gemini-test-2:streamGenerateContent?alt=sse");
+    assert_eq!(requests[1].body["systemInstruction"]["parts"][0]["text"], "Be brief.");
+    assert_eq!(requests[1].body["generationConfig"]["temperature"], 0);
+    assert!(requests[1].body.get("stream").is_none(), "streaming is in the path, not the body");
+    assert!(!format!("{gemini:?}").contains("AIzaSy"), "Debug never shows the key");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gemini_request_without_a_model_is_refused_before_anything_is_sent() {
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let gemini = HttpClient::gemini(provider.url(), "k").unwrap();
+    let err = gemini.complete(LlmRequest::new(vec![Message::user("hi")])).await.unwrap_err();
+    assert!(matches!(err, Error::MissingModel { .. }), "{err:?}");
+    assert!(err.to_string().contains("set LlmRequest::model or HttpClient::with_model"), "{err}");
+    assert_eq!(provider.request_count(), 0, "nothing reached the provider");
 }
