@@ -195,7 +195,7 @@ pub async fn fan_out_agent(
     for task in tasks {
         let (call_id, item, label) = task
             .await
-            .map_err(|err| Error::Provider { message: format!("subagent task failed: {err}") })??;
+            .map_err(|err| Error::provider(format!("subagent task failed: {err}")))??;
         handle.tool_result(&call_id, label.clone())?;
         messages.push(Message::tool_result(call_id, label.clone()));
         labels.push((item, label));

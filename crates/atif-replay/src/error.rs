@@ -11,20 +11,31 @@ use std::path::PathBuf;
 /// `Result<(), Box<dyn std::error::Error>>` that fails on `run.result?` shows what happened
 /// rather than the variant's fields on one line.
 ///
-/// The variants, by what the caller can do about them:
-/// - the agent behaves differently from the recording (fix the agent or re-record):
-///   [`Error::ScriptExhausted`], [`Error::UnusedReplies`], [`Error::RequestDrift`];
-/// - the captured agent itself failed: [`Error::AgentFailed`], [`Error::AgentPanicked`],
-///   [`Error::UnknownToolCall`];
-/// - the model provider failed, live or as recorded: [`Error::Provider`],
-///   [`Error::RecordedFailure`], [`Error::WireFormat`];
-/// - a script file cannot be used or saved (fix the file or the options):
-///   [`Error::Io`], [`Error::Parse`], [`Error::Invalid`], [`Error::UnsupportedVersion`],
-///   [`Error::SecretSurvived`], [`Error::Pattern`], [`Error::CallInProgress`];
-/// - a bug to report: [`Error::Schema`], [`Error::Serialize`].
+/// The variants are grouped by what the caller can do about them, in this order, and
+/// [`kind`](Error::kind) names the group:
+/// - [`ErrorKind::Regression`]: the agent behaves differently from its recording (fix the
+///   agent, or re-record the script if the change is intended): [`Error::ScriptExhausted`],
+///   [`Error::UnusedReplies`], [`Error::RequestDrift`];
+/// - [`ErrorKind::Agent`]: the agent under [`capture`](crate::capture) failed (fix the
+///   agent): [`Error::AgentFailed`], [`Error::AgentPanicked`], [`Error::UnknownToolCall`];
+/// - [`ErrorKind::Provider`]: the model provider failed, live or as recorded, or answered
+///   outside its protocol (retry, or look at the provider): [`Error::Provider`],
+///   [`Error::RecordedFailure`], [`Error::Http`], [`Error::WireFormat`];
+/// - [`ErrorKind::Script`]: a script file, or the traffic of a recording, cannot be read,
+///   used or saved (fix or re-record it): [`Error::Io`], [`Error::Parse`], [`Error::Invalid`],
+///   [`Error::UnsupportedVersion`], [`Error::SecretSurvived`], [`Error::Exchange`],
+///   [`Error::Traffic`];
+/// - [`ErrorKind::Usage`]: the calling code asked for something this crate cannot do (fix the
+///   call): [`Error::Pattern`], [`Error::CallInProgress`], [`Error::MissingModel`];
+/// - [`ErrorKind::Bug`]: a bug in this crate (please report it): [`Error::Schema`],
+///   [`Error::Serialize`].
+///
+/// Every variant that wraps another failure keeps it as its
+/// [`source`](std::error::Error::source); its message does not repeat it.
 #[derive(thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    // Regression: the agent behaves differently from its recording.
     /// The agent asked a replay, or a [`ScriptedClient`](crate::ScriptedClient) given a list,
     /// for more replies than it holds.
     #[error(
@@ -76,6 +87,40 @@ pub enum Error {
         /// What changed, when the script holds full requests; otherwise a sentence saying so.
         changes: String,
     },
+    // Agent: the agent under capture failed.
+    /// A captured agent returned an error.
+    #[error("agent failed")]
+    AgentFailed {
+        /// The agent's error as text (the same text as `source`, which the message leaves to
+        /// error reporters that walk `source()`).
+        message: String,
+        /// The agent's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A captured agent panicked.
+    #[error("agent panicked: {message}")]
+    AgentPanicked {
+        /// The panic payload when it was a string.
+        message: String,
+    },
+    /// The agent reported a tool result, or started a subagent, for a call id that no step of
+    /// its trajectory made.
+    #[error("no step of trajectory {trajectory} made tool call `{call_id}`")]
+    UnknownToolCall {
+        /// The call id reported.
+        call_id: String,
+        /// The agent name of the trajectory.
+        trajectory: String,
+    },
+    // Provider: the model provider failed, live or as recorded.
+    /// A model provider (a real client) failed; build it with [`Error::provider`].
+    #[error("model provider error")]
+    Provider {
+        /// What failed: the provider's own error, or a message saying what it answered.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// The recorded call failed when it was recorded; a replay fails the same way.
     #[error("recorded call #{call} failed when it was recorded: {message}")]
     RecordedFailure {
@@ -84,11 +129,15 @@ pub enum Error {
         /// The error text recorded.
         message: String,
     },
-    /// A model provider (a real client) failed.
-    #[error("model provider error: {message}")]
-    Provider {
-        /// What the provider said.
-        message: String,
+    /// An HTTP request to a model provider could not be made or its reply not read (feature
+    /// `http`).
+    #[error("HTTP request to {url} failed")]
+    Http {
+        /// The URL posted to.
+        url: String,
+        /// What the HTTP client said.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A request or reply does not have the shape of its provider's wire protocol.
     #[error("malformed {protocol} {what} at {}: {message}", root(pointer))]
@@ -102,45 +151,7 @@ pub enum Error {
         /// What was expected and what was found.
         message: String,
     },
-    /// An HTTP exchange of a run does not read as the protocol of its path.
-    #[error("cannot read HTTP exchange #{exchange} ({path})")]
-    Exchange {
-        /// 1-based number of the exchange.
-        exchange: usize,
-        /// Its request path.
-        path: String,
-        /// What was wrong with it.
-        #[source]
-        source: Box<Error>,
-    },
-    /// An HTTP request to a model provider could not be made or its reply not read (feature
-    /// `http`).
-    #[error("HTTP request to {url} failed")]
-    Http {
-        /// The URL posted to.
-        url: String,
-        /// What the HTTP client said.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// A request to a protocol that names the model in its URL (Gemini) named no model
-    /// (feature `http`).
-    #[error(
-        "a {protocol} request names its model in the URL, and this one has none: set \
-         LlmRequest::model or HttpClient::with_model (posting under {url})"
-    )]
-    MissingModel {
-        /// The protocol, such as `Gemini generateContent`.
-        protocol: &'static str,
-        /// The URL the model's name would have followed.
-        url: String,
-    },
-    /// Traffic from which no trajectory can be captured.
-    #[error("cannot capture a trajectory from this traffic: {message}")]
-    Traffic {
-        /// Why.
-        message: String,
-    },
+    // Script: a script file, or recorded traffic, cannot be used.
     /// A script file could not be read or written.
     #[error("cannot {action} {path}")]
     Io {
@@ -202,6 +213,24 @@ pub enum Error {
         /// JSON Pointer of the key or string that still matches.
         pointer: String,
     },
+    /// An HTTP exchange of a run does not read as the protocol of its path.
+    #[error("cannot read HTTP exchange #{exchange} ({path})")]
+    Exchange {
+        /// 1-based number of the exchange.
+        exchange: usize,
+        /// Its request path.
+        path: String,
+        /// What was wrong with it.
+        #[source]
+        source: Box<Error>,
+    },
+    /// Traffic from which no trajectory can be captured.
+    #[error("cannot capture a trajectory from this traffic: {message}")]
+    Traffic {
+        /// Why.
+        message: String,
+    },
+    // Usage: the calling code asked for something this crate cannot do.
     /// A secret pattern given by the user is not a valid regular expression, or matches the
     /// empty string.
     #[error(transparent)]
@@ -214,31 +243,19 @@ pub enum Error {
         /// 1-based number of the call.
         call: usize,
     },
-    /// The agent reported a tool result, or started a subagent, for a call id that no step of
-    /// its trajectory made.
-    #[error("no step of trajectory {trajectory} made tool call `{call_id}`")]
-    UnknownToolCall {
-        /// The call id reported.
-        call_id: String,
-        /// The agent name of the trajectory.
-        trajectory: String,
+    /// A request to a protocol that names the model in its URL (Gemini) named no model
+    /// (feature `http`).
+    #[error(
+        "a {protocol} request names its model in the URL, and this one has none: set \
+         LlmRequest::model or HttpClient::with_model (posting under {url})"
+    )]
+    MissingModel {
+        /// The protocol, such as `Gemini generateContent`.
+        protocol: &'static str,
+        /// The URL the model's name would have followed.
+        url: String,
     },
-    /// A captured agent returned an error.
-    #[error("agent failed")]
-    AgentFailed {
-        /// The agent's error as text (the same text as `source`, which the message leaves to
-        /// error reporters that walk `source()`).
-        message: String,
-        /// The agent's error.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// A captured agent panicked.
-    #[error("agent panicked: {message}")]
-    AgentPanicked {
-        /// The panic payload when it was a string.
-        message: String,
-    },
+    // Bug: a bug in this crate.
     /// A captured trajectory could not be read into atif-schema's typed model.
     #[error("captured trajectory does not fit the typed ATIF model")]
     Schema {
@@ -257,9 +274,67 @@ pub enum Error {
     },
 }
 
+/// What the caller can do about an [`Error`]: the groups its variants come in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The agent behaves differently from its recording (more, fewer or other model calls):
+    /// fix the agent, or re-record the script if the change is intended.
+    Regression,
+    /// The agent under [`capture`](crate::capture) failed or panicked: fix the agent.
+    Agent,
+    /// The model provider failed, live or as recorded, or answered outside its protocol:
+    /// retry, or look at the provider.
+    Provider,
+    /// A script file, or the traffic of a recording, cannot be read, used or saved: fix or
+    /// re-record it.
+    Script,
+    /// The calling code asked for something this crate cannot do (an invalid pattern, a save
+    /// during a call, a request with no model where the URL needs one): fix the call.
+    Usage,
+    /// A bug in this crate: please report it.
+    Bug,
+}
+
+impl Error {
+    /// A [`Error::Provider`] caused by `source`: the provider's own error, or a message
+    /// (`Error::provider("rate limited")`).
+    pub fn provider(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Error {
+        Error::Provider { source: source.into() }
+    }
+
+    /// The group this error belongs to, which says what the caller can do about it.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::ScriptExhausted { .. }
+            | Error::UnusedReplies { .. }
+            | Error::RequestDrift { .. } => ErrorKind::Regression,
+            Error::AgentFailed { .. }
+            | Error::AgentPanicked { .. }
+            | Error::UnknownToolCall { .. } => ErrorKind::Agent,
+            Error::Provider { .. }
+            | Error::RecordedFailure { .. }
+            | Error::Http { .. }
+            | Error::WireFormat { .. } => ErrorKind::Provider,
+            Error::Io { .. }
+            | Error::Parse { .. }
+            | Error::Invalid { .. }
+            | Error::UnsupportedVersion { .. }
+            | Error::SecretSurvived { .. }
+            | Error::Exchange { .. }
+            | Error::Traffic { .. } => ErrorKind::Script,
+            Error::Pattern(_) | Error::CallInProgress { .. } | Error::MissingModel { .. } => {
+                ErrorKind::Usage
+            }
+            Error::Schema { .. } | Error::Serialize { .. } => ErrorKind::Bug,
+        }
+    }
+}
+
 impl std::fmt::Debug for Error {
-    /// The message, then each cause on a line of its own (what a test that returns
-    /// `Result<(), Box<dyn Error>>` prints when it fails).
+    /// The message, then each cause on a line of its own, the lines of a cause's message
+    /// indented under it (what a test that returns `Result<(), Box<dyn Error>>` prints when
+    /// it fails).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{self}")?;
         let mut cause = std::error::Error::source(self);
@@ -267,7 +342,13 @@ impl std::fmt::Debug for Error {
             f.write_str("\n\ncaused by:")?;
         }
         while let Some(source) = cause {
-            write!(f, "\n    {source}")?;
+            for (idx, line) in source.to_string().lines().enumerate() {
+                match (idx, line.is_empty()) {
+                    (_, true) => f.write_str("\n")?,
+                    (0, false) => write!(f, "\n    {line}")?,
+                    (_, false) => write!(f, "\n      {line}")?,
+                }
+            }
             cause = source.source();
         }
         Ok(())

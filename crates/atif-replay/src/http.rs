@@ -190,12 +190,12 @@ impl HttpClient {
         let text = response.text().await.unwrap_or_default();
         let detail = match serde_json::from_str::<Value>(&text) {
             Ok(body) => match body.get("error") {
-                Some(error) => wire::provider_error(error).to_string(),
+                Some(error) => wire::provider_message(error),
                 None => text,
             },
             Err(_) => text,
         };
-        Err(Error::Provider { message: format!("{url} answered HTTP {status}: {detail}") })
+        Err(Error::provider(format!("{url} answered HTTP {status}: {detail}")))
     }
 }
 

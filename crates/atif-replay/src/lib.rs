@@ -80,7 +80,7 @@ pub use client::{
     Chunk, ChunkStream, Content, FinishReason, LlmClient, LlmRequest, LlmResponse, Message, Role,
     ToolCall, ToolDefinition, Usage,
 };
-pub use error::{Error, LlmError, Result};
+pub use error::{Error, ErrorKind, LlmError, Result};
 pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
 #[cfg(feature = "http")]
 pub use http::{ANTHROPIC_VERSION, HttpClient};

@@ -537,8 +537,14 @@ fn count(value: &Value, pointer: &str) -> u64 {
     value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// A provider's error object (or string) as a [`Error::Provider`].
 pub(crate) fn provider_error(error: &Value) -> Error {
-    let message = match error {
+    Error::provider(provider_message(error))
+}
+
+/// The text of a provider's error object: `type: message` where it has both.
+pub(crate) fn provider_message(error: &Value) -> String {
+    match error {
         Value::String(text) => text.clone(),
         _ => match error.get("message").and_then(Value::as_str) {
             Some(text) => match error.get("type").and_then(Value::as_str) {
@@ -547,8 +553,7 @@ pub(crate) fn provider_error(error: &Value) -> Error {
             },
             None => error.to_string(),
         },
-    };
-    Error::Provider { message }
+    }
 }
 
 fn kind(value: &Value) -> &'static str {

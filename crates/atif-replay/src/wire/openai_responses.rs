@@ -280,13 +280,8 @@ pub(super) fn event(
             draft.complete = true;
         }
         "error" => {
-            return Err(Error::Provider {
-                message: data
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the stream reported an error")
-                    .to_owned(),
-            });
+            let message = data.get("message").and_then(Value::as_str);
+            return Err(Error::provider(message.unwrap_or("the stream reported an error")));
         }
         _ => {}
     }

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::error::with_causes;
 use crate::wire::{
     SseEvent, StreamAssembler, WireProtocol, gemini_model_from_path, parse_request, parse_response,
     parse_stream, request_body,
@@ -234,12 +235,12 @@ fn a_provider_error_in_a_reply_or_a_stream_is_a_provider_error() {
     let raw = json!({"error": {"type": "invalid_request_error", "message": "bad model"}});
     let err = parse_response(OpenAiChat, &raw).unwrap_err();
     assert!(matches!(err, Error::Provider { .. }), "{err:?}");
-    assert_eq!(err.to_string(), "model provider error: invalid_request_error: bad model");
+    assert_eq!(with_causes(&err), "model provider error: invalid_request_error: bad model");
     let stream = typed(&[
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     ]);
     let err = parse_stream(AnthropicMessages, &stream).unwrap_err();
-    assert_eq!(err.to_string(), "model provider error: overloaded_error: Overloaded");
+    assert_eq!(with_causes(&err), "model provider error: overloaded_error: Overloaded");
 }
 
 // --- OpenAI Responses --------------------------------------------------------------------

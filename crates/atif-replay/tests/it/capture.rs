@@ -228,7 +228,7 @@ async fn subagents_become_embedded_trajectories_with_resolving_refs() {
             }));
         }
         for (task, call_id) in tasks.into_iter().zip(["c1", "c2"]) {
-            let text = task.await.map_err(|err| Error::Provider { message: err.to_string() })??;
+            let text = task.await.map_err(Error::provider)??;
             handle.tool_result(call_id, text)?;
         }
         let unlinked = handle.subagent("helper", None)?;

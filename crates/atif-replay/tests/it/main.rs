@@ -3,6 +3,7 @@
 #![allow(clippy::print_stderr, reason = "corpus tests print a skip notice and what they measured")]
 
 mod capture;
+mod error;
 #[cfg(feature = "http")]
 mod http;
 mod record;

@@ -125,7 +125,7 @@ async fn a_failed_call_is_recorded_and_replays_as_the_same_failure() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
     let model = ScriptedClient::from_fn(Some("m"), |call, _| match call {
-        1 => Err(Error::Provider { message: "rate limited".to_owned() }),
+        1 => Err(Error::provider("rate limited")),
         _ => Ok(LlmResponse::from_text("ok")),
     });
     let recorder = RecordingClient::new(model);

@@ -138,7 +138,7 @@ fn leaky_tool_model() -> ScriptedClient {
         ])),
         2 => Ok(LlmResponse::from_text(format!("streamed {} and {}", PLANTED[3], PLANTED[1]))),
         _ => {
-            Err(Error::Provider { message: format!("Incorrect API key provided: {}", PLANTED[0]) })
+            Err(Error::provider(format!("Incorrect API key provided: {}", PLANTED[0])))
         }
     })
 }
@@ -348,7 +348,7 @@ async fn no_planted_secret_survives_capture() {
         handle.tool_result("call_1", agent_text.clone())?;
         handle.client().complete(LlmRequest::new(vec![Message::user("go on")])).await?;
         // A crash puts its error text in the trajectory's `extra`.
-        Err::<(), Error>(Error::Provider { message: agent_text })
+        Err::<(), Error>(Error::provider(agent_text))
     })
     .await;
     assert!(captured.result.is_err());
