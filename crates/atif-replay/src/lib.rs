@@ -8,7 +8,7 @@
 //! - [`ReplayClient`] serves a script offline and is strict both ways: one call too many is
 //!   [`Error::ScriptExhausted`], replies never requested make [`ReplayClient::finish`] fail, and
 //!   a request that differs from its recording is caught by its SHA-256 fingerprint
-//!   ([`RequestCheck`]);
+//!   ([`DriftPolicy`]);
 //! - [`ScriptedClient`] is a test double answering from a list or a closure, remembering every
 //!   request it [`seen`](ScriptedClient::seen);
 //! - [`capture`] runs an agent future and returns its run as an ATIF trajectory, even when the
@@ -85,7 +85,7 @@ pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
 #[cfg(feature = "http")]
 pub use http::{ANTHROPIC_VERSION, HttpClient};
 pub use record::{RecordOptions, RecordingClient};
-pub use replay::{Drift, ReplayClient, ReplayOptions, RequestCheck};
+pub use replay::{Drift, ReplayClient, ReplayOptions, DriftPolicy};
 pub use script::{
     OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
     read_script, redact_file, redact_json, redact_script, request_fingerprint, write_script,

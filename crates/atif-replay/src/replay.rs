@@ -13,10 +13,11 @@ use crate::script::{RecordedCall, Script, canonical_request, fingerprint_with, r
 use crate::secrets::Redactor;
 use crate::{ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, Role};
 
-/// What a replay does when a request differs from the one recorded.
+/// What a replay does when a request differs from the one recorded (the same idea as
+/// `atif replay --drift` and the proxy's drift policy).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
-pub enum RequestCheck {
+pub enum DriftPolicy {
     /// Serve the reply without comparing requests.
     Off,
     /// Serve the reply, keep the drift in [`ReplayClient::drifts`] and print it to standard
@@ -30,19 +31,19 @@ pub enum RequestCheck {
 /// How a [`ReplayClient`] replays. A plain value with documented defaults.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ReplayOptions {
-    request_check: RequestCheck,
+    drift: DriftPolicy,
     secret_patterns: Vec<String>,
 }
 
 impl ReplayOptions {
-    /// What to do when a request drifted from the recording. Default: [`RequestCheck::Strict`].
-    pub fn request_check(&self) -> RequestCheck {
-        self.request_check
+    /// What to do when a request drifted from the recording. Default: [`DriftPolicy::Strict`].
+    pub fn drift(&self) -> DriftPolicy {
+        self.drift
     }
 
-    /// Sets [`request_check`](ReplayOptions::request_check).
-    pub fn set_request_check(&mut self, check: RequestCheck) {
-        self.request_check = check;
+    /// Sets [`drift`](ReplayOptions::drift).
+    pub fn set_drift(&mut self, policy: DriftPolicy) {
+        self.drift = policy;
     }
 
     /// Secret patterns redacted before fingerprinting a request: give the same ones the
@@ -57,7 +58,7 @@ impl ReplayOptions {
     }
 }
 
-/// A request that differed from its recording (kept in [`RequestCheck::Warn`] mode).
+/// A request that differed from its recording (kept in [`DriftPolicy::Warn`] mode).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drift {
     /// 1-based number of the call that drifted.
@@ -73,7 +74,7 @@ pub struct Drift {
 /// Replies are served in recorded order. When calls are made concurrently (subagents) and
 /// arrive in another order, a request whose fingerprint matches a later unused recording gets
 /// that recording's reply, so completion order does not matter; otherwise the next unused reply
-/// is compared with the request according to [`RequestCheck`].
+/// is compared with the request according to [`DriftPolicy`].
 ///
 /// [`model`](LlmClient::model) reports the recorded model, so a replayed trajectory carries the
 /// same `model_name` as the recorded one.
@@ -142,12 +143,12 @@ impl ReplayClient {
         &self.script
     }
 
-    /// How many requests the agent made so far.
-    pub fn requests(&self) -> usize {
+    /// How many model calls the agent made so far.
+    pub fn calls(&self) -> usize {
         lock(&self.state).requests
     }
 
-    /// The drifts seen so far in [`RequestCheck::Warn`] mode.
+    /// The drifts seen so far in [`DriftPolicy::Warn`] mode.
     pub fn drifts(&self) -> Vec<Drift> {
         lock(&self.state).drifts.clone()
     }
@@ -198,9 +199,9 @@ impl ReplayClient {
             None => {
                 let recorded_call = &self.script.calls[next_unused];
                 state.used[next_unused] = true;
-                match self.options.request_check {
-                    RequestCheck::Off => {}
-                    RequestCheck::Warn => {
+                match self.options.drift {
+                    DriftPolicy::Off => {}
+                    DriftPolicy::Warn => {
                         let drift = Drift {
                             call,
                             reply: next_unused + 1,
@@ -209,7 +210,7 @@ impl ReplayClient {
                         warn(&self.path, &drift);
                         state.drifts.push(drift);
                     }
-                    RequestCheck::Strict => {
+                    DriftPolicy::Strict => {
                         state.stopped_at.get_or_insert(call);
                         return Err(Error::RequestDrift {
                             call,

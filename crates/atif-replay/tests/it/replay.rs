@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use atif_replay::{
     Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions, RecordingClient,
-    ReplayClient, ReplayOptions, RequestCheck, ScriptedClient,
+    ReplayClient, ReplayOptions, DriftPolicy, ScriptedClient,
 };
 
 use crate::{ask, calls, echo_model, record_to};
 
-fn replay_with(path: &std::path::Path, check: RequestCheck) -> ReplayClient {
+fn replay_with(path: &std::path::Path, check: DriftPolicy) -> ReplayClient {
     let mut options = ReplayOptions::default();
-    options.set_request_check(check);
+    options.set_drift(check);
     ReplayClient::from_file_with(path, options).unwrap()
 }
 
@@ -25,7 +25,7 @@ async fn replay_serves_recorded_replies_in_order_under_the_recorded_model_name()
     assert_eq!(replay.model(), Some("echo-1"), "a replay never calls itself a fake model");
     assert_eq!(replay.complete(ask("a")).await.unwrap().text(), "reply to a");
     assert_eq!(replay.complete(ask("b")).await.unwrap().text(), "reply to b");
-    assert_eq!(replay.requests(), 2);
+    assert_eq!(replay.calls(), 2);
     replay.finish().unwrap();
 }
 
@@ -142,7 +142,7 @@ async fn warn_mode_serves_the_reply_and_keeps_the_drift() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
     record_to(&path, echo_model(), &[ask("a")]).await;
-    let replay = replay_with(&path, RequestCheck::Warn);
+    let replay = replay_with(&path, DriftPolicy::Warn);
     assert_eq!(replay.complete(ask("changed")).await.unwrap().text(), "reply to a");
     let drifts = replay.drifts();
     assert_eq!(drifts.len(), 1);
@@ -156,7 +156,7 @@ async fn off_mode_serves_in_order_without_comparing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
     record_to(&path, echo_model(), &[ask("a")]).await;
-    let replay = replay_with(&path, RequestCheck::Off);
+    let replay = replay_with(&path, DriftPolicy::Off);
     assert_eq!(replay.complete(ask("anything")).await.unwrap().text(), "reply to a");
     assert!(replay.drifts().is_empty());
 }
