@@ -193,9 +193,8 @@ pub async fn fan_out_agent(
     }
     let mut labels = Vec::new();
     for task in tasks {
-        let (call_id, item, label) = task
-            .await
-            .map_err(|err| Error::provider(format!("subagent task failed: {err}")))??;
+        let (call_id, item, label) =
+            task.await.map_err(|err| Error::provider(format!("subagent task failed: {err}")))??;
         handle.tool_result(&call_id, label.clone())?;
         messages.push(Message::tool_result(call_id, label.clone()));
         labels.push((item, label));

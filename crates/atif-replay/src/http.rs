@@ -154,7 +154,10 @@ impl HttpClient {
         // Gemini's SDKs accept `models/gemini-…` as well as the bare name.
         let model = model.map(|model| model.strip_prefix("models/").unwrap_or(model));
         let Some(model) = model.filter(|model| !model.is_empty()) else {
-            return Err(Error::MissingModel { protocol: self.protocol.name(), url: self.url.clone() });
+            return Err(Error::MissingModel {
+                protocol: self.protocol.name(),
+                url: self.url.clone(),
+            });
         };
         if stream {
             Ok(format!("{}/{model}:streamGenerateContent?alt=sse", self.url))
@@ -165,7 +168,11 @@ impl HttpClient {
 
     /// Posts `request` and returns the reply, and the URL it came from, once its status says
     /// it is one.
-    async fn send(&self, request: &LlmRequest, stream: bool) -> Result<(reqwest::Response, String)> {
+    async fn send(
+        &self,
+        request: &LlmRequest,
+        stream: bool,
+    ) -> Result<(reqwest::Response, String)> {
         let mut request = request.clone();
         if request.model.is_none() {
             request.model.clone_from(&self.model);

@@ -85,7 +85,7 @@ pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
 #[cfg(feature = "http")]
 pub use http::{ANTHROPIC_VERSION, HttpClient};
 pub use record::{RecordOptions, RecordingClient};
-pub use replay::{Drift, ReplayClient, ReplayOptions, DriftPolicy};
+pub use replay::{Drift, DriftPolicy, ReplayClient, ReplayOptions};
 pub use script::{
     OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
     read_script, redact_file, redact_json, redact_script, request_fingerprint, write_script,

@@ -277,7 +277,9 @@ fn main_conversation(conversations: &[Conversation]) -> usize {
     let launched = |child: usize| {
         let task = conversations[child].key.1.trim();
         !task.is_empty()
-            && conversations[..child].iter().any(|parent| parent.launched(task, conversations[child].first))
+            && conversations[..child]
+                .iter()
+                .any(|parent| parent.launched(task, conversations[child].first))
     };
     (0..conversations.len())
         .filter(|idx| !launched(*idx))

@@ -385,7 +385,7 @@ fn malformed_responses_input_names_the_event() {
     );
     let failed = json!({"type": "response.failed", "response": {"status": "failed", "error": {"message": "rate limited"}}});
     let err = parse_stream(OpenAiResponses, &typed(&[failed])).unwrap_err();
-    assert_eq!(err.to_string(), "model provider error: rate limited");
+    assert_eq!(with_causes(&err), "model provider error: rate limited");
 }
 
 // --- Anthropic Messages ------------------------------------------------------------------

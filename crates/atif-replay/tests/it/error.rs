@@ -16,14 +16,16 @@ fn as_test_prints(err: Error) -> String {
 
 #[test]
 fn debug_of_a_nested_error_prints_the_chain_one_cause_a_line() {
-    let wire = parse_response(WireProtocol::AnthropicMessages, &json!({"content": "hi"}))
-        .unwrap_err();
-    let exchange = Error::Exchange { exchange: 2, path: "/v1/messages".to_owned(), source: Box::new(wire) };
+    let wire =
+        parse_response(WireProtocol::AnthropicMessages, &json!({"content": "hi"})).unwrap_err();
+    let exchange =
+        Error::Exchange { exchange: 2, path: "/v1/messages".to_owned(), source: Box::new(wire) };
     let agent = Error::AgentFailed { message: chain(&exchange), source: Box::new(exchange) };
     assert_eq!(
         as_test_prints(agent),
         "agent failed\n\ncaused by:\n    cannot read HTTP exchange #2 (/v1/messages)\n    malformed \
-         Anthropic Messages reply at /content: expected an array, found a string"
+         Anthropic Messages reply at /content: expected an array of content blocks, found a \
+         string"
     );
 }
 

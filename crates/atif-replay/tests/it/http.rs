@@ -20,7 +20,8 @@ enum Adapter {
     Gemini,
 }
 
-const ADAPTERS: [Adapter; 4] = [Adapter::Chat, Adapter::Responses, Adapter::Anthropic, Adapter::Gemini];
+const ADAPTERS: [Adapter; 4] =
+    [Adapter::Chat, Adapter::Responses, Adapter::Anthropic, Adapter::Gemini];
 
 fn client(adapter: Adapter, provider: &FakeProvider) -> HttpClient {
     let base = provider.url();
@@ -183,13 +184,13 @@ async fn a_stream_cut_midway_is_an_error_not_a_short_reply() {
 async fn the_gemini_adapter_names_the_model_in_the_path_and_sends_its_key_as_a_header() {
     let provider = FakeProvider::start(Config::default()).unwrap();
     let gemini = client(Adapter::Gemini, &provider);
-    gemini.complete(LlmRequest::new(vec![Message::user("hi")])).await.unwrap();
+    let whole = gemini.complete(LlmRequest::new(vec![Message::user("hi")])).await.unwrap();
+    assert_eq!(whole.model.as_deref(), Some("fake-model-1"), "modelVersion names the model");
     let request = LlmRequest::new(vec![Message::system("Be brief."), Message::user("hi")])
         .with_model("models/gemini-test-2")
         .with_param("generationConfig", json!({"temperature": 0}));
     let reply = gemini.complete_stream(request).await.unwrap().collect().await.unwrap();
     assert_eq!(reply.text(), "Hello from the atif fake provider.");
-    assert_eq!(reply.model.as_deref(), Some("gemini-test-2"), "modelVersion names the model");
     let requests = provider.requests();
     assert_eq!(requests[0].path, "/v1beta/models/fake-model-1:generateContent");
     assert_eq!(

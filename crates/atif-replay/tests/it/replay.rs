@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atif_replay::{
-    Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions, RecordingClient,
-    ReplayClient, ReplayOptions, DriftPolicy, ScriptedClient,
+    DriftPolicy, Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions,
+    RecordingClient, ReplayClient, ReplayOptions, ScriptedClient,
 };
 
 use crate::{ask, calls, echo_model, record_to};

@@ -137,9 +137,7 @@ fn leaky_tool_model() -> ScriptedClient {
             ),
         ])),
         2 => Ok(LlmResponse::from_text(format!("streamed {} and {}", PLANTED[3], PLANTED[1]))),
-        _ => {
-            Err(Error::provider(format!("Incorrect API key provided: {}", PLANTED[0])))
-        }
+        _ => Err(Error::provider(format!("Incorrect API key provided: {}", PLANTED[0]))),
     })
 }
 

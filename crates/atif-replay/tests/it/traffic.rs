@@ -363,7 +363,10 @@ fn unreadable_traffic_is_an_error_naming_the_exchange() {
 /// An OpenAI Chat Completions conversation: `system`, then `turns` of user text, assistant tool
 /// calls (`(id, arguments)`) and tool results, as a request body.
 fn chat_request(system: &str, user: &str, turns: &[(&str, &str, &str)]) -> Value {
-    let mut messages = vec![json!({"role": "system", "content": system}), json!({"role": "user", "content": user})];
+    let mut messages = vec![
+        json!({"role": "system", "content": system}),
+        json!({"role": "user", "content": user}),
+    ];
     for (id, arguments, result) in turns {
         messages.push(json!({"role": "assistant", "content": null, "tool_calls": [
             {"id": id, "type": "function", "function": {"name": "run", "arguments": arguments}}
@@ -394,7 +397,11 @@ fn transcript(trajectory: &Trajectory) -> Vec<String> {
         .map(|step| {
             let mut line = format!("{:?}: {}", step.source, step.message.text());
             for call in step.tool_calls.iter().flatten() {
-                line.push_str(&format!(" [{} {}]", call.tool_call_id, call.arguments));
+                line.push_str(&format!(
+                    " [{} {}]",
+                    call.tool_call_id,
+                    Value::Object(call.arguments.clone())
+                ));
             }
             for result in step.results() {
                 let content = result.content.as_ref().map(|content| content.text());
@@ -421,10 +428,17 @@ fn two_interleaved_conversations_sharing_a_system_prompt_stay_apart() {
             a(&[("call_1", r#"{"cmd":"cat a.txt"}"#, "alpha")]),
             chat_call("call_2", r#"{"cmd":"wc a.txt"}"#),
         ),
-        json_exchange(path, b(&[("call_1", r#"{"cmd":"cat b.txt"}"#, "beta")]), chat_text("b says beta")),
         json_exchange(
             path,
-            a(&[("call_1", r#"{"cmd":"cat a.txt"}"#, "alpha"), ("call_2", r#"{"cmd":"wc a.txt"}"#, "1 word")]),
+            b(&[("call_1", r#"{"cmd":"cat b.txt"}"#, "beta")]),
+            chat_text("b says beta"),
+        ),
+        json_exchange(
+            path,
+            a(&[
+                ("call_1", r#"{"cmd":"cat a.txt"}"#, "alpha"),
+                ("call_2", r#"{"cmd":"wc a.txt"}"#, "1 word"),
+            ]),
             chat_text("a says alpha, in 1 word"),
         ),
     ];
@@ -463,7 +477,8 @@ fn a_subagent_spawned_mid_run_is_the_subagent_even_when_it_makes_more_calls() {
     let path = "/v1/chat/completions";
     let main = |turns: &[(&str, &str, &str)]| chat_request("You lead.", "Fix the bug.", turns);
     let task = r#"{"cmd":"delegate","prompt":"Find the failing test."}"#;
-    let sub = |turns: &[(&str, &str, &str)]| chat_request("You search.", "Find the failing test.", turns);
+    let sub =
+        |turns: &[(&str, &str, &str)]| chat_request("You search.", "Find the failing test.", turns);
     let grep = ("call_g", r#"{"cmd":"grep -rn assert tests"}"#, "tests/a.rs:3");
     let read = ("call_r", r#"{"cmd":"sed -n 3p tests/a.rs"}"#, "assert_eq!(1, 2)");
     let exchanges = [
