@@ -170,7 +170,12 @@ where
     let recorder = Arc::new(Recorder {
         nodes: Mutex::new(vec![Node { record, parent: None, last_system: None }]),
     });
-    let handle = CaptureHandle { recorder: Arc::clone(&recorder), node: 0, inner: client, model };
+    let handle = CaptureHandle {
+        recorder: Arc::clone(&recorder),
+        node: 0,
+        inner: Arc::clone(&client),
+        model,
+    };
     // Dropping the capture (a timeout around a hanging agent, say) stops the agent too,
     // rather than leaving it running detached.
     let mut task = AbortOnDrop(tokio::spawn(agent(handle)));
@@ -197,6 +202,9 @@ where
             Err(Error::AgentPanicked { message })
         }
     };
+    if let Err(err) = &result {
+        client.run_failed(err);
+    }
     // The whole chain: an agent's failure keeps its cause in `source()`, not in its message.
     let crash = result.as_ref().err().map(|err| with_causes(err));
     let mut trajectory = recorder.build(crash.as_deref());

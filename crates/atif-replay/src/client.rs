@@ -42,6 +42,16 @@ pub trait LlmClient: Send + Sync {
         let response = self.complete(request).await?;
         Ok(ChunkStream::from_chunks(response.to_chunks()))
     }
+
+    /// Told by [`capture`](crate::capture) that the agent run using this client failed (it
+    /// returned `error`, or panicked), so that a client judging the run afterwards can tell a
+    /// crash from a regression: [`ReplayClient::finish`](crate::ReplayClient::finish) then
+    /// blames the failure, not fewer model calls, for replies never requested.
+    ///
+    /// The default does nothing; a client that wraps another forwards it.
+    fn run_failed(&self, error: &LlmError) {
+        let _ = error;
+    }
 }
 
 #[async_trait]
@@ -57,6 +67,10 @@ impl<C: LlmClient + ?Sized> LlmClient for Arc<C> {
     async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
         (**self).complete_stream(request).await
     }
+
+    fn run_failed(&self, error: &LlmError) {
+        (**self).run_failed(error);
+    }
 }
 
 #[async_trait]
@@ -71,6 +85,10 @@ impl<C: LlmClient + ?Sized> LlmClient for Box<C> {
 
     async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
         (**self).complete_stream(request).await
+    }
+
+    fn run_failed(&self, error: &LlmError) {
+        (**self).run_failed(error);
     }
 }
 

@@ -55,7 +55,7 @@ pub enum Error {
     #[error(
         "{unused} of the {recorded} recorded replies in {path} were never requested (#{first_unused} \
          is the first). {}",
-        unused_cause(*.stopped_at)
+        unused_cause(*.stopped_at, *.agent_failed_after)
     )]
     UnusedReplies {
         /// The script file (or `<memory>`).
@@ -69,6 +69,10 @@ pub enum Error {
         /// The call at which the replay already failed (a request drift), if it did: the
         /// replies after it were never requested because of that failure.
         stopped_at: Option<usize>,
+        /// How many model calls the agent had made when its run failed, if
+        /// [`capture`](crate::capture) reported that it did: the replies after them were never
+        /// requested because of that failure.
+        agent_failed_after: Option<usize>,
     },
     /// With strict request checking, a request differs from the one recorded for that call.
     #[error(
@@ -355,18 +359,25 @@ impl std::fmt::Debug for Error {
     }
 }
 
-/// Why replies went unused: the failure the replay already reported, or, when it reported none,
-/// fewer model calls (unless the agent itself failed before making them).
-fn unused_cause(stopped_at: Option<usize>) -> String {
-    match stopped_at {
-        Some(call) => format!(
+/// Why replies went unused: the failure the replay already reported, the agent's own failure,
+/// or, when neither is known, fewer model calls (unless the agent failed unseen).
+fn unused_cause(stopped_at: Option<usize>, agent_failed_after: Option<usize>) -> String {
+    match (stopped_at, agent_failed_after) {
+        (Some(call), _) => format!(
             "The replay already failed at call #{call} (request drift), so the agent stopped \
              asking: that failure is the one to fix"
         ),
-        None => "The agent made fewer model calls than when this script was recorded: unless it \
+        (None, Some(calls)) => format!(
+            "The agent's run failed after {calls} model call{} (see the error its run \
+             returned), so it stopped asking: that failure is the one to fix",
+            if calls == 1 { "" } else { "s" }
+        ),
+        (None, None) => {
+            "The agent made fewer model calls than when this script was recorded: unless it \
                  failed before making them (see the error its run returned), that is the \
                  regression. If it is intended, re-record the script"
-            .to_owned(),
+                .to_owned()
+        }
     }
 }
 

@@ -190,6 +190,10 @@ impl<C: LlmClient> LlmClient for RecordingClient<C> {
         self.inner.model()
     }
 
+    fn run_failed(&self, error: &LlmError) {
+        self.inner.run_failed(error);
+    }
+
     async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
         let idx = self.start(&request);
         let mut inner = match self.inner.complete_stream(request).await {

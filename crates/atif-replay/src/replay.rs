@@ -94,6 +94,9 @@ struct State {
     drifts: Vec<Drift>,
     /// The first call that failed with a request drift, if any.
     stopped_at: Option<usize>,
+    /// How many calls the agent had made when its run failed, if [`capture`](crate::capture)
+    /// said it did.
+    failed_after: Option<usize>,
 }
 
 impl ReplayClient {
@@ -134,6 +137,7 @@ impl ReplayClient {
             requests: 0,
             drifts: Vec::new(),
             stopped_at: None,
+            failed_after: None,
         };
         Ok(ReplayClient { path, script, options, redactor, state: Mutex::new(state) })
     }
@@ -158,7 +162,9 @@ impl ReplayClient {
     /// # Errors
     ///
     /// [`Error::UnusedReplies`] naming how many replies were never requested: the agent made
-    /// fewer calls than when the script was recorded.
+    /// fewer calls than when the script was recorded. When the replay already failed with a
+    /// request drift, or [`capture`](crate::capture) reported that the agent's run failed, the
+    /// message blames that failure rather than fewer model calls.
     pub fn finish(&self) -> Result<()> {
         let state = lock(&self.state);
         let unused = state.used.iter().filter(|used| !**used).count();
@@ -170,6 +176,7 @@ impl ReplayClient {
                 recorded: state.used.len(),
                 first_unused: first + 1,
                 stopped_at: state.stopped_at,
+                agent_failed_after: state.failed_after,
             }),
         }
     }
@@ -287,6 +294,11 @@ impl LlmClient for ReplayClient {
 
     fn model(&self) -> Option<&str> {
         self.script.model.as_deref()
+    }
+
+    fn run_failed(&self, _error: &LlmError) {
+        let mut state = lock(&self.state);
+        state.failed_after = Some(state.requests);
     }
 
     async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {

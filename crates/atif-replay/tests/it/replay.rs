@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atif_replay::{
-    DriftPolicy, Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions,
-    RecordingClient, ReplayClient, ReplayOptions, ScriptedClient,
+    CaptureOptions, DriftPolicy, Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions,
+    RecordingClient, ReplayClient, ReplayOptions, ScriptedClient, capture,
 };
 
 use crate::{ask, calls, echo_model, record_to};
@@ -111,6 +111,53 @@ async fn after_a_drift_finish_blames_the_drift_not_fewer_model_calls() {
     let message = err.to_string();
     assert!(message.contains("The replay already failed at call #2 (request drift)"), "{message}");
     assert!(!message.contains("fewer model calls"), "{message}");
+}
+
+#[tokio::test]
+async fn after_an_agent_crash_finish_blames_the_crash_not_fewer_model_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a"), ask("b"), ask("c")]).await;
+    let replay = Arc::new(ReplayClient::from_file(&path).unwrap());
+    let options = CaptureOptions::new("crashing-agent", "1.0.0");
+    let captured = capture(replay.clone(), &options, |handle| async move {
+        handle.client().complete(ask("a")).await?;
+        Err::<(), Error>(Error::AgentPanicked { message: "tool `grep` exited 2".to_owned() })
+    })
+    .await;
+    assert!(matches!(captured.result, Err(Error::AgentFailed { .. })));
+    let err = replay.finish().unwrap_err();
+    assert!(
+        matches!(err, Error::UnusedReplies { agent_failed_after: Some(1), unused: 2, .. }),
+        "{err:?}"
+    );
+    let message = err.to_string();
+    assert!(
+        message.contains(
+            "The agent's run failed after 1 model call (see the error its run returned), so it \
+             stopped asking: that failure is the one to fix"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains("fewer model calls"), "{message}");
+    assert!(!message.contains("regression"), "{message}");
+}
+
+#[tokio::test]
+async fn a_crash_behind_a_recording_client_reaches_the_replay_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    record_to(&path, echo_model(), &[ask("a"), ask("b")]).await;
+    let replay = Arc::new(ReplayClient::from_file(&path).unwrap());
+    // A wrapper that forwards: a replay recorded again, as a test might do to compare.
+    let wrapped: Arc<dyn LlmClient> = Arc::new(RecordingClient::new(replay.clone()));
+    let captured = capture(wrapped, &CaptureOptions::new("a", "1"), |_handle| async move {
+        Err::<(), Error>(Error::provider("the agent gave up before asking"))
+    })
+    .await;
+    assert!(captured.result.is_err());
+    let err = replay.finish().unwrap_err();
+    assert!(err.to_string().contains("failed after 0 model calls"), "{err}");
 }
 
 #[test]
