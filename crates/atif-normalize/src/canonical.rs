@@ -31,7 +31,7 @@ pub fn to_canonical_string(doc: &Value) -> String {
     // No size estimate up front: growing by doubling costs less than a walk over the document,
     // as large reallocations are remapped rather than copied.
     let mut sink = Whole(String::new());
-    write_value(&mut sink, doc, 0);
+    doc.write_canonical(&mut sink, 0);
     sink.0.push('\n');
     sink.0
 }
@@ -42,12 +42,16 @@ pub fn to_canonical_string(doc: &Value) -> String {
 /// # Errors
 /// The first error `writer` returns; what was written before it stays written.
 pub fn write_canonical<W: std::io::Write>(doc: &Value, mut writer: W) -> std::io::Result<()> {
-    write_canonical_inner(doc, &mut writer)
+    stream(doc, &mut writer)
 }
 
-fn write_canonical_inner(doc: &Value, writer: &mut dyn std::io::Write) -> std::io::Result<()> {
+/// Writes the canonical text of `doc` to `writer` in blocks of about [`BLOCK`] bytes.
+pub(crate) fn stream<T: WriteCanonical>(
+    doc: &T,
+    writer: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
     let mut sink = Streaming { out: String::with_capacity(2 * BLOCK), writer, error: None };
-    write_value(&mut sink, doc, 0);
+    doc.write_canonical(&mut sink, 0);
     sink.out.push('\n');
     if let Some(err) = sink.error {
         return Err(err);
@@ -55,12 +59,13 @@ fn write_canonical_inner(doc: &Value, writer: &mut dyn std::io::Write) -> std::i
     sink.writer.write_all(sink.out.as_bytes())
 }
 
-/// The canonical text of `doc` cut after about `limit` bytes, as bytes (the cut may fall inside
-/// a character). Comparing two such prefixes orders the full texts whenever they differ within
-/// the prefix, so sorting rarely needs whole texts.
-pub(crate) fn canonical_prefix(doc: &Value, limit: usize) -> Vec<u8> {
+/// The canonical text of `doc` cut after about `limit` bytes (all of it for `None`), as bytes
+/// (the cut may fall inside a character). Comparing two such prefixes orders the full texts
+/// whenever they differ within the prefix, so sorting rarely needs whole texts.
+pub(crate) fn canonical_prefix<T: WriteCanonical>(doc: &T, limit: Option<usize>) -> Vec<u8> {
+    let limit = limit.unwrap_or(usize::MAX);
     let mut sink = Prefix { out: String::new(), limit };
-    if write_value(&mut sink, doc, 0) {
+    if doc.write_canonical(&mut sink, 0) {
         sink.out.push('\n');
     }
     let mut bytes = sink.out.into_bytes();
@@ -78,17 +83,13 @@ pub(crate) fn canonical_prefix(doc: &Value, limit: usize) -> Vec<u8> {
 /// assert_eq!(hash.len(), 12);
 /// ```
 pub fn content_hash(doc: &Value) -> String {
-    let mut sink = Hashing { out: String::with_capacity(2 * BLOCK), hasher: Sha256::new() };
-    write_value(&mut sink, doc, 0);
-    sink.out.push('\n');
-    sink.hasher.update(sink.out.as_bytes());
-    hex12(&sink.hasher.finalize())
+    hex12(&digest(doc))
 }
 
 /// The SHA-256 of the canonical text of `doc`, hashed block by block as it is written.
 pub(crate) fn digest(doc: &Value) -> [u8; 32] {
     let mut sink = Hashing { out: String::with_capacity(2 * BLOCK), hasher: Sha256::new() };
-    write_value(&mut sink, doc, 0);
+    doc.write_canonical(&mut sink, 0);
     sink.out.push('\n');
     sink.hasher.update(sink.out.as_bytes());
     sink.hasher.finalize().into()
@@ -106,7 +107,7 @@ fn hex12(digest: &[u8]) -> String {
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// How much text the streaming sinks gather before handing it on.
-pub(crate) const BLOCK: usize = 64 * 1024;
+const BLOCK: usize = 64 * 1024;
 
 /// Where the writer puts text: a buffer, and a checkpoint after each array element and object
 /// member that may hand the buffer on, or stop the writing early.
@@ -117,7 +118,7 @@ pub(crate) trait Sink {
 }
 
 /// The whole text in one string.
-pub(crate) struct Whole(pub(crate) String);
+struct Whole(String);
 
 impl Sink for Whole {
     fn buf(&mut self) -> &mut String {
@@ -129,9 +130,9 @@ impl Sink for Whole {
 }
 
 /// The text up to about `limit` bytes.
-pub(crate) struct Prefix {
-    pub(crate) out: String,
-    pub(crate) limit: usize,
+struct Prefix {
+    out: String,
+    limit: usize,
 }
 
 impl Sink for Prefix {
@@ -144,10 +145,10 @@ impl Sink for Prefix {
 }
 
 /// The text handed to a writer block by block.
-pub(crate) struct Streaming<'w> {
-    pub(crate) out: String,
-    pub(crate) writer: &'w mut dyn std::io::Write,
-    pub(crate) error: Option<std::io::Error>,
+struct Streaming<'w> {
+    out: String,
+    writer: &'w mut dyn std::io::Write,
+    error: Option<std::io::Error>,
 }
 
 impl Sink for Streaming<'_> {
@@ -185,51 +186,40 @@ impl Sink for Hashing {
     }
 }
 
-/// Writes `value`; returns `false` when the sink stopped the writing early.
-fn write_value<S: Sink>(sink: &mut S, value: &Value, depth: usize) -> bool {
-    let out = sink.buf();
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(number) => write_number(out, number),
-        Value::String(s) => write_string(out, s),
-        Value::Array(items) => {
-            if items.is_empty() {
-                out.push_str("[]");
-                return true;
-            }
-            out.push('[');
-            for (idx, item) in items.iter().enumerate() {
-                let out = sink.buf();
-                if idx > 0 {
-                    out.push(',');
-                }
-                newline(out, depth + 1);
-                if !write_value(sink, item, depth + 1) || !sink.checkpoint() {
-                    return false;
-                }
-            }
-            let out = sink.buf();
-            newline(out, depth);
-            out.push(']');
-        }
-        Value::Object(map) => return write_object(sink, map, depth),
-    }
-    true
+/// A JSON tree that can be written as canonical text: `serde_json::Value` and the borrowed
+/// tree of the fast path. Each writes its scalars; arrays and objects go through
+/// [`write_array`] and [`write_members`], so the layout is defined once.
+pub(crate) trait WriteCanonical {
+    /// Writes `self` at `depth`; returns `false` when the sink stopped the writing early.
+    fn write_canonical<S: Sink>(&self, sink: &mut S, depth: usize) -> bool;
 }
 
-fn write_object<S: Sink>(sink: &mut S, map: &Map<String, Value>, depth: usize) -> bool {
-    if map.is_empty() {
-        sink.buf().push_str("{}");
-        return true;
+impl WriteCanonical for Value {
+    fn write_canonical<S: Sink>(&self, sink: &mut S, depth: usize) -> bool {
+        let out = sink.buf();
+        match self {
+            Value::Null => out.push_str("null"),
+            Value::Bool(true) => out.push_str("true"),
+            Value::Bool(false) => out.push_str("false"),
+            Value::Number(number) => write_number(out, number),
+            Value::String(s) => write_string(out, s),
+            Value::Array(items) => return write_array(sink, items, depth),
+            Value::Object(map) => return map.write_canonical(sink, depth),
+        }
+        true
     }
-    if maps_iterate_sorted() {
-        write_members(sink, map.iter(), depth)
-    } else {
-        let mut members: Vec<(&String, &Value)> = map.iter().collect();
-        members.sort_by(|a, b| a.0.cmp(b.0));
-        write_members(sink, members, depth)
+}
+
+impl WriteCanonical for Map<String, Value> {
+    fn write_canonical<S: Sink>(&self, sink: &mut S, depth: usize) -> bool {
+        if maps_iterate_sorted() {
+            write_members(sink, self.iter().map(|(key, value)| (key.as_str(), value)), depth)
+        } else {
+            let mut members: Vec<(&str, &Value)> =
+                self.iter().map(|(key, value)| (key.as_str(), value)).collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            write_members(sink, members, depth)
+        }
     }
 }
 
@@ -246,31 +236,62 @@ fn maps_iterate_sorted() -> bool {
     })
 }
 
-fn write_members<'a, S: Sink>(
+/// Writes an array of `items`; returns `false` when the sink stopped the writing early.
+pub(crate) fn write_array<T: WriteCanonical, S: Sink>(
     sink: &mut S,
-    members: impl IntoIterator<Item = (&'a String, &'a Value)>,
+    items: &[T],
     depth: usize,
 ) -> bool {
-    sink.buf().push('{');
-    for (idx, (key, value)) in members.into_iter().enumerate() {
+    write_container(sink, ['[', ']'], items.iter().map(|item| (None, item)), depth)
+}
+
+/// Writes an object of `members`, which must come sorted by key; returns `false` when the sink
+/// stopped the writing early.
+pub(crate) fn write_members<'t, T: WriteCanonical + 't, S: Sink>(
+    sink: &mut S,
+    members: impl IntoIterator<Item = (&'t str, &'t T)>,
+    depth: usize,
+) -> bool {
+    write_container(sink, ['{', '}'], members.into_iter().map(|(k, v)| (Some(k), v)), depth)
+}
+
+/// Writes an array (entries without keys) or an object (entries with keys) between `brackets`,
+/// empty ones on one line.
+fn write_container<'t, T: WriteCanonical + 't, S: Sink>(
+    sink: &mut S,
+    [open, close]: [char; 2],
+    entries: impl Iterator<Item = (Option<&'t str>, &'t T)>,
+    depth: usize,
+) -> bool {
+    let mut entries = entries.peekable();
+    if entries.peek().is_none() {
+        let out = sink.buf();
+        out.push(open);
+        out.push(close);
+        return true;
+    }
+    sink.buf().push(open);
+    for (idx, (key, value)) in entries.enumerate() {
         let out = sink.buf();
         if idx > 0 {
             out.push(',');
         }
         newline(out, depth + 1);
-        write_string(out, key);
-        out.push_str(": ");
-        if !write_value(sink, value, depth + 1) || !sink.checkpoint() {
+        if let Some(key) = key {
+            write_string(out, key);
+            out.push_str(": ");
+        }
+        if !value.write_canonical(sink, depth + 1) || !sink.checkpoint() {
             return false;
         }
     }
     let out = sink.buf();
     newline(out, depth);
-    out.push('}');
+    out.push(close);
     true
 }
 
-pub(crate) fn newline(out: &mut String, depth: usize) {
+fn newline(out: &mut String, depth: usize) {
     const SPACES: &str = "                                                                ";
     out.push('\n');
     let mut width = depth * 2;

@@ -73,9 +73,8 @@ impl fmt::Display for Delta {
     /// prints as the edit that turns one into the other instead of both lists:
     /// `functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let whole = format!("{}: {} -> {}", self.field, self.golden, self.actual);
         match (&self.golden, &self.actual) {
-            (Value::Array(golden), Value::Array(actual)) if whole.len() > MAX_WHOLE_DELTA => {
+            (Value::Array(golden), Value::Array(actual)) if self.is_list_edit() => {
                 write!(f, "{}: ", self.field)?;
                 write_list_edit(f, golden, actual)?;
                 let noun = match self.field.as_str() {
@@ -92,7 +91,21 @@ impl fmt::Display for Delta {
                     thousands(actual.len() as u64)
                 )
             }
-            _ => f.write_str(&whole),
+            _ => write!(f, "{}: {} -> {}", self.field, self.golden, self.actual),
+        }
+    }
+}
+
+impl Delta {
+    /// Whether the values are lists too long to print whole, so the delta prints as the edit
+    /// that turns the golden list into the actual one.
+    pub fn is_list_edit(&self) -> bool {
+        match (&self.golden, &self.actual) {
+            (Value::Array(_), Value::Array(_)) => {
+                let whole = format!("{}: {} -> {}", self.field, self.golden, self.actual);
+                whole.len() > MAX_WHOLE_DELTA
+            }
+            _ => false,
         }
     }
 }

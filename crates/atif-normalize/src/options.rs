@@ -4,7 +4,7 @@ use atif_secrets::Scanner;
 use regex::Regex;
 use serde_json::Value;
 
-use crate::paths::Paths;
+use crate::path_placeholders::Paths;
 use crate::selector::Selector;
 use crate::{Error, Result};
 

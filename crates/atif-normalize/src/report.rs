@@ -125,49 +125,75 @@ pub fn report(golden: &Value, actual: &Value, deltas: &[Delta], options: &Report
         // explain names something whenever the two documents differ; say so if it ever does not.
         out.push_str("  (no step-level difference found; see the unified diff)\n");
     }
-    let n_shown = if options.full { changes.len() } else { changes.len().min(options.max_changes) };
+    let n_shown = shown_changes(changes.len(), options);
     for change in &changes[..n_shown] {
         let _ = writeln!(out, "  {change}");
     }
     if n_shown < changes.len() {
         let _ = writeln!(out, "  ... {} more step changes", changes.len() - n_shown);
     }
-    if options.full {
-        let unified = render(golden, actual);
-        if !unified.is_empty() {
-            out.push_str("unified diff (golden -> actual):\n");
-            out.push_str(&unified);
-        }
-        return out;
+    let diff = report_diff(golden, actual, &changes, options);
+    if !diff.text.is_empty() {
+        let _ = writeln!(out, "unified diff (golden -> actual){}:", diff.title);
+        out.push_str(&diff.text);
     }
-    let places = changed_places(golden, actual, &changes);
+    out
+}
+
+/// How many of `n_changes` step changes (from [`explain`]) a report with `options` lists.
+pub fn shown_changes(n_changes: usize, options: &ReportOptions) -> usize {
+    if options.full { n_changes } else { n_changes.min(options.max_changes) }
+}
+
+/// The unified diff a [`report`] shows, for `changes` (from [`explain`]) between `golden` and
+/// `actual`: the first changed places, or all of the diff with [`ReportOptions::set_full`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportDiff {
+    /// What the diff covers, to follow `unified diff (golden -> actual)` in a title:
+    /// `, first 3 of 12 changed places` or `, 1 changed place`; empty for the full diff.
+    pub title: String,
+    /// The diff, from its `--- golden` line; empty when the documents are the same.
+    pub text: String,
+}
+
+/// The unified diff of a [`report`]; see [`ReportDiff`].
+pub fn report_diff(
+    golden: &Value,
+    actual: &Value,
+    changes: &[StepChange],
+    options: &ReportOptions,
+) -> ReportDiff {
+    if options.full {
+        return ReportDiff { title: String::new(), text: render(golden, actual) };
+    }
+    let places = changed_places(golden, actual, changes);
     if places.is_empty() {
-        return out;
+        return ReportDiff { title: String::new(), text: String::new() };
     }
     let n_places = places.len();
     let n_shown = n_places.min(options.max_places);
     let plural = if n_places == 1 { "" } else { "s" };
-    let shown = if n_shown < n_places {
-        format!("first {n_shown} of {n_places} changed places")
+    let title = if n_shown < n_places {
+        format!(", first {n_shown} of {n_places} changed places")
     } else {
-        format!("{n_places} changed place{plural}")
+        format!(", {n_places} changed place{plural}")
     };
-    let _ = writeln!(out, "unified diff (golden -> actual), {shown}:\n--- golden\n+++ actual");
+    let mut text = String::from("--- golden\n+++ actual\n");
     for place in &places[..n_shown] {
-        place.write(golden, actual, &mut out);
+        place.write(golden, actual, &mut text);
     }
     if n_shown < n_places {
         let left_out = n_places - n_shown;
         let plural = if left_out == 1 { "" } else { "s" };
-        let _ = write!(out, "... {left_out} more changed place{plural} left out");
+        let _ = write!(text, "... {left_out} more changed place{plural} left out");
         match &options.full_command {
             Some(command) => {
-                let _ = writeln!(out, "; the full diff: {command}");
+                let _ = writeln!(text, "; the full diff: {command}");
             }
-            None => out.push('\n'),
+            None => text.push('\n'),
         }
     }
-    out
+    ReportDiff { title, text }
 }
 
 /// Lines of one changed place shown before the rest is counted.

@@ -6,9 +6,9 @@ mod canonical;
 mod diff;
 mod explain;
 mod normalize;
-mod paths;
+mod normalize_json;
+mod path_placeholders;
 mod properties;
-mod raw;
 mod shape;
 
 use std::path::PathBuf;

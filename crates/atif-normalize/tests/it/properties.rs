@@ -46,7 +46,7 @@ const KEYS: &[&str] = &[
     "x",
 ];
 
-fn string() -> impl Strategy<Value = String> {
+pub(crate) fn string() -> impl Strategy<Value = String> {
     prop_oneof![
         Just(String::new()),
         Just("0x7f3c2a1b4c50".to_owned()),
@@ -107,7 +107,7 @@ fn normalising_twice_equals_normalising_once_and_nothing_panics() {
 }
 
 /// A trajectory whose steps call tools with random ids, and results citing some of them.
-fn trajectory_with_calls() -> impl Strategy<Value = Value> {
+pub(crate) fn trajectory_with_calls() -> impl Strategy<Value = Value> {
     let ids = prop::collection::vec("[a-z0-9_]{1,6}", 1..6);
     prop::collection::vec((ids, prop::collection::vec(any::<prop::sample::Index>(), 0..6)), 1..5)
         .prop_map(|steps| {
@@ -160,7 +160,7 @@ fn the_join_between_calls_and_results_survives_renumbering() {
 
 /// A trajectory with subagents whose ids, names and refs are random (ids may repeat, refs may
 /// dangle), listed in a random order.
-fn trajectory_with_subagents() -> impl Strategy<Value = Value> {
+pub(crate) fn trajectory_with_subagents() -> impl Strategy<Value = Value> {
     let subagent = ("[a-c]", prop::sample::select(vec!["web", "code", "web"]), "[a-c0-9]{0,3}");
     (prop::collection::vec(subagent, 0..5), prop::collection::vec("[a-d]", 0..6)).prop_map(
         |(subagents, refs)| {

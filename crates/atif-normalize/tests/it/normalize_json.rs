@@ -57,7 +57,7 @@ fn the_fast_path_agrees_with_normalize_on_our_trajectories() {
     options.add_masker(Masker::new(r"\n\t|o", "<$0>").unwrap());
     options.add_masker(Masker::new(r"<o>", "\"0\"").unwrap());
     check_with(&text, &options);
-    // Redactions take the general path inside `normalize_json`.
+    // Redactions apply on the fast path too.
     options.add_redaction(".**.function_name", Redaction::Replace(json!("f"))).unwrap();
     check_with(&text, &options);
 }
@@ -224,6 +224,60 @@ fn the_fast_path_agrees_with_normalize_on_arbitrary_documents() {
             check_with(&text, &paths);
             paths.set_cwd(Some("/w/a/"));
             check_with(&text, &paths);
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// A trajectory as agents write them: messages and tool arguments quoting addresses, paths and
+/// escapes, tool calls whose ids the results cite, timestamps and costs, maybe a recorded
+/// working directory, and subagents referred to from a step.
+fn generated_trajectory() -> impl Strategy<Value = Value> {
+    (
+        crate::properties::trajectory_with_calls(),
+        crate::properties::trajectory_with_subagents(),
+        prop::collection::vec(crate::properties::string(), 1..5),
+        prop::option::of(prop::sample::select(vec!["/w/a", "/w", "/tmp/run1"])),
+    )
+        .prop_map(|(mut doc, with_subagents, messages, cwd)| {
+            let steps = doc["steps"].as_array_mut().unwrap();
+            for (step, message) in steps.iter_mut().zip(messages.iter().cycle()) {
+                step["message"] = json!(message);
+                step["timestamp"] = json!("2026-01-01T00:00:00Z");
+                step["metrics"] = json!({"prompt_tokens": 1, "cost_usd": 0.5, "extra": {}});
+                step["tool_calls"][0]["arguments"] =
+                    json!({"path": message, "timestamp": 1, "none": null});
+            }
+            steps.extend(with_subagents["steps"].as_array().unwrap().iter().cloned());
+            doc["subagent_trajectories"] = with_subagents["subagent_trajectories"].clone();
+            if let Some(cwd) = cwd {
+                doc["extra"] = json!({"cwd": cwd, "home": "/w"});
+                doc["extra"][cwd] = json!("a key that is a path");
+            }
+            doc
+        })
+}
+
+#[test]
+fn the_fast_path_agrees_with_normalize_on_generated_trajectories() {
+    let mut runner = TestRunner::new_with_rng(
+        Config { cases: 256, failure_persistence: None, ..Config::default() },
+        TestRng::from_seed(RngAlgorithm::ChaCha, b"atif-normalize-one-contract-0001"),
+    );
+    let mut recorded = NormalizeOptions::default();
+    recorded.set_recorded_paths(true).add_volatile_key("prompt_tokens");
+    recorded.add_masker(Masker::new("call_[0-9]+|é", "<$0>").unwrap());
+    let mut unsorted = NormalizeOptions::default();
+    unsorted.set_sort_subagents(false).set_cwd(Some("/w/a"));
+    unsorted.add_redaction(".steps[].observation", Redaction::Remove).unwrap();
+    let strategy = (generated_trajectory(), prop::collection::vec(any::<u8>(), 64));
+    runner
+        .run(&strategy, |(doc, choices)| {
+            let mut text = String::new();
+            spell(&doc, &mut choices.into_iter().cycle(), &mut text);
+            for options in [&NormalizeOptions::default(), &recorded, &unsorted] {
+                check_with(&text, options);
+            }
             Ok(())
         })
         .unwrap();

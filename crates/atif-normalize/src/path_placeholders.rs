@@ -9,8 +9,6 @@
 //! character that is not a letter or digit replaced by `-` (Claude Code's project folder,
 //! `~/.claude/projects/-tmp-run1-repo/`) or with each `/` replaced by `-` (pi's session folder).
 
-use serde_json::{Map, Value};
-
 /// The placeholder written for the run's working directory.
 pub(crate) const CWD: &str = "<cwd>";
 /// The placeholder written for the run's home folder.
@@ -59,17 +57,6 @@ impl Paths {
         }
     }
 
-    /// Adds the paths recorded in a trajectory's root `extra` (`cwd`, `home`).
-    pub(crate) fn add_recorded(&mut self, extra: Option<&Value>) {
-        let field = |key: &str| extra.and_then(|extra| extra.get(key)).and_then(Value::as_str);
-        if let Some(cwd) = field("cwd") {
-            self.add_cwd(cwd);
-        }
-        if let Some(home) = field("home") {
-            self.add_home(home);
-        }
-    }
-
     fn push(&mut self, needle: Needle) {
         if needle.mangled && (needle.text.len() < MIN_MANGLED_LEN || needle.text.contains('/')) {
             return;
@@ -112,19 +99,6 @@ impl Paths {
         }
         out.push_str(&s[copied..]);
         Some(out)
-    }
-
-    /// Renames the keys of `map` that hold a path; when two keys end up alike the later one, in
-    /// the map's (sorted) order, wins.
-    pub(crate) fn replace_keys(&self, map: &mut Map<String, Value>) {
-        if self.is_empty() || map.keys().all(|key| self.replace(key).is_none()) {
-            return;
-        }
-        let old = std::mem::take(map);
-        for (key, value) in old {
-            let key = self.replace(&key).unwrap_or(key);
-            map.insert(key, value);
-        }
     }
 }
 
