@@ -19,8 +19,8 @@ pub(crate) struct Args {
     #[arg(value_name = "ACTUAL")]
     pub(crate) actual: String,
     /// Output format: `text` (the report: deltas, step-level explanation, the first changed
-    /// places of the unified diff) or `json` (one object: `changed`, `deltas`, `steps`, `diff`;
-    /// see docs/cli.md).
+    /// places of the unified diff) or `json` (one object: `changed`, `deltas`, `steps`,
+    /// `more_steps`, `diff`, as cut as the text unless `--full`; see docs/cli.md).
     #[arg(long, value_enum, default_value_t)]
     pub(crate) format: Format,
     /// Show every step change and the whole unified diff, not only the first changed places.
@@ -50,18 +50,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         &diff_options,
     );
     let changed = !deltas.is_empty();
+    let mut report_options = atif_normalize::ReportOptions::new();
+    report_options.set_full(args.full).set_full_command(Some(this_command_as("diff", "--full")));
     if args.format == Format::Json {
-        let (changes, unified) = if changed {
-            (atif_normalize::explain(&golden, &actual), atif_normalize::render(&golden, &actual))
-        } else {
-            (Vec::new(), String::new())
-        };
-        let report = json!({
-            "changed": changed,
-            "deltas": deltas.iter().map(delta_json).collect::<Vec<_>>(),
-            "steps": changes.iter().map(change_json).collect::<Vec<_>>(),
-            "diff": unified,
-        });
+        let report = json_report(&golden, &actual, &deltas, &report_options);
         print(|out| {
             serde_json::to_writer_pretty(&mut *out, &report)?;
             writeln!(out)
@@ -72,16 +64,47 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         print(|out| writeln!(out, "no behaviour change"))?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut report_options = atif_normalize::ReportOptions::new();
-    report_options.set_full(args.full).set_full_command(Some(this_command_as("diff", "--full")));
     let report = atif_normalize::report(&golden, &actual, &deltas, &report_options);
     print(|out| output::write_report(out, &report))?;
     Ok(ExitCode::from(1))
 }
 
-/// A Shape delta in the JSON output: `{"field", "golden", "actual"}`.
-pub(crate) fn delta_json(delta: &Delta) -> Value {
-    json!({"field": delta.field, "golden": delta.golden, "actual": delta.actual})
+/// The JSON report: what the text report shows, as fields, cut the same way unless `--full`,
+/// so a long run gives a short document.
+fn json_report(
+    golden: &Value,
+    actual: &Value,
+    deltas: &[Delta],
+    options: &atif_normalize::ReportOptions,
+) -> Value {
+    let changed = !deltas.is_empty();
+    let (changes, diff) = if changed {
+        let changes = atif_normalize::explain(golden, actual);
+        let diff = atif_normalize::report_diff(golden, actual, &changes, options).text;
+        (changes, diff)
+    } else {
+        (Vec::new(), String::new())
+    };
+    let n_shown = atif_normalize::shown_changes(changes.len(), options);
+    json!({
+        "changed": changed,
+        "deltas": deltas.iter().map(|delta| delta_json(delta, options.full())).collect::<Vec<_>>(),
+        "steps": changes[..n_shown].iter().map(change_json).collect::<Vec<_>>(),
+        "more_steps": changes.len() - n_shown,
+        "diff": diff,
+    })
+}
+
+/// A Shape delta in the JSON output: `{"field", "text", "golden", "actual"}`, where `text` is
+/// the line the text report prints; lists too long to print whole leave out `golden` and
+/// `actual` (the text is then the edit between them) unless `full`.
+fn delta_json(delta: &Delta, full: bool) -> Value {
+    let mut json = json!({"field": delta.field, "text": delta.to_string()});
+    if full || !delta.is_list_edit() {
+        json["golden"] = delta.golden.clone();
+        json["actual"] = delta.actual.clone();
+    }
+    json
 }
 
 /// A step change in the JSON output: `{"kind", "subagent", "golden_step", "actual_step",

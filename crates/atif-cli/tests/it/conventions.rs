@@ -334,7 +334,10 @@ fn json_output_of_diff_check_and_script_show_has_the_documented_shape() {
     assert!(diff["steps"][0]["text"].as_str().unwrap().contains("grep"), "{diff}");
     assert!(diff["diff"].as_str().unwrap().starts_with("--- golden"), "{diff}");
     let same = json(&["diff", "--format", "json", "run.json", "run.json"]);
-    assert_eq!(same, serde_json::json!({"changed": false, "deltas": [], "steps": [], "diff": ""}));
+    assert_eq!(
+        same,
+        serde_json::json!({"changed": false, "deltas": [], "steps": [], "more_steps": 0, "diff": ""})
+    );
 
     let check = json(&["check", "--format", "json", "golden.json", "other.json"]);
     assert_eq!(check["outcome"], "failed");

@@ -3,6 +3,7 @@
 
 mod check;
 mod conventions;
+mod diff;
 mod examples;
 mod files;
 mod golden;
