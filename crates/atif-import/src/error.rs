@@ -61,11 +61,16 @@ pub enum Error {
         record_type: String,
     },
     /// Strict mode met a record of a known type that does not have the shape its format
-    /// gives it (an assistant `message` that is a string, user content that is a number).
-    #[error("line {line}: malformed {format} record: {reason} (strict mode)")]
+    /// gives it (an assistant `message` that is a string, user content that is a number, a
+    /// missing required field), or a line of a JSON Lines log that is not a JSON object.
+    #[error("{}: malformed {format} record: {reason} (strict mode)", location(*line, pointer.as_deref()))]
     MalformedRecord {
-        /// 1-based line number.
-        line: usize,
+        /// 1-based line number of the record in a JSON Lines log; `None` in a log written as
+        /// one JSON document, where [`pointer`](Error::MalformedRecord::pointer) says where.
+        line: Option<usize>,
+        /// The JSON Pointer of the malformed value: into the document for a log written as
+        /// one JSON document, into the line's record for a record nested in a line.
+        pointer: Option<String>,
         /// The format being imported.
         format: &'static str,
         /// What is wrong with it.
@@ -172,6 +177,17 @@ fn json_reason(error: &serde_json::Error) -> String {
         }
         Some(idx) => text[..idx].to_owned(),
         None => text,
+    }
+}
+
+/// Where a malformed record is: `line 3`, `line 3 at /$set/messages/1`, or `at /messages/2`
+/// in a log written as one JSON document.
+pub(crate) fn location(line: Option<usize>, pointer: Option<&str>) -> String {
+    match (line, pointer) {
+        (Some(line), None) => format!("line {line}"),
+        (Some(line), Some(pointer)) => format!("line {line} at {pointer}"),
+        (None, Some(pointer)) => format!("at {pointer}"),
+        (None, None) => "the log".to_owned(),
     }
 }
 

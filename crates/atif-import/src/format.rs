@@ -217,7 +217,7 @@ pub(crate) fn detect_records<'r>(
 /// not a JSON Lines log, [`Error::Unrecognized`] when no record among the first 60 matches a
 /// known format.
 pub fn detect(bytes: &[u8]) -> Result<Format> {
-    let records = Records::open(bytes)?;
+    let records = Records::open(bytes, false)?;
     detect_records(records.ahead()).ok_or_else(|| Error::Unrecognized {
         scanned: records.ahead().count(),
         known: Format::known_names(),

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::build::Trajectory;
 use crate::format::{Format, detect_records};
-use crate::lines::Records;
+use crate::formats::common::{Member, shape_error};
+use crate::lines::{Layout, Records};
 use crate::{Error, Result};
 
 /// How [`import`] reads a log.
@@ -53,14 +54,15 @@ impl ImportOptions {
         self.format
     }
 
-    /// Makes an unknown record type an error instead of a skipped, counted record (default
+    /// Makes an unknown record type, a record without the shape its format gives it, or a line
+    /// that is not a JSON object an error instead of a skipped, counted record (default
     /// `false`).
     pub fn set_strict(&mut self, strict: bool) -> &mut ImportOptions {
         self.strict = strict;
         self
     }
 
-    /// Whether unknown record types are errors.
+    /// Whether unknown and malformed records are errors.
     pub fn strict(&self) -> bool {
         self.strict
     }
@@ -152,8 +154,9 @@ impl Stats {
     }
 
     /// Records (or content blocks) of known types that were skipped because they do not have
-    /// the shape their format gives them, by the reason why (`--strict` makes them errors).
-    /// Each also has a warning naming its line.
+    /// the shape their format gives them, and lines of a JSON Lines log that are not JSON
+    /// objects, by the reason why (`--strict` makes them errors). Each also has a warning
+    /// naming its line, or its JSON Pointer in a log written as one JSON document.
     pub fn malformed(&self) -> &BTreeMap<String, usize> {
         &self.malformed
     }
@@ -309,7 +312,7 @@ fn import_raw_runs(
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<(Vec<Trajectory>, Format, Stats)> {
-    let mut records = Records::open(bytes)?;
+    let mut records = Records::open(bytes, options.strict)?;
     let detected = detect_records(records.ahead());
     let format = match (options.format, detected) {
         (Some(format), _) => {
@@ -329,15 +332,9 @@ fn import_raw_runs(
             });
         }
     };
-    let mut ctx = Context::new(format, options.strict);
+    let mut ctx = Context::new(format, options.strict, records.layout());
     let mut runs = crate::formats::import_runs(format, &mut records, &mut ctx)?;
-    ctx.stats.set_records(records.n_records());
-    ctx.stats.truncated_line = records.truncated_line();
-    if let Some(line) = records.truncated_line() {
-        ctx.warn(
-            line,
-            "the last line is cut short (the run was killed mid-write); imported everything before it",
-        );
+    if ctx.close(&mut records) {
         if let Some(last) = runs.last_mut() {
             last.crashed = true;
         }
@@ -407,17 +404,78 @@ pub(crate) fn path_before(text: &str, marker: &str) -> Option<String> {
     (path.starts_with('/') && path.len() > 1).then(|| path.to_owned())
 }
 
+/// Where a record, or a value inside one, is in the log: its line (its number in a log
+/// written as one JSON document), and the JSON Pointer of the value inside the record (empty
+/// for the record itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct At {
+    line: usize,
+    pointer: String,
+}
+
+impl At {
+    /// The value at `pointer` inside the record of `line`.
+    pub(crate) fn inside(line: usize, pointer: String) -> At {
+        At { line, pointer }
+    }
+
+    /// The value at `pointer` inside this one.
+    pub(crate) fn child(&self, pointer: &str) -> At {
+        At { line: self.line, pointer: format!("{}{pointer}", self.pointer) }
+    }
+
+    /// The line of the record.
+    pub(crate) fn line(&self) -> usize {
+        self.line
+    }
+}
+
+impl From<usize> for At {
+    fn from(line: usize) -> At {
+        At { line, pointer: String::new() }
+    }
+}
+
+/// How many skipped lines get a warning of their own; the rest are counted in one.
+const MAX_BAD_LINE_WARNINGS: usize = 100;
+
 /// What a format module needs while it reads records: the strict flag and the statistics.
 #[derive(Debug)]
 pub(crate) struct Context {
     format: Format,
     strict: bool,
+    layout: Layout,
     pub(crate) stats: Stats,
 }
 
 impl Context {
-    pub(crate) fn new(format: Format, strict: bool) -> Context {
-        Context { format, strict, stats: Stats::default() }
+    pub(crate) fn new(format: Format, strict: bool, layout: Layout) -> Context {
+        Context { format, strict, layout, stats: Stats::default() }
+    }
+
+    /// Ends the import of `records`: counts the records and the lines skipped because they
+    /// are not JSON objects, and warns about a final line cut short. Returns whether the log
+    /// was cut short (the run is then marked crashed).
+    pub(crate) fn close(&mut self, records: &mut Records<'_>) -> bool {
+        self.stats.set_records(records.n_records());
+        let bad_lines = records.take_bad_lines();
+        for (idx, bad) in bad_lines.iter().enumerate() {
+            *self.stats.malformed.entry(bad.reason.to_owned()).or_insert(0) += 1;
+            if idx < MAX_BAD_LINE_WARNINGS {
+                self.warn(bad.line, &format!("skipped: {}: {}", bad.reason, bad.detail));
+            }
+        }
+        if let Some(more) = bad_lines.len().checked_sub(MAX_BAD_LINE_WARNINGS).filter(|n| *n > 0) {
+            self.stats.warnings.push(format!("{more} more lines skipped as above"));
+        }
+        self.stats.truncated_line = records.truncated_line();
+        if let Some(line) = records.truncated_line() {
+            self.warn(
+                line,
+                "the last line is cut short (the run was killed mid-write); imported everything before it",
+            );
+        }
+        records.truncated_line().is_some()
     }
 
     /// Counts a record of a known type that carries nothing to import.
@@ -448,19 +506,55 @@ impl Context {
         self.format.name()
     }
 
-    /// Skips a malformed record or block, counted with its reason and a warning naming its
-    /// line, or fails in strict mode. Nothing of it reaches the trajectory either way.
-    pub(crate) fn malformed(&mut self, line: usize, reason: &str) -> Result<()> {
+    /// Whether `value` (the record at `at`, or a value inside it) has the members its format
+    /// gives it (see [`shape_error`]). One without them is [`malformed`](Context::malformed):
+    /// skipped and counted, or an error in strict mode.
+    pub(crate) fn has_shape(
+        &mut self,
+        at: impl Into<At>,
+        what: impl std::fmt::Display,
+        value: &Value,
+        members: &[Member],
+    ) -> Result<bool> {
+        match shape_error(&what, value, members) {
+            None => Ok(true),
+            Some(reason) => {
+                self.malformed(at, &reason)?;
+                Ok(false)
+            }
+        }
+    }
+
+    /// Skips a malformed record or block, counted with its reason and a warning naming where
+    /// it is, or fails in strict mode. Nothing of it reaches the trajectory either way.
+    pub(crate) fn malformed(&mut self, at: impl Into<At>, reason: &str) -> Result<()> {
+        let (line, pointer) = self.locate(at.into());
         if self.strict {
             return Err(Error::MalformedRecord {
                 line,
+                pointer,
                 format: self.format.name(),
                 reason: reason.to_owned(),
             });
         }
         *self.stats.malformed.entry(reason.to_owned()).or_insert(0) += 1;
-        self.warn(line, &format!("skipped: {reason}"));
+        let location = crate::error::location(line, pointer.as_deref());
+        self.stats.warnings.push(format!("{location}: skipped: {reason}"));
         Ok(())
+    }
+
+    /// The line (JSON Lines) or the JSON Pointer (a log that is one JSON document) that names
+    /// `at` in messages.
+    fn locate(&self, at: At) -> (Option<usize>, Option<String>) {
+        let pointer = Some(at.pointer).filter(|p| !p.is_empty());
+        match self.layout {
+            Layout::Lines => (Some(at.line), pointer),
+            Layout::Array => {
+                let index = at.line.saturating_sub(1);
+                (None, Some(format!("/{index}{}", pointer.unwrap_or_default())))
+            }
+            Layout::Object => (None, pointer),
+        }
     }
 
     /// Records a problem that does not stop the import.

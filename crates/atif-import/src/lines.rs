@@ -3,6 +3,9 @@
 //!
 //! Records are parsed as they are consumed and dropped once imported, so a 50 MB log never
 //! holds all its parsed lines at once; only the first records are kept ahead for detection.
+//!
+//! A line that is not a JSON object is skipped and remembered (the import counts it with its
+//! reason and warns naming the line), or in strict mode ends iteration with an error.
 
 use std::collections::VecDeque;
 
@@ -21,11 +24,36 @@ pub(crate) struct Record {
     pub(crate) value: Value,
 }
 
+/// How a log is laid out, which decides how a place in it is named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// JSON Lines: a record is named by its line.
+    Lines,
+    /// One JSON array of records: a record is named by its JSON Pointer, `/N` for the
+    /// record numbered N + 1.
+    Array,
+    /// One JSON object: the log is one record, and a place in it is named by its JSON Pointer.
+    Object,
+}
+
+/// A line of a JSON Lines log, after its first record, that is not a JSON object: skipped
+/// outside strict mode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BadLine {
+    /// 1-based line number.
+    pub(crate) line: usize,
+    /// Why, as counted (`line that is not JSON`).
+    pub(crate) reason: &'static str,
+    /// What the parser found, for the warning.
+    pub(crate) detail: String,
+}
+
 /// The records of a log, parsed on demand, with the first ones read ahead for detection.
 ///
 /// A final line without a line end that fails to parse, after at least one good record, is
 /// taken as a write cut short: iteration stops there and [`Records::truncated_line`] names it.
-/// Any other line that is not a JSON object ends iteration with an error.
+/// Any other line that is not a JSON object is skipped and kept in [`Records::bad_lines`], or
+/// in strict mode ends iteration with an error.
 #[derive(Debug)]
 pub(crate) struct Records<'a> {
     ahead: VecDeque<Record>,
@@ -34,14 +62,22 @@ pub(crate) struct Records<'a> {
     n_records: usize,
     truncated_line: Option<usize>,
     failed: bool,
+    strict: bool,
+    layout: Layout,
+    bad_lines: Vec<BadLine>,
+    /// The error of a bad line met while reading ahead, returned once the records before it
+    /// are consumed.
+    pending_error: Option<Error>,
 }
 
 impl<'a> Records<'a> {
-    /// Opens `bytes` and reads the first records ahead.
+    /// Opens `bytes` and reads the first records ahead; `strict` makes a line that is not a
+    /// JSON object an error rather than a skipped line.
     ///
     /// # Errors
-    /// [`Error::Empty`] when there is no record at all; the error of a bad line among the first.
-    pub(crate) fn open(bytes: &'a [u8]) -> Result<Records<'a>> {
+    /// [`Error::Empty`] when there is no record at all; the error of the first line when it is
+    /// not a record, or in strict mode of a bad line among the first.
+    pub(crate) fn open(bytes: &'a [u8], strict: bool) -> Result<Records<'a>> {
         let rest = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         if let Some(records) = Records::document(rest)? {
             return Ok(records);
@@ -53,10 +89,21 @@ impl<'a> Records<'a> {
             n_records: 0,
             truncated_line: None,
             failed: false,
+            strict,
+            layout: Layout::Lines,
+            bad_lines: Vec::new(),
+            pending_error: None,
         };
         while records.ahead.len() < DETECT_RECORDS {
             match records.parse_next() {
-                Some(record) => records.ahead.push_back(record?),
+                Some(Ok(record)) => records.ahead.push_back(record),
+                // A bad line after the first records (strict mode) is met in file order, after
+                // the records before it: a malformed record among those is reported first.
+                Some(Err(error)) if !records.ahead.is_empty() => {
+                    records.pending_error = Some(error);
+                    break;
+                }
+                Some(Err(error)) => return Err(error),
                 None => break,
             }
         }
@@ -96,6 +143,7 @@ impl<'a> Records<'a> {
             }
             _ => return Ok(None),
         };
+        let layout = if bytes.get(start) == Some(&b'[') { Layout::Array } else { Layout::Object };
         let ahead: VecDeque<Record> = values
             .into_iter()
             .enumerate()
@@ -111,6 +159,10 @@ impl<'a> Records<'a> {
             line_no: 0,
             truncated_line: None,
             failed: false,
+            strict: true,
+            layout,
+            bad_lines: Vec::new(),
+            pending_error: None,
         }))
     }
 
@@ -129,6 +181,16 @@ impl<'a> Records<'a> {
         self.truncated_line
     }
 
+    /// How the log is laid out.
+    pub(crate) fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Takes the lines skipped so far because they are not JSON objects.
+    pub(crate) fn take_bad_lines(&mut self) -> Vec<BadLine> {
+        std::mem::take(&mut self.bad_lines)
+    }
+
     fn parse_next(&mut self) -> Option<Result<Record>> {
         while !self.failed && !self.rest.is_empty() {
             self.line_no += 1;
@@ -144,24 +206,31 @@ impl<'a> Records<'a> {
                 continue;
             }
             let line_no = self.line_no;
-            return match serde_json::from_slice::<Value>(line) {
+            let error = match serde_json::from_slice::<Value>(line) {
                 Ok(value @ Value::Object(_)) => {
                     self.n_records += 1;
-                    Some(Ok(Record { line: line_no, value }))
+                    return Some(Ok(Record { line: line_no, value }));
                 }
-                Ok(other) => {
-                    self.failed = true;
-                    Some(Err(Error::NotAnObject { line: line_no, found: json_kind(&other) }))
-                }
+                Ok(other) => Error::NotAnObject { line: line_no, found: json_kind(&other) },
                 Err(_) if !has_end && self.n_records > 0 => {
                     self.truncated_line = Some(line_no);
-                    None
+                    return None;
                 }
-                Err(error) => {
-                    self.failed = true;
-                    Some(Err(Error::NotJson { line: line_no, error }))
-                }
+                Err(error) => Error::NotJson { line: line_no, error },
             };
+            // Input whose first line is not a record is not a log at all (binary data, some
+            // other text): it fails there, without reading the rest.
+            if self.strict || self.n_records == 0 {
+                self.failed = true;
+                return Some(Err(error));
+            }
+            let reason = match &error {
+                Error::NotAnObject { .. } => "line that is JSON but not an object",
+                _ => "line that is not JSON",
+            };
+            let detail = error.to_string();
+            let detail = detail.split_once(": ").map_or(detail.as_str(), |(_, d)| d).to_owned();
+            self.bad_lines.push(BadLine { line: line_no, reason, detail });
         }
         None
     }
@@ -178,7 +247,10 @@ impl Iterator for Records<'_> {
     fn next(&mut self) -> Option<Result<Record>> {
         match self.ahead.pop_front() {
             Some(record) => Some(Ok(record)),
-            None => self.parse_next(),
+            None => match self.pending_error.take() {
+                Some(error) => Some(Err(error)),
+                None => self.parse_next(),
+            },
         }
     }
 }
@@ -187,10 +259,48 @@ impl Iterator for Records<'_> {
 mod tests {
     use super::*;
 
+    /// The line numbers of the records, and of a truncated final line, in strict mode.
     fn read_all(bytes: &[u8]) -> Result<(Vec<usize>, Option<usize>)> {
-        let mut records = Records::open(bytes)?;
+        let mut records = Records::open(bytes, true)?;
         let lines = records.by_ref().map(|r| r.map(|r| r.line)).collect::<Result<Vec<_>>>()?;
         Ok((lines, records.truncated_line()))
+    }
+
+    #[test]
+    fn outside_strict_mode_a_bad_line_after_the_first_record_is_skipped_and_kept_with_its_reason() {
+        let mut log = "{\"a\":1}\nnot json\n[1]\n".to_owned();
+        log.push_str(&"{\"a\":1}\n".repeat(DETECT_RECORDS + 5));
+        log.push_str("{\"b\": }\n{\"c\":3}\n");
+        let mut records = Records::open(log.as_bytes(), false).unwrap();
+        let lines: Vec<usize> = records.by_ref().map(|r| r.unwrap().line).collect();
+        assert_eq!(lines.len(), DETECT_RECORDS + 7);
+        assert_eq!(lines[..2], [1, 4]);
+        let bad: Vec<(usize, &str, String)> =
+            records.take_bad_lines().into_iter().map(|b| (b.line, b.reason, b.detail)).collect();
+        assert_eq!(
+            bad,
+            [
+                (2, "line that is not JSON", "expected ident at column 2".to_owned()),
+                (
+                    3,
+                    "line that is JSON but not an object",
+                    "expected a JSON object, found an array".to_owned()
+                ),
+                (
+                    DETECT_RECORDS + 9,
+                    "line that is not JSON",
+                    "expected value at column 7".to_owned()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn outside_strict_mode_a_first_line_that_is_not_a_record_is_still_an_error() {
+        let err = Records::open(b"not json\n{\"a\":1}\n", false).unwrap_err();
+        assert!(matches!(err, Error::NotJson { line: 1, .. }), "{err}");
+        let err = Records::open(b"\x00\x01\x02binary", false).unwrap_err();
+        assert!(matches!(err, Error::NotJson { line: 1, .. }), "{err}");
     }
 
     #[test]
@@ -239,7 +349,7 @@ mod tests {
         assert!(matches!(read_all(b""), Err(Error::Empty)));
         assert!(matches!(read_all(b"\n \n"), Err(Error::Empty)));
         assert!(matches!(read_all(b"\xEF\xBB\xBF"), Err(Error::Empty)));
-        let err = read_all(b"[1,2]\n").unwrap_err();
+        let err = Records::open(b"[1,2]\n", false).unwrap_err();
         assert_eq!(
             err.to_string(),
             "line 1 is not a log record: expected a JSON object, found an array"

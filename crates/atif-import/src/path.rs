@@ -146,14 +146,10 @@ fn embed_subagents(
         }
         let bytes = read(&file)?;
         let wrap = |err: Error| Error::Subagent { path: file.clone(), source: Box::new(err) };
-        let mut records = Records::open(&bytes).map_err(wrap)?;
-        let mut ctx = Context::new(Format::ClaudeCode, options.strict());
+        let mut records = Records::open(&bytes, options.strict()).map_err(wrap)?;
+        let mut ctx = Context::new(Format::ClaudeCode, options.strict(), records.layout());
         let mut sub = claude_code::import_chain(&mut records, &mut ctx).map_err(wrap)?;
-        ctx.stats.set_records(records.n_records());
-        if let Some(line) = records.truncated_line() {
-            ctx.warn(line, "the last line is cut short; imported everything before it");
-            sub.crashed = true;
-        }
+        sub.crashed |= ctx.close(&mut records);
         stats.absorb(ctx.stats, &display);
         sub.trajectory_id = Some(trajectory_id.clone());
         let call_id = meta_tool_use_id(&file.with_extension("meta.json"))

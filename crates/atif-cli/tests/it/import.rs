@@ -85,9 +85,13 @@ fn empty_and_broken_input_exit_1_with_the_reason() {
     let empty = atif(&["import", "-"], Some(b""));
     assert_eq!(empty.status.code(), Some(1));
     assert!(stderr(&empty).contains("standard input: the log is empty"), "{}", stderr(&empty));
-    let broken = atif(&["import", "-"], Some(b"{\"type\":\"turn.started\"}\nnot json\n{}\n"));
+    let broken = atif(&["import", "-"], Some(b"not json\n{\"type\":\"turn.started\"}\n"));
     assert_eq!(broken.status.code(), Some(1));
-    assert!(stderr(&broken).contains("line 2 is not JSON"), "{}", stderr(&broken));
+    assert!(stderr(&broken).contains("line 1 is not JSON"), "{}", stderr(&broken));
+    let log = b"{\"type\":\"turn.started\"}\nnot json\n{}\n";
+    let strict = atif(&["import", "--strict", "-"], Some(log));
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(stderr(&strict).contains("line 2 is not JSON"), "{}", stderr(&strict));
 }
 
 #[test]
@@ -198,7 +202,7 @@ fn a_bad_line_in_a_file_names_the_file_once_the_line_and_the_column() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("run.jsonl");
     std::fs::write(&log, "{\"type\":\"turn.started\"}\n{\"type\": }\n").unwrap();
-    let output = atif(&["import", log.to_str().unwrap()], None);
+    let output = atif(&["import", "--strict", log.to_str().unwrap()], None);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr(&output).trim_end(),
@@ -397,5 +401,74 @@ fn a_malformed_record_is_reported_as_skipped_or_fails_strict_mode_naming_its_lin
         stderr(&strict).contains("line 2: malformed claude-code record: user record"),
         "{}",
         stderr(&strict)
+    );
+}
+
+#[test]
+fn malformed_records_of_every_kind_are_counted_by_reason_or_fail_strict_mode_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("exec.jsonl");
+    std::fs::write(
+        &log,
+        [
+            r#"{"type":"thread.started","thread_id":"t-1"}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"item.completed","item":"just a string"}"#,
+            r#"{"type": not json"#,
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message","text":"Hello."}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":3}}"#,
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let path = log.to_str().unwrap();
+    let output = atif(&["import", path], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("format codex-exec (detected); 5 records, 2 skipped"), "{err}");
+    assert!(err.contains("skipped 1 × malformed record: line that is not JSON\n"), "{err}");
+    assert!(
+        err.contains("skipped 1 × malformed record: item.completed record whose `item` is a string, expected an object\n"),
+        "{err}"
+    );
+    assert!(err.contains("warning: line 3: skipped: item.completed record"), "{err}");
+    assert!(err.contains("warning: line 4: skipped: line that is not JSON: "), "{err}");
+    assert_eq!(trajectory(&output)["steps"].as_array().unwrap().len(), 1);
+
+    let strict = atif(&["import", "--strict", path], None);
+    assert_eq!(strict.status.code(), Some(1));
+    assert!(strict.stdout.is_empty());
+    assert_eq!(
+        stderr(&strict).trim_end(),
+        format!(
+            "error: {path}: line 3: malformed codex-exec record: item.completed record whose `item` is a string, expected an object (strict mode)"
+        )
+    );
+
+    // A log written as one JSON document names the JSON Pointer instead of a line.
+    let session = dir.path().join("session.json");
+    let document = serde_json::json!({
+        "sessionId": "g1", "projectHash": "h",
+        "messages": [
+            {"id": "u1", "type": "user", "content": "hi"},
+            {"id": "m1", "type": "gemini", "content": 42}
+        ]
+    });
+    std::fs::write(&session, serde_json::to_string_pretty(&document).unwrap()).unwrap();
+    let path = session.to_str().unwrap();
+    let strict = atif(&["import", "--strict", path], None);
+    assert_eq!(strict.status.code(), Some(1));
+    assert_eq!(
+        stderr(&strict).trim_end(),
+        format!(
+            "error: {path}: at /messages/1: malformed gemini-session record: message whose `content` is a number, expected text or a list of parts (strict mode)"
+        )
+    );
+    let output = atif(&["import", path], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("warning: at /messages/1: skipped: message whose"),
+        "{}",
+        stderr(&output)
     );
 }

@@ -7,7 +7,16 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::build::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_part};
+use crate::formats::common::{Kind, Member, required};
 use crate::import::Context;
+
+/// What an assistant or user record holds: a message object whose content is text or a list
+/// of blocks.
+const MESSAGE: [Member; 2] =
+    [required("message", Kind::Object), required("message.content", Kind::Content)];
+
+/// What a text block holds.
+const TEXT_BLOCK: [Member; 1] = [required("text", Kind::Str)];
 
 /// Texts Claude Code writes as a user message when the person interrupts the run.
 const INTERRUPTED: &str = "[Request interrupted by user";
@@ -40,20 +49,22 @@ impl Claude {
         }
     }
 
-    /// Adds one assistant line: a new step for a new `message.id`, else merged into the step
-    /// of that id (Claude Code writes one line per content block, each repeating the usage).
+    /// Adds one assistant line (`record`, holding its `message`): a new step for a new
+    /// `message.id`, else merged into the step of that id (Claude Code writes one line per
+    /// content block, each repeating the usage).
     pub(crate) fn assistant(
         &mut self,
         line: usize,
-        message: &Value,
+        record: &Value,
         timestamp: Option<&Value>,
         request_id: Option<&str>,
         api_error: bool,
         ctx: &mut Context,
     ) -> Result<()> {
-        if let Some(reason) = malformed_message("assistant", message) {
-            return ctx.malformed(line, &reason);
+        if !ctx.has_shape(line, "assistant record", record, &MESSAGE)? {
+            return Ok(());
         }
+        let message = &record["message"];
         let model = message.get("model").and_then(Value::as_str);
         let synthetic = api_error || model == Some("<synthetic>");
         let message_id = message.get("id").and_then(Value::as_str);
@@ -126,12 +137,12 @@ impl Claude {
     ) -> Result<()> {
         let block_type = block.get("type").and_then(Value::as_str).unwrap_or("");
         match block_type {
-            "text" => match block.get("text") {
-                Some(Value::String(text)) => {
-                    self.trajectory.steps[step_idx].parts.push(Part::Text(text.clone()))
+            "text" => {
+                if ctx.has_shape(line, "assistant text block", block, &TEXT_BLOCK)? {
+                    let text = block["text"].as_str().unwrap_or_default().to_owned();
+                    self.trajectory.steps[step_idx].parts.push(Part::Text(text));
                 }
-                other => ctx.malformed(line, &malformed_text("assistant", other))?,
-            },
+            }
             "thinking" => {
                 let text = block.get("thinking").and_then(Value::as_str).unwrap_or("");
                 self.trajectory.steps[step_idx].reasoning.push(text.to_owned());
@@ -159,20 +170,21 @@ impl Claude {
         Ok(())
     }
 
-    /// Adds one user line: tool results join the steps holding their calls; text and images
-    /// become a user step.
+    /// Adds one user line (`record`, holding its `message`): tool results join the steps
+    /// holding their calls; text and images become a user step.
     pub(crate) fn user(
         &mut self,
         line: usize,
-        message: &Value,
+        record: &Value,
         timestamp: Option<&Value>,
         tool_use_result: Option<&Value>,
         flags: UserFlags,
         ctx: &mut Context,
     ) -> Result<()> {
-        if let Some(reason) = malformed_message("user", message) {
-            return ctx.malformed(line, &reason);
+        if !ctx.has_shape(line, "user record", record, &MESSAGE)? {
+            return Ok(());
         }
+        let message = &record["message"];
         let mut parts = Vec::new();
         let mut results = Vec::new();
         match message.get("content") {
@@ -181,10 +193,12 @@ impl Claude {
                 for block in blocks {
                     match block.get("type").and_then(Value::as_str).unwrap_or("") {
                         "tool_result" => results.push(tool_result(block)),
-                        "text" => match block.get("text") {
-                            Some(Value::String(text)) => parts.push(Part::Text(text.clone())),
-                            other => ctx.malformed(line, &malformed_text("user", other))?,
-                        },
+                        "text" => {
+                            if ctx.has_shape(line, "user text block", block, &TEXT_BLOCK)? {
+                                let text = block["text"].as_str().unwrap_or_default();
+                                parts.push(Part::Text(text.to_owned()));
+                            }
+                        }
                         "image" => parts.push(image_block(block)),
                         other => ctx.unknown(line, &format!("user content {other}"))?,
                     }
@@ -305,35 +319,4 @@ fn text_of(parts: &[Part]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Why `message` of a `role` record cannot be read as an Anthropic message, if it cannot: it
-/// must be an object whose `content` is text or a list of blocks. Reading anything else would
-/// invent an empty step or drop what the record holds.
-fn malformed_message(role: &str, message: &Value) -> Option<String> {
-    let Value::Object(map) = message else {
-        return Some(format!(
-            "{role} record whose `message` is {}, expected an object",
-            atif_schema::json_kind(message)
-        ));
-    };
-    match map.get("content") {
-        Some(Value::String(_) | Value::Array(_)) => None,
-        Some(other) => Some(format!(
-            "{role} record whose `message.content` is {}, expected text or a list of blocks",
-            atif_schema::json_kind(other)
-        )),
-        None => Some(format!("{role} record without `message.content`")),
-    }
-}
-
-/// The reason a text block of a `role` message whose `text` is `text` is malformed.
-fn malformed_text(role: &str, text: Option<&Value>) -> String {
-    match text {
-        Some(other) => format!(
-            "{role} text block whose `text` is {}, expected a string",
-            atif_schema::json_kind(other)
-        ),
-        None => format!("{role} text block without `text`"),
-    }
 }

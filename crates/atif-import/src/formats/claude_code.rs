@@ -282,14 +282,13 @@ impl Chain {
             }
         }
         let timestamp = value.get("timestamp");
-        let message = value.get("message").unwrap_or(&Value::Null);
         match record_type {
             "assistant" => {
                 let api_error =
                     value.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true);
                 claude.assistant(
                     record.line,
-                    message,
+                    value,
                     timestamp,
                     field("requestId"),
                     api_error,
@@ -303,7 +302,7 @@ impl Chain {
                         == Some(true),
                 };
                 let structured = value.get("toolUseResult");
-                claude.user(record.line, message, timestamp, structured, flags, ctx)?;
+                claude.user(record.line, value, timestamp, structured, flags, ctx)?;
             }
             "system" => system(&mut claude.trajectory, value, ctx),
             known if BOOKKEEPING.contains(&known) => ctx.ignore(known),

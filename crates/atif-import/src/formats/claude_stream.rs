@@ -43,14 +43,13 @@ pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Resul
         if claude.trajectory.session_id.is_none() {
             claude.trajectory.session_id = field("session_id").map(str::to_owned);
         }
-        let message = value.get("message").unwrap_or(&Value::Null);
         match record_type {
             "system" if field("subtype") == Some("init") => init(&mut run.main.trajectory, value),
             "system" => ctx.ignore(&format!("system/{}", field("subtype").unwrap_or(""))),
-            "assistant" => claude.assistant(record.line, message, None, None, false, ctx)?,
+            "assistant" => claude.assistant(record.line, value, None, None, false, ctx)?,
             "user" => {
                 let structured = value.get("tool_use_result");
-                claude.user(record.line, message, None, structured, UserFlags::default(), ctx)?;
+                claude.user(record.line, value, None, structured, UserFlags::default(), ctx)?;
             }
             "result" => run.result_line = Some(record.value),
             "stream_event" => ctx.ignore("stream_event"),

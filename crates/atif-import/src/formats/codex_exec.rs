@@ -8,8 +8,49 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::build::{FinalMetrics, ObsResult, Part, Step, ToolCall, Trajectory};
+use crate::formats::common::{Kind, Member, optional, required};
 use crate::import::Context;
 use crate::lines::Records;
+
+/// The members each record type has; a record without them is malformed.
+fn shape(record_type: &str) -> &'static [Member] {
+    const THREAD: &[Member] = &[required("thread_id", Kind::Str)];
+    const TURN_COMPLETED: &[Member] = &[optional("usage", Kind::Object)];
+    const TURN_FAILED: &[Member] = &[optional("error", Kind::Object)];
+    const ERROR: &[Member] = &[optional("message", Kind::Str)];
+    const ITEM: &[Member] = &[
+        required("item", Kind::Object),
+        required("item.type", Kind::Str),
+        optional("item.id", Kind::Str),
+        optional("item.status", Kind::Str),
+    ];
+    match record_type {
+        "thread.started" => THREAD,
+        "turn.completed" => TURN_COMPLETED,
+        "turn.failed" => TURN_FAILED,
+        "error" => ERROR,
+        _ if record_type.starts_with("item.") => ITEM,
+        _ => &[],
+    }
+}
+
+/// The members each item type has.
+fn item_shape(item_type: &str) -> &'static [Member] {
+    const TEXT: &[Member] = &[required("text", Kind::Str)];
+    const COMMAND: &[Member] =
+        &[optional("aggregated_output", Kind::Str), optional("exit_code", Kind::Number)];
+    const MCP: &[Member] = &[optional("server", Kind::Str), optional("tool", Kind::Str)];
+    const COLLAB: &[Member] =
+        &[optional("tool", Kind::Str), optional("agents_states", Kind::Object)];
+    match item_type {
+        "agent_message" | "reasoning" => TEXT,
+        "command_execution" => COMMAND,
+        "mcp_tool_call" => MCP,
+        "collab_tool_call" => COLLAB,
+        "error" => const { &[optional("message", Kind::Str)] },
+        _ => &[],
+    }
+}
 
 /// The agent name written to `agent.name`.
 const AGENT_NAME: &str = "codex";
@@ -24,6 +65,10 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         let record = record?;
         let value = &record.value;
         let record_type = value.get("type").and_then(Value::as_str).unwrap_or("");
+        let what = format_args!("{record_type} record");
+        if !ctx.has_shape(record.line, what, value, shape(record_type))? {
+            continue;
+        }
         match record_type {
             "thread.started" => {
                 trajectory.session_id =
@@ -114,6 +159,9 @@ fn item_completed(
     ctx: &mut Context,
 ) -> Result<()> {
     let item_type = item.get("type").and_then(Value::as_str).unwrap_or("");
+    if !ctx.has_shape(line, format_args!("{item_type} item"), item, item_shape(item_type))? {
+        return Ok(());
+    }
     let field = |key: &str| item.get(key).and_then(Value::as_str);
     let mut step_idx = |trajectory: &mut Trajectory| match *open_call {
         Some(idx) => idx,

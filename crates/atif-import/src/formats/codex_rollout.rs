@@ -11,8 +11,44 @@ use crate::Result;
 use crate::build::{
     FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_url_part,
 };
+use crate::formats::common::{Kind, Member, optional, required};
 use crate::import::Context;
 use crate::lines::{Record, Records};
+
+/// The members each record type has; a record without them is malformed.
+fn shape(record_type: &str) -> &'static [Member] {
+    const PAYLOAD: &[Member] = &[required("payload", Kind::Object)];
+    const TYPED_PAYLOAD: &[Member] =
+        &[required("payload", Kind::Object), required("payload.type", Kind::Str)];
+    const COMPACTED: &[Member] =
+        &[required("payload", Kind::Object), optional("payload.message", Kind::Str)];
+    match record_type {
+        "session_meta" | "turn_context" | "token_usage_record" => PAYLOAD,
+        "response_item" | "event_msg" => TYPED_PAYLOAD,
+        "compacted" => COMPACTED,
+        _ => &[],
+    }
+}
+
+/// The members each response item or event has (by its payload's `type`).
+fn payload_shape(record_type: &str, payload_type: &str) -> &'static [Member] {
+    const MESSAGE: &[Member] = &[optional("role", Kind::Str), required("content", Kind::Content)];
+    const NAMED_CALL: &[Member] = &[required("name", Kind::Str), optional("call_id", Kind::Str)];
+    const OUTPUT: &[Member] = &[required("call_id", Kind::Str)];
+    match (record_type, payload_type) {
+        ("response_item", "message") => MESSAGE,
+        ("response_item", "reasoning") => const { &[optional("summary", Kind::List)] },
+        ("response_item", "function_call" | "custom_tool_call") => NAMED_CALL,
+        (
+            "response_item",
+            "function_call_output" | "custom_tool_call_output" | "local_shell_call_output",
+        ) => OUTPUT,
+        ("response_item", "agent_message") => const { &[optional("content", Kind::Content)] },
+        ("event_msg", "token_count") => const { &[optional("info", Kind::Object)] },
+        ("event_msg", "error" | "stream_error") => const { &[optional("message", Kind::Str)] },
+        _ => &[],
+    }
+}
 
 /// The agent name written to `agent.name`.
 const AGENT_NAME: &str = "codex";
@@ -85,6 +121,20 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         let record = record?;
         let line = record.line;
         let Record { mut value, .. } = record;
+        let record_type = value.get("type").and_then(Value::as_str).unwrap_or("");
+        let payload_type = value.pointer("/payload/type").and_then(Value::as_str).unwrap_or("");
+        let members = shape(record_type);
+        if !members.is_empty() {
+            let what = format_args!("{record_type} record");
+            if !ctx.has_shape(line, what, &value, members)? {
+                continue;
+            }
+            let members = payload_shape(record_type, payload_type);
+            let what = format_args!("{record_type}/{payload_type}");
+            if !members.is_empty() && !ctx.has_shape(line, what, &value["payload"], members)? {
+                continue;
+            }
+        }
         let mut payload = value.get_mut("payload").map(Value::take).unwrap_or(Value::Null);
         let payload = &mut payload;
         let record_type = value.get("type").and_then(Value::as_str).unwrap_or("").to_owned();

@@ -1,8 +1,95 @@
-//! Small readers shared by the format modules.
+//! Small readers shared by the format modules, and the one description of a record's shape
+//! that every format checks its records against.
 
+use atif_schema::json_kind;
 use serde_json::{Map, Value};
 
 use crate::build::{Part, image_part};
+
+/// What a member of a record must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A JSON object.
+    Object,
+    /// A JSON array.
+    List,
+    /// A string.
+    Str,
+    /// Message content: a string, or a list of parts.
+    Content,
+    /// A number.
+    Number,
+}
+
+impl Kind {
+    fn matches(self, value: &Value) -> bool {
+        match self {
+            Kind::Object => value.is_object(),
+            Kind::List => value.is_array(),
+            Kind::Str => value.is_string(),
+            Kind::Content => value.is_string() || value.is_array(),
+            Kind::Number => value.is_number(),
+        }
+    }
+
+    fn expected(self) -> &'static str {
+        match self {
+            Kind::Object => "an object",
+            Kind::List => "a list",
+            Kind::Str => "a string",
+            Kind::Content => "text or a list of parts",
+            Kind::Number => "a number",
+        }
+    }
+}
+
+/// A member a record of a known type has (or may have), at a dotted path of keys
+/// (`message.content`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Member {
+    path: &'static str,
+    kind: Kind,
+    required: bool,
+}
+
+/// A member the record must have, holding `kind`.
+pub(crate) const fn required(path: &'static str, kind: Kind) -> Member {
+    Member { path, kind, required: true }
+}
+
+/// A member the record may leave out (or set to `null`), holding `kind` when it is there.
+pub(crate) const fn optional(path: &'static str, kind: Kind) -> Member {
+    Member { path, kind, required: false }
+}
+
+/// Why `value`, a `what` (`assistant record`, `tool part`), does not have `members`, if it does
+/// not: `assistant record whose `message` is a string, expected an object`, `tool part without
+/// `callID``. A value that is not an object at all is named as such. Reading a record of the
+/// wrong shape anyway would invent an empty step or drop what the record holds, so the caller
+/// skips it (or fails in strict mode) with this reason.
+pub(crate) fn shape_error(
+    what: &dyn std::fmt::Display,
+    value: &Value,
+    members: &[Member],
+) -> Option<String> {
+    if !value.is_object() {
+        return Some(format!("{what} that is {}, expected an object", json_kind(value)));
+    }
+    members.iter().find_map(|member| {
+        let found = member.path.split('.').try_fold(value, |value, key| value.get(key));
+        match found {
+            None | Some(Value::Null) if !member.required => None,
+            None => Some(format!("{what} without `{}`", member.path)),
+            Some(found) if member.kind.matches(found) => None,
+            Some(found) => Some(format!(
+                "{what} whose `{}` is {}, expected {}",
+                member.path,
+                json_kind(found),
+                member.kind.expected()
+            )),
+        }
+    })
+}
 
 /// A record type for the statistics: the type, or `(no type)` when it is empty.
 pub(crate) fn type_name(record_type: &str) -> &str {
@@ -74,6 +161,38 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_shape_error_names_the_member_what_it_holds_and_what_was_expected() {
+        let members =
+            [required("message", Kind::Object), required("message.content", Kind::Content)];
+        let check = |value: Value| shape_error(&"assistant record", &value, &members);
+        assert_eq!(check(json!({"message": {"content": "hi"}})), None);
+        assert_eq!(check(json!({"message": {"content": [1]}})), None);
+        assert_eq!(
+            check(json!({"message": "hi"})).unwrap(),
+            "assistant record whose `message` is a string, expected an object"
+        );
+        assert_eq!(
+            check(json!({"message": {"content": 42}})).unwrap(),
+            "assistant record whose `message.content` is a number, expected text or a list of parts"
+        );
+        assert_eq!(
+            check(json!({"message": {}})).unwrap(),
+            "assistant record without `message.content`"
+        );
+        assert_eq!(
+            check(json!([1])).unwrap(),
+            "assistant record that is an array, expected an object"
+        );
+        let optional = [optional("usage", Kind::Object)];
+        assert_eq!(shape_error(&"turn", &json!({"usage": null}), &optional), None);
+        assert_eq!(shape_error(&"turn", &json!({}), &optional), None);
+        assert_eq!(
+            shape_error(&"turn", &json!({"usage": 7}), &optional).unwrap(),
+            "turn whose `usage` is a number, expected an object"
+        );
+    }
 
     #[test]
     fn epoch_milliseconds_become_iso_dates() {

@@ -7,9 +7,61 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::build::{FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
-use crate::formats::common::{object_arguments, text_parts, type_name, u64_field};
-use crate::import::Context;
+use crate::formats::common::{
+    Kind, Member, object_arguments, optional, required, text_parts, type_name, u64_field,
+};
+use crate::import::{At, Context};
 use crate::lines::Records;
+
+/// What a session's metadata (a `$set` update, or the session document) holds.
+const METADATA: &[Member] = &[
+    optional("sessionId", Kind::Str),
+    optional("projectHash", Kind::Str),
+    optional("kind", Kind::Str),
+    optional("messages", Kind::List),
+];
+
+/// What a message of a session holds.
+const SESSION_MESSAGE: &[Member] = &[
+    required("type", Kind::Str),
+    optional("content", Kind::Content),
+    optional("model", Kind::Str),
+    optional("thoughts", Kind::List),
+    optional("tokens", Kind::Object),
+    optional("toolCalls", Kind::List),
+];
+
+/// What a call of a `gemini` message holds.
+const SESSION_CALL: &[Member] = &[
+    required("name", Kind::Str),
+    optional("id", Kind::Str),
+    optional("status", Kind::Str),
+    optional("result", Kind::List),
+];
+
+/// The members each stream-json event has.
+fn stream_shape(event_type: &str, role: Option<&str>) -> &'static [Member] {
+    match (event_type, role) {
+        ("init", _) => const { &[optional("session_id", Kind::Str), optional("model", Kind::Str)] },
+        ("message", Some("assistant")) => const { &[required("content", Kind::Str)] },
+        ("message", _) => {
+            const { &[required("role", Kind::Str), required("content", Kind::Content)] }
+        }
+        ("tool_use", _) => {
+            const { &[required("tool_name", Kind::Str), optional("tool_id", Kind::Str)] }
+        }
+        ("tool_result", _) => {
+            const { &[required("tool_id", Kind::Str), optional("status", Kind::Str)] }
+        }
+        ("error", _) => {
+            const { &[optional("severity", Kind::Str), optional("message", Kind::Str)] }
+        }
+        ("result", _) => {
+            const { &[optional("stats", Kind::Object), optional("status", Kind::Str)] }
+        }
+        _ => &[],
+    }
+}
 
 /// The agent name Gemini CLI imports carry.
 pub(crate) const AGENT_NAME: &str = "gemini-cli";
@@ -20,9 +72,9 @@ pub(crate) const AGENT_NAME: &str = "gemini-cli";
 /// message and every later one.
 pub(crate) fn import_session(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
     let mut trajectory = Trajectory::new(AGENT_NAME);
-    let mut messages: Vec<(usize, Value)> = Vec::new();
+    let mut messages: Vec<(At, Value)> = Vec::new();
     let mut by_id: HashMap<String, usize> = HashMap::new();
-    let reindex = |messages: &Vec<(usize, Value)>, by_id: &mut HashMap<String, usize>| {
+    let reindex = |messages: &Vec<(At, Value)>, by_id: &mut HashMap<String, usize>| {
         by_id.clear();
         for (idx, (_, m)) in messages.iter().enumerate() {
             if let Some(id) = m.get("id").and_then(Value::as_str) {
@@ -30,15 +82,30 @@ pub(crate) fn import_session(records: &mut Records<'_>, ctx: &mut Context) -> Re
             }
         }
     };
+    // The messages of a list in the record of `line`, each named by its JSON Pointer.
+    let listed = |line: usize, prefix: &str, list: &mut Value| -> Vec<(At, Value)> {
+        let list = match list.get_mut("messages").map(Value::take) {
+            Some(Value::Array(list)) => list,
+            _ => Vec::new(),
+        };
+        list.into_iter()
+            .enumerate()
+            .map(|(idx, m)| (At::inside(line, format!("{prefix}/messages/{idx}")), m))
+            .collect()
+    };
     for record in records {
         let record = record?;
-        let value = record.value;
-        if let Some(set) = value.get("$set") {
-            if let Some(list) = set.get("messages").and_then(Value::as_array) {
-                messages = list.iter().map(|m| (record.line, m.clone())).collect();
-                reindex(&messages, &mut by_id);
+        let line = record.line;
+        let mut value = record.value;
+        if let Some(set) = value.get_mut("$set") {
+            if !ctx.has_shape(At::inside(line, "/$set".into()), "`$set` update", set, METADATA)? {
+                continue;
             }
             metadata(&mut trajectory, set);
+            if set.get("messages").is_some_and(Value::is_array) {
+                messages = listed(line, "/$set", set);
+                reindex(&messages, &mut by_id);
+            }
             continue;
         }
         if let Some(target) = value.get("$rewindTo") {
@@ -47,32 +114,33 @@ pub(crate) fn import_session(records: &mut Records<'_>, ctx: &mut Context) -> Re
                     messages.truncate(idx);
                     reindex(&messages, &mut by_id);
                 }
-                None => ctx.warn(record.line, "`$rewindTo` names no message seen before"),
+                None => ctx.warn(line, "`$rewindTo` names no message seen before"),
             }
             continue;
         }
         if value.get("sessionId").is_some() {
-            metadata(&mut trajectory, &value);
-            if let Some(list) = value.get("messages").and_then(Value::as_array) {
-                messages.extend(list.iter().map(|m| (record.line, m.clone())));
-                reindex(&messages, &mut by_id);
+            if !ctx.has_shape(line, "session metadata", &value, METADATA)? {
+                continue;
             }
+            metadata(&mut trajectory, &value);
+            messages.extend(listed(line, "", &mut value));
+            reindex(&messages, &mut by_id);
             continue;
         }
         match value.get("id").and_then(Value::as_str) {
             Some(id) if by_id.contains_key(id) => {
                 let idx = by_id[id];
-                messages[idx] = (record.line, value);
+                messages[idx] = (At::from(line), value);
             }
             Some(id) => {
                 by_id.insert(id.to_owned(), messages.len());
-                messages.push((record.line, value));
+                messages.push((At::from(line), value));
             }
-            None => messages.push((record.line, value)),
+            None => messages.push((At::from(line), value)),
         }
     }
-    for (line, message) in &messages {
-        session_message(&mut trajectory, *line, message, ctx)?;
+    for (at, message) in messages {
+        session_message(&mut trajectory, at, &message, ctx)?;
     }
     trajectory.final_metrics = Some(trajectory.summed_metrics());
     trajectory.crashed |= trajectory.ends_in_error();
@@ -93,10 +161,14 @@ fn metadata(trajectory: &mut Trajectory, value: &Value) {
 
 fn session_message(
     trajectory: &mut Trajectory,
-    line: usize,
+    at: At,
     message: &Value,
     ctx: &mut Context,
 ) -> Result<()> {
+    let line = at.line();
+    if !ctx.has_shape(at.clone(), "message", message, SESSION_MESSAGE)? {
+        return Ok(());
+    }
     let record_type = message.get("type").and_then(Value::as_str).unwrap_or("");
     let content = message.get("content").unwrap_or(&Value::Null);
     match record_type {
@@ -134,7 +206,10 @@ fn session_message(
             let step_idx = trajectory.push(step);
             let calls = message.get("toolCalls").and_then(Value::as_array);
             for (n, call) in calls.into_iter().flatten().enumerate() {
-                session_call(trajectory, step_idx, line, n, call);
+                let call_at = at.child(&format!("/toolCalls/{n}"));
+                if ctx.has_shape(call_at, "tool call", call, SESSION_CALL)? {
+                    session_call(trajectory, step_idx, line, n, call);
+                }
             }
         }
         "error" => {
@@ -219,7 +294,12 @@ pub(crate) fn import_stream(records: &mut Records<'_>, ctx: &mut Context) -> Res
         let record = record?;
         let value = &record.value;
         let field = |key: &str| value.get(key).and_then(Value::as_str);
-        match field("type").unwrap_or("") {
+        let event_type = field("type").unwrap_or("");
+        let what = format_args!("{event_type} event");
+        if !ctx.has_shape(record.line, what, value, stream_shape(event_type, field("role")))? {
+            continue;
+        }
+        match event_type {
             "init" => {
                 trajectory.session_id = field("session_id").map(str::to_owned);
                 trajectory.model_name = field("model").map(str::to_owned);

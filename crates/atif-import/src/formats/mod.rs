@@ -7,7 +7,7 @@ pub(crate) mod claude_code;
 mod claude_stream;
 mod codex_exec;
 mod codex_rollout;
-mod common;
+pub(crate) mod common;
 mod gemini;
 mod opencode;
 mod pi;

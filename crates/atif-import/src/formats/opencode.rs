@@ -10,9 +10,57 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::build::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
-use crate::formats::common::{millis_to_iso, object_arguments, type_name, u64_field};
-use crate::import::Context;
+use crate::formats::common::{
+    Kind, Member, millis_to_iso, object_arguments, optional, required, type_name, u64_field,
+};
+use crate::import::{At, Context};
 use crate::lines::Records;
+
+/// The members each event of `opencode run --format json` has.
+fn event_shape(event_type: &str, has_part: bool) -> &'static [Member] {
+    match event_type {
+        "user" => const { &[optional("parts", Kind::List)] },
+        "error" => const { &[optional("error", Kind::Object)] },
+        "done" => &[],
+        _ if has_part => const { &[required("part", Kind::Object)] },
+        _ => &[],
+    }
+}
+
+/// What the document `opencode export` prints holds.
+const EXPORT: &[Member] = &[
+    required("info", Kind::Object),
+    optional("info.id", Kind::Str),
+    optional("info.version", Kind::Str),
+    optional("info.directory", Kind::Str),
+    required("messages", Kind::List),
+];
+
+/// What a message of an export holds.
+const EXPORT_MESSAGE: &[Member] = &[
+    required("info", Kind::Object),
+    required("info.role", Kind::Str),
+    optional("parts", Kind::List),
+];
+
+/// The members each part type has.
+fn part_shape(part_type: &str) -> &'static [Member] {
+    const TEXT: &[Member] = &[required("type", Kind::Str), required("text", Kind::Str)];
+    const TOOL: &[Member] = &[
+        required("type", Kind::Str),
+        required("tool", Kind::Str),
+        optional("callID", Kind::Str),
+        required("state", Kind::Object),
+        optional("state.status", Kind::Str),
+    ];
+    const STEP_FINISH: &[Member] = &[required("type", Kind::Str), optional("tokens", Kind::Object)];
+    match part_type {
+        "text" | "reasoning" => TEXT,
+        "tool" => TOOL,
+        "step-finish" => STEP_FINISH,
+        _ => const { &[required("type", Kind::Str)] },
+    }
+}
 
 /// The agent name OpenCode imports carry.
 pub(crate) const AGENT_NAME: &str = "opencode";
@@ -36,7 +84,12 @@ pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Resul
                 None => reader.trajectory.session_id = Some(session.to_owned()),
             }
         }
-        match field("type").unwrap_or("") {
+        let event_type = field("type").unwrap_or("");
+        let shape = event_shape(event_type, value.get("part").is_some());
+        if !ctx.has_shape(record.line, format_args!("{event_type} event"), value, shape)? {
+            continue;
+        }
+        match event_type {
             "error" => reader.error(value.get("error"), value.get("timestamp")),
             "done" => {
                 reader.finished = true;
@@ -44,11 +97,18 @@ pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Resul
             }
             "user" => {
                 let parts = value.get("parts").and_then(Value::as_array);
-                reader.user(parts.map(Vec::as_slice).unwrap_or(&[]), value.get("timestamp"));
+                let parts = parts.map(Vec::as_slice).unwrap_or(&[]);
+                reader.user(
+                    &At::inside(record.line, "/parts".into()),
+                    parts,
+                    value.get("timestamp"),
+                    ctx,
+                )?;
             }
             other => match value.get("part") {
                 Some(part) if part.is_object() => {
-                    reader.part(record.line, part, value.get("timestamp"), ctx)?;
+                    let at = At::inside(record.line, "/part".into());
+                    reader.part(at, part, value.get("timestamp"), ctx)?;
                 }
                 _ => ctx.unknown(record.line, type_name(other))?,
             },
@@ -64,6 +124,9 @@ pub(crate) fn import_export(records: &mut Records<'_>, ctx: &mut Context) -> Res
     for record in records {
         let record = record?;
         let value = &record.value;
+        if !ctx.has_shape(record.line, "export", value, EXPORT)? {
+            continue;
+        }
         let info = value.get("info").unwrap_or(&Value::Null);
         let field = |key: &str| info.get(key).and_then(Value::as_str);
         reader.trajectory.session_id = field("id").map(str::to_owned);
@@ -75,20 +138,24 @@ pub(crate) fn import_export(records: &mut Records<'_>, ctx: &mut Context) -> Res
             reader.trajectory.extra.insert("title".into(), title.into());
         }
         let messages = value.get("messages").and_then(Value::as_array);
-        for message in messages.into_iter().flatten() {
+        for (idx, message) in messages.into_iter().flatten().enumerate() {
+            let at = At::inside(record.line, format!("/messages/{idx}"));
+            if !ctx.has_shape(at.clone(), "message", message, EXPORT_MESSAGE)? {
+                continue;
+            }
             let info = message.get("info").unwrap_or(&Value::Null);
             let parts = message.get("parts").and_then(Value::as_array);
             let parts = parts.map(Vec::as_slice).unwrap_or(&[]);
             let created = info.pointer("/time/created");
             match info.get("role").and_then(Value::as_str).unwrap_or("") {
-                "user" => reader.user(parts, created),
+                "user" => reader.user(&at.child("/parts"), parts, created, ctx)?,
                 "assistant" => {
                     reader.model = info.get("modelID").and_then(Value::as_str).map(str::to_owned);
                     if reader.trajectory.model_name.is_none() {
                         reader.trajectory.model_name.clone_from(&reader.model);
                     }
-                    for part in parts {
-                        reader.part(record.line, part, created, ctx)?;
+                    for (n, part) in parts.iter().enumerate() {
+                        reader.part(at.child(&format!("/parts/{n}")), part, created, ctx)?;
                     }
                     reader.current = None;
                     if let Some(error) = info.get("error") {
@@ -134,11 +201,28 @@ impl Reader {
         idx
     }
 
-    fn user(&mut self, parts: &[Value], timestamp: Option<&Value>) {
+    /// A user message of `parts` (at `at`, their list).
+    fn user(
+        &mut self,
+        at: &At,
+        parts: &[Value],
+        timestamp: Option<&Value>,
+        ctx: &mut Context,
+    ) -> Result<()> {
         self.current = None;
         let mut step = Step::new(Source::User);
         step.timestamp = millis_to_iso(timestamp);
-        for part in parts {
+        for (n, part) in parts.iter().enumerate() {
+            let part_type = part.get("type").and_then(Value::as_str).unwrap_or("");
+            let shape = part_shape(part_type);
+            if !ctx.has_shape(
+                at.child(&format!("/{n}")),
+                format_args!("user {part_type} part"),
+                part,
+                shape,
+            )? {
+                continue;
+            }
             match part.get("type").and_then(Value::as_str) {
                 Some("text") => {
                     let text = part.get("text").and_then(Value::as_str).unwrap_or("");
@@ -152,17 +236,23 @@ impl Reader {
             }
         }
         self.trajectory.push(step);
+        Ok(())
     }
 
     fn part(
         &mut self,
-        line: usize,
+        at: At,
         part: &Value,
         timestamp: Option<&Value>,
         ctx: &mut Context,
     ) -> Result<()> {
+        let line = at.line();
         let field = |key: &str| part.get(key).and_then(Value::as_str);
-        match field("type").unwrap_or("") {
+        let part_type = field("type").unwrap_or("");
+        if !ctx.has_shape(at, format_args!("{part_type} part"), part, part_shape(part_type))? {
+            return Ok(());
+        }
+        match part_type {
             "step-start" => {
                 self.current = None;
                 self.step(timestamp);

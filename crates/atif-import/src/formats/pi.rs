@@ -12,7 +12,10 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::build::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
-use crate::formats::common::{millis_to_iso, object_arguments, text_parts, type_name, u64_field};
+use crate::formats::common::{
+    Kind, Member, millis_to_iso, object_arguments, optional, required, text_parts, type_name,
+    u64_field,
+};
 use crate::import::Context;
 use crate::lines::{Record, Records};
 
@@ -21,6 +24,51 @@ pub(crate) const AGENT_NAME: &str = "pi";
 
 /// The session versions this importer knows.
 const KNOWN_VERSIONS: u64 = 3;
+
+/// What the `session` header holds.
+const HEADER: &[Member] = &[
+    optional("id", Kind::Str),
+    optional("version", Kind::Number),
+    optional("cwd", Kind::Str),
+    optional("parentSession", Kind::Str),
+];
+
+/// The members a record holding a message (a session's `message` entry, a `message_end`
+/// event) has, by the message's role.
+fn message_shape(role: &str) -> &'static [Member] {
+    const MESSAGE: [Member; 2] =
+        [required("message", Kind::Object), required("message.role", Kind::Str)];
+    const USER: &[Member] = &[MESSAGE[0], MESSAGE[1], required("message.content", Kind::Content)];
+    const ASSISTANT: &[Member] = &[
+        MESSAGE[0],
+        MESSAGE[1],
+        required("message.content", Kind::List),
+        optional("message.usage", Kind::Object),
+        optional("message.stopReason", Kind::Str),
+    ];
+    const TOOL_RESULT: &[Member] = &[
+        MESSAGE[0],
+        MESSAGE[1],
+        required("message.toolCallId", Kind::Str),
+        optional("message.content", Kind::Content),
+    ];
+    match role {
+        "user" => USER,
+        "assistant" => ASSISTANT,
+        "toolResult" => TOOL_RESULT,
+        _ => &MESSAGE,
+    }
+}
+
+/// The members each other entry type has.
+fn entry_shape(entry_type: &str) -> &'static [Member] {
+    match entry_type {
+        "model_change" => const { &[optional("modelId", Kind::Str)] },
+        "compaction" | "branch_summary" => const { &[optional("summary", Kind::Str)] },
+        "custom_message" => const { &[optional("content", Kind::Content)] },
+        _ => &[],
+    }
+}
 
 /// Imports a session file.
 pub(crate) fn import_session(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
@@ -37,7 +85,7 @@ pub(crate) fn import_session(records: &mut Records<'_>, ctx: &mut Context) -> Re
     for record in active_branch(entries, ctx) {
         let value = &record.value;
         match value.get("type").and_then(Value::as_str).unwrap_or("") {
-            "message" => reader.message(record.line, value.get("message"), ctx)?,
+            "message" => reader.message(record.line, "message", value, ctx)?,
             other => reader.entry(record.line, other, value, ctx)?,
         }
     }
@@ -53,7 +101,7 @@ pub(crate) fn import_json(records: &mut Records<'_>, ctx: &mut Context) -> Resul
         let value = &record.value;
         match value.get("type").and_then(Value::as_str).unwrap_or("") {
             "session" => reader.header(&record, ctx)?,
-            "message_end" => reader.message(record.line, value.get("message"), ctx)?,
+            "message_end" => reader.message(record.line, "message_end", value, ctx)?,
             "agent_end" => {
                 ended = true;
                 ctx.ignore("agent_end");
@@ -124,6 +172,9 @@ impl Reader {
 
     fn header(&mut self, record: &Record, ctx: &mut Context) -> Result<()> {
         let value = &record.value;
+        if !ctx.has_shape(record.line, "session header", value, HEADER)? {
+            return Ok(());
+        }
         let field = |key: &str| value.get(key).and_then(Value::as_str);
         let version = value.get("version").and_then(Value::as_u64).unwrap_or(1);
         if version > KNOWN_VERSIONS {
@@ -156,6 +207,10 @@ impl Reader {
         value: &Value,
         ctx: &mut Context,
     ) -> Result<()> {
+        let what = format_args!("{entry_type} entry");
+        if !ctx.has_shape(line, what, value, entry_shape(entry_type))? {
+            return Ok(());
+        }
         let field = |key: &str| value.get(key).and_then(Value::as_str);
         match entry_type {
             "model_change" => self.model = field("modelId").map(str::to_owned),
@@ -179,8 +234,24 @@ impl Reader {
         Ok(())
     }
 
-    fn message(&mut self, line: usize, message: Option<&Value>, ctx: &mut Context) -> Result<()> {
-        let message = message.unwrap_or(&Value::Null);
+    /// A record of `record_type` (`message`, `message_end`) holding a message.
+    fn message(
+        &mut self,
+        line: usize,
+        record_type: &str,
+        record: &Value,
+        ctx: &mut Context,
+    ) -> Result<()> {
+        let role = record.pointer("/message/role").and_then(Value::as_str).unwrap_or("");
+        if !ctx.has_shape(
+            line,
+            format_args!("{record_type} record"),
+            record,
+            message_shape(role),
+        )? {
+            return Ok(());
+        }
+        let message = &record["message"];
         let field = |key: &str| message.get(key).and_then(Value::as_str);
         let timestamp = millis_to_iso(message.get("timestamp"));
         match field("role").unwrap_or("") {

@@ -47,20 +47,37 @@ fn a_json_document_that_is_not_a_log_is_unrecognised_and_the_known_formats_are_l
     );
 }
 
-#[test]
-fn a_broken_line_in_the_middle_names_its_number() {
-    let log = b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"turn.started\"}\n{\"type\": nope}\n{\"type\":\"turn.completed\"}\n";
-    let err = import_err(log);
-    assert!(matches!(err, Error::NotJson { line: 3, .. }), "{err:?}");
+fn strict_err(bytes: &[u8]) -> Error {
+    let mut options = ImportOptions::default();
+    options.set_strict(true);
+    import(bytes, &options).unwrap_err()
 }
 
 #[test]
-fn invalid_utf8_and_deep_nesting_are_errors_not_panics() {
+fn a_broken_line_in_the_middle_is_skipped_and_counted_or_in_strict_mode_names_its_number() {
+    let log = b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"turn.started\"}\n{\"type\": nope}\n{\"type\":\"turn.completed\"}\n";
+    let err = strict_err(log);
+    assert!(matches!(err, Error::NotJson { line: 3, .. }), "{err:?}");
+    let imported = import(log, &ImportOptions::default()).unwrap();
+    assert_eq!(imported.stats().records(), 3);
+    assert_eq!(imported.stats().malformed().get("line that is not JSON"), Some(&1));
+    assert_eq!(
+        imported.stats().warnings(),
+        ["line 3: skipped: line that is not JSON: expected ident at column 11"]
+    );
+}
+
+#[test]
+fn invalid_utf8_and_deep_nesting_are_errors_in_strict_mode_and_skipped_lines_otherwise() {
     let log = b"{\"type\":\"thread.started\",\"thread_id\":\"t\"}\n{\"type\":\"\xff\xfe\"}\n";
-    assert!(matches!(import_err(log), Error::NotJson { line: 2, .. }));
+    assert!(matches!(strict_err(log), Error::NotJson { line: 2, .. }));
     let deep =
         format!("{}\n{}\n", r#"{"type":"thread.started","thread_id":"t"}"#, "[".repeat(100_000));
-    assert!(matches!(import_err(deep.as_bytes()), Error::NotJson { line: 2, .. }));
+    assert!(matches!(strict_err(deep.as_bytes()), Error::NotJson { line: 2, .. }));
+    for log in [&log[..], deep.as_bytes()] {
+        let imported = import(log, &ImportOptions::default()).unwrap();
+        assert_eq!(imported.stats().malformed().get("line that is not JSON"), Some(&1));
+    }
 }
 
 #[test]
@@ -268,7 +285,7 @@ fn malformed_records_are_skipped_and_counted_with_a_reason_never_invented_or_dro
             ("assistant record whose `message` is a string, expected an object", 1),
             ("assistant text block whose `text` is an object, expected a string", 1),
             (
-                "user record whose `message.content` is a number, expected text or a list of blocks",
+                "user record whose `message.content` is a number, expected text or a list of parts",
                 1
             ),
         ]
@@ -285,7 +302,7 @@ fn strict_mode_fails_on_the_first_malformed_record_naming_its_line() {
     let mut options = ImportOptions::default();
     options.set_strict(true);
     let err = import(malformed_claude_log().as_bytes(), &options).unwrap_err();
-    assert!(matches!(err, Error::MalformedRecord { line: 2, .. }), "{err:?}");
+    assert!(matches!(err, Error::MalformedRecord { line: Some(2), pointer: None, .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
         "line 2: malformed claude-code record: assistant record whose `message` is a string, \

@@ -11,6 +11,7 @@ mod corpus;
 mod format;
 mod golden;
 mod hostile;
+mod malformed;
 mod normalize;
 mod path;
 mod real;

@@ -79,8 +79,11 @@ fn a_bad_line_in_a_subagent_file_names_the_file_then_the_line_once() {
     let subagents = dir.path().join("sess-0002/subagents");
     std::fs::create_dir_all(&subagents).unwrap();
     let broken = subagents.join("agent-zz00.jsonl");
-    std::fs::write(&broken, "{\"type\":\"user\"}\n{\"type\": }\n{}\n").unwrap();
-    let err = import_path(dir.path(), &ImportOptions::default()).unwrap_err();
+    let user = r#"{"type":"user","message":{"role":"user","content":"hi"}}"#;
+    std::fs::write(&broken, format!("{user}\n{{\"type\": }}\n{{}}\n")).unwrap();
+    let mut strict = ImportOptions::default();
+    strict.set_strict(true);
+    let err = import_path(dir.path(), &strict).unwrap_err();
     assert!(
         matches!(&err, Error::Subagent { source, .. } if matches!(**source, Error::NotJson { line: 2, .. })),
         "{err:?}"
@@ -178,7 +181,9 @@ fn a_bad_line_in_a_log_file_names_the_file_and_the_line() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("run.jsonl");
     std::fs::write(&log, "{\"type\":\"turn.started\"}\n{\"type\": }\n").unwrap();
-    let err = import_path(&log, &ImportOptions::default()).unwrap_err();
+    let mut strict = ImportOptions::default();
+    strict.set_strict(true);
+    let err = import_path(&log, &strict).unwrap_err();
     assert!(
         matches!(&err, Error::Log { source, .. } if matches!(**source, Error::NotJson { line: 2, .. }))
     );
