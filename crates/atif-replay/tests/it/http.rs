@@ -120,22 +120,30 @@ async fn the_adapter_sends_the_protocol_shape_with_its_credentials() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_capture_through_the_adapter_records_prompts_calls_and_usage() {
+async fn a_capture_through_each_adapter_records_prompts_calls_and_usage() {
     let provider = FakeProvider::start(Config::default()).unwrap();
-    let live: Arc<dyn LlmClient> = Arc::new(client(Adapter::Responses, &provider));
-    let options = CaptureOptions::new("http-agent", "1.0.0");
-    let captured = capture(live, &options, |handle| async move {
-        let (first, _) = tool_turn(handle.client().as_ref(), true).await;
-        handle.tool_result(&first.tool_calls[0].id, "hello from the tool")?;
-        Ok::<_, Error>(())
-    })
-    .await;
-    captured.result.unwrap();
-    let steps = captured.trajectory["steps"].as_array().unwrap();
-    let sources: Vec<&str> = steps.iter().map(|step| step["source"].as_str().unwrap()).collect();
-    assert_eq!(sources, ["system", "user", "agent", "agent"]);
-    assert_eq!(steps[2]["observation"]["results"][0]["content"], "hello from the tool");
-    assert!(steps[2]["metrics"]["prompt_tokens"].as_i64().unwrap() > 0);
+    for adapter in ADAPTERS {
+        let live: Arc<dyn LlmClient> = Arc::new(client(adapter, &provider));
+        let options = CaptureOptions::new("http-agent", "1.0.0");
+        let captured = capture(live, &options, |handle| async move {
+            let (first, _) = tool_turn(handle.client().as_ref(), true).await;
+            handle.tool_result(&first.tool_calls[0].id, "hello from the tool")?;
+            Ok::<_, Error>(())
+        })
+        .await;
+        captured.result.unwrap();
+        let steps = captured.trajectory["steps"].as_array().unwrap();
+        let sources: Vec<&str> =
+            steps.iter().map(|step| step["source"].as_str().unwrap()).collect();
+        assert_eq!(sources, ["system", "user", "agent", "agent"], "{adapter:?}");
+        let call_id = &steps[2]["tool_calls"][0]["tool_call_id"];
+        let result = &steps[2]["observation"]["results"][0];
+        assert_eq!(&result["source_call_id"], call_id, "{adapter:?}");
+        assert_eq!(result["content"], "hello from the tool", "{adapter:?}");
+        assert!(steps[2]["metrics"]["prompt_tokens"].as_i64().unwrap() > 0, "{adapter:?}");
+        let quoted = steps[3]["message"].as_str().unwrap();
+        assert!(quoted.contains("hello from the tool"), "{adapter:?}: {quoted}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
