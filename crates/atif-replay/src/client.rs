@@ -457,7 +457,11 @@ impl LlmResponse {
         for call in &self.tool_calls {
             chunks.push(Chunk::ToolCall { call: call.clone() });
         }
-        chunks.push(Chunk::Finish { finish_reason: self.finish_reason.clone(), usage: self.usage });
+        chunks.push(Chunk::Finish {
+            finish_reason: self.finish_reason.clone(),
+            usage: self.usage,
+            model: self.model.clone(),
+        });
         chunks
     }
 
@@ -475,9 +479,10 @@ impl LlmResponse {
                     reasoning.get_or_insert_with(String::new).push_str(part)
                 }
                 Chunk::ToolCall { call } => response.tool_calls.push(call.clone()),
-                Chunk::Finish { finish_reason, usage } => {
+                Chunk::Finish { finish_reason, usage, model } => {
                     response.finish_reason = finish_reason.clone();
                     response.usage = *usage;
+                    response.model.clone_from(model);
                 }
             }
         }
@@ -523,6 +528,9 @@ pub enum Chunk {
         finish_reason: FinishReason,
         /// Token counts of the whole call.
         usage: Usage,
+        /// The model that answered, when the provider named it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
     },
 }
 

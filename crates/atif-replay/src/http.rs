@@ -273,8 +273,11 @@ impl LlmClient for HttpClient {
                 for call in whole.tool_calls {
                     let _ = sender.send(Ok(Chunk::ToolCall { call })).await;
                 }
-                let finish =
-                    Chunk::Finish { finish_reason: whole.finish_reason, usage: whole.usage };
+                let finish = Chunk::Finish {
+                    finish_reason: whole.finish_reason,
+                    usage: whole.usage,
+                    model: whole.model,
+                };
                 let _ = sender.send(Ok(finish)).await;
                 Ok(())
             }

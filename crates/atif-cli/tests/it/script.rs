@@ -34,7 +34,11 @@ fn sample_script() -> Script {
     let chunks = vec![
         Chunk::Text { text: "fo".to_owned() },
         Chunk::Text { text: "ur".to_owned() },
-        Chunk::Finish { finish_reason: FinishReason::Stop, usage: Usage::new(200, 3, 0) },
+        Chunk::Finish {
+            finish_reason: FinishReason::Stop,
+            usage: Usage::new(200, 3, 0),
+            model: None,
+        },
     ];
     let mut streamed = call(Some(LlmResponse::from_chunks(&chunks)));
     streamed.chunks = Some(chunks);

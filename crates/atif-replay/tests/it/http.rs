@@ -80,6 +80,7 @@ async fn every_adapter_records_a_tool_turn_from_a_live_server_and_replays_it_off
                 "{label}: the reply quotes the tool result: {second:?}"
             );
             assert!(second.usage.prompt_tokens > 0, "{label}: usage arrives: {second:?}");
+            assert_eq!(second.model.as_deref(), Some("fake-model-1"), "{label}: the model");
             let path = dir.path().join(format!("{adapter:?}-{stream}.script.json"));
             recorder.save(&path).unwrap();
 
@@ -87,6 +88,7 @@ async fn every_adapter_records_a_tool_turn_from_a_live_server_and_replays_it_off
             let (replayed_first, replayed_second) = tool_turn(&replay, stream).await;
             assert_eq!(replayed_first.tool_calls, first.tool_calls, "{label}");
             assert_eq!(replayed_second.text(), second.text(), "{label}");
+            assert_eq!(replayed_second.model, second.model, "{label}");
             replay.finish().unwrap();
         }
     }
@@ -199,6 +201,7 @@ async fn the_gemini_adapter_names_the_model_in_the_path_and_sends_its_key_as_a_h
         .with_param("generationConfig", json!({"temperature": 0}));
     let reply = gemini.complete_stream(request).await.unwrap().collect().await.unwrap();
     assert_eq!(reply.text(), "Hello from the atif fake provider.");
+    assert_eq!(reply.model.as_deref(), Some("gemini-test-2"), "a stream names its model too");
     let requests = provider.requests();
     assert_eq!(requests[0].path, "/v1beta/models/fake-model-1:generateContent");
     assert_eq!(

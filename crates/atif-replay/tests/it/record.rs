@@ -22,7 +22,11 @@ fn streamed_chunks() -> Vec<Chunk> {
         Chunk::Text { text: "Hel".to_owned() },
         Chunk::Text { text: "lo".to_owned() },
         Chunk::ToolCall { call: ToolCall::new("call_9", "lookup", json!({"q": "x"})) },
-        Chunk::Finish { finish_reason: FinishReason::ToolCalls, usage: Usage::new(7, 3, 1) },
+        Chunk::Finish {
+            finish_reason: FinishReason::ToolCalls,
+            usage: Usage::new(7, 3, 1),
+            model: None,
+        },
     ]
 }
 
