@@ -542,15 +542,18 @@ pub(crate) fn provider_error(error: &Value) -> Error {
     Error::provider(provider_message(error))
 }
 
-/// The text of a provider's error object: `type: message` where it has both.
+/// The text of a provider's error object: `kind: message` where it has both, the kind being
+/// OpenAI's and Anthropic's `type` or Gemini's `status`.
 pub(crate) fn provider_message(error: &Value) -> String {
     match error {
         Value::String(text) => text.clone(),
         _ => match error.get("message").and_then(Value::as_str) {
-            Some(text) => match error.get("type").and_then(Value::as_str) {
-                Some(kind) => format!("{kind}: {text}"),
-                None => text.to_owned(),
-            },
+            Some(text) => {
+                match error.get("type").or_else(|| error.get("status")).and_then(Value::as_str) {
+                    Some(kind) => format!("{kind}: {text}"),
+                    None => text.to_owned(),
+                }
+            }
             None => error.to_string(),
         },
     }

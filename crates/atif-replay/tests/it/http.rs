@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use atif_fake_provider::{Config, FakeProvider, Fault};
 use atif_replay::{
-    CaptureOptions, Error, HttpClient, LlmClient, LlmRequest, LlmResponse, Message,
+    CaptureOptions, Error, ErrorKind, HttpClient, LlmClient, LlmRequest, LlmResponse, Message,
     RecordingClient, ReplayClient, ToolDefinition, capture,
 };
 use serde_json::json;
@@ -153,12 +153,24 @@ async fn provider_errors_and_unreachable_servers_are_clear_errors() {
     let mut config = Config::default();
     config.set_fault(Some(Fault::Status(429)));
     let provider = FakeProvider::start(config).unwrap();
-    let err = client(Adapter::Chat, &provider)
-        .complete(LlmRequest::new(vec![Message::user("hi")]))
-        .await
-        .unwrap_err();
-    let message = chain(&err);
-    assert!(message.contains("answered HTTP 429"), "{message}");
+    for (adapter, kind) in [
+        (Adapter::Chat, "rate_limit_exceeded"),
+        (Adapter::Responses, "rate_limit_exceeded"),
+        (Adapter::Anthropic, "rate_limit_error"),
+        (Adapter::Gemini, "RESOURCE_EXHAUSTED"),
+    ] {
+        let err = client(adapter, &provider)
+            .complete(LlmRequest::new(vec![Message::user("hi")]))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Provider, "{adapter:?}");
+        let message = chain(&err);
+        assert!(message.starts_with("model provider error: http://"), "{adapter:?}: {message}");
+        assert!(
+            message.contains(&format!("answered HTTP 429 Too Many Requests: {kind}: simulated")),
+            "{adapter:?}: {message}"
+        );
+    }
 
     let url = atif_fake_provider::unreachable_url().unwrap();
     let err = HttpClient::anthropic(&url, "k")
