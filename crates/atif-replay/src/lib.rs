@@ -25,6 +25,14 @@
 //! `http` does this crate do HTTP: `HttpClient` is an [`LlmClient`] for each of the four
 //! protocols, through the same mapping.
 //!
+//! One word per idea, here and in `atif-proxy` and the CLI: a *script* is an ordered list of
+//! model replies, recorded in a file ([`Script`], replayed by [`ReplayClient`]) or given in
+//! memory to [`ScriptedClient`], and running out of it is [`Error::ScriptExhausted`] either
+//! way; a *call* is one model request and its reply (`call #n`, [`ReplayClient::calls`]); a
+//! *drift* is a request that differs from the one recorded ([`DriftPolicy`], `--drift`); to
+//! *capture* is to turn a run into an ATIF trajectory, in process ([`capture`]) or from HTTP
+//! traffic ([`trajectory_from_traffic`]).
+//!
 //! Script reading, writing and redaction ([`read_script`], [`write_script`], [`redact_file`])
 //! are plain functions that need no async runtime.
 //!
