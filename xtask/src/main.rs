@@ -24,8 +24,9 @@ commands:
   e2e-setup                install the pinned agent CLIs (npm) and Python packages (venv) of
                            the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)
   fuzz [--seconds N] [TARGET]...
-                           run the cargo-fuzz targets of fuzz/ (nightly) N seconds each
-                           (default 20), seeded from the fixtures and $ATIF_CORPUS";
+                           build the libFuzzer targets of fuzz/ (stable toolchain) and run
+                           each N seconds (default 15), seeded from the fixtures and
+                           $ATIF_CORPUS; a crash fails, naming the saved input";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
