@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::secrets::Redactor;
@@ -183,6 +183,30 @@ pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
     let Value::Object(root) = &value else {
         return Err(invalid(path, "", "expected a script object, found another JSON value"));
     };
+    check_format_and_version(root, path)?;
+    let mut script: Script =
+        serde_json::from_str(text).map_err(|err| parse_error(path, text, &err))?;
+    for (idx, call) in script.calls.iter().enumerate() {
+        check_call(call, idx, path)?;
+    }
+    for (idx, exchange) in script.exchanges.iter().enumerate() {
+        check_exchange(exchange, idx, path)?;
+    }
+    if let Some(recording) = &script.recording {
+        for (idx, mask) in recording.masks.iter().enumerate() {
+            if let Err(err) = regex::Regex::new(mask) {
+                let message = format!("expected a regular expression: {err}");
+                return Err(invalid(path, &format!("/recording/masks/{idx}"), &message));
+            }
+        }
+    }
+    // Every older version is a subset of this one.
+    script.version = SCRIPT_VERSION;
+    Ok(script)
+}
+
+/// Checks that `root` is a script's (`format`) of a version this build reads (`version`).
+fn check_format_and_version(root: &Map<String, Value>, path: &Path) -> Result<()> {
     match root.get("format") {
         Some(Value::String(format)) if format == SCRIPT_FORMAT => {}
         Some(other) => {
@@ -225,25 +249,7 @@ pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
         }
         None => return Err(invalid(path, "", "missing field `version`")),
     }
-    let mut script: Script =
-        serde_json::from_str(text).map_err(|err| parse_error(path, text, &err))?;
-    for (idx, call) in script.calls.iter().enumerate() {
-        check_call(call, idx, path)?;
-    }
-    for (idx, exchange) in script.exchanges.iter().enumerate() {
-        check_exchange(exchange, idx, path)?;
-    }
-    if let Some(recording) = &script.recording {
-        for (idx, mask) in recording.masks.iter().enumerate() {
-            if let Err(err) = regex::Regex::new(mask) {
-                let message = format!("expected a regular expression: {err}");
-                return Err(invalid(path, &format!("/recording/masks/{idx}"), &message));
-            }
-        }
-    }
-    // Every older version is a subset of this one.
-    script.version = SCRIPT_VERSION;
-    Ok(script)
+    Ok(())
 }
 
 fn check_exchange(exchange: &HttpExchange, idx: usize, path: &Path) -> Result<()> {
