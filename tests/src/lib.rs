@@ -29,7 +29,7 @@ use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
 use atif_replay::{
-    CaptureHandle, Error, LlmRequest, LlmResponse, Message, Role, ScriptedClient, ToolCall,
+    CaptureHandle, Error, FakeClient, LlmRequest, LlmResponse, Message, Role, ToolCall,
     ToolDefinition, Usage,
 };
 use serde_json::{Value, json};
@@ -207,8 +207,8 @@ pub async fn fan_out_agent(
 /// `"What is (2 + 3) * 4?"`: with `turns == 1` it returns the result at once; with more turns
 /// it computes step by step with the calculator (`turns - 1` calculator calls, capped at 2),
 /// reading the previous result from the request. Token usage grows with the prompt.
-pub fn calculator_model(turns: usize) -> ScriptedClient {
-    ScriptedClient::from_fn(Some("calc-model-1"), move |call, request| {
+pub fn calculator_model(turns: usize) -> FakeClient {
+    FakeClient::from_fn(Some("calc-model-1"), move |call, request| {
         let last_result = request
             .messages
             .iter()
@@ -244,8 +244,8 @@ pub fn calculator_model(turns: usize) -> ScriptedClient {
 /// A deterministic stand-in for a live model driving [`fan_out_agent`]: plans one `classify`
 /// call per item (with provider-style random call ids), labels each item by a fixed rule, and
 /// summarises the labels.
-pub fn classifier_model() -> ScriptedClient {
-    ScriptedClient::from_fn(Some("classify-model-1"), |_, request| {
+pub fn classifier_model() -> FakeClient {
+    FakeClient::from_fn(Some("classify-model-1"), |_, request| {
         let last =
             request.last_message().map(|message| message.content.clone()).unwrap_or_default();
         let usage = usage_for(request);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use atif_golden::assert_golden;
 use atif_normalize::{NormalizeOptions, normalize, shape, to_canonical_string};
 use atif_replay::{
-    CaptureOptions, Error, LlmClient, RecordingClient, ReplayClient, ScriptedClient, capture,
+    CaptureOptions, Error, FakeClient, LlmClient, RecordingClient, ReplayClient, capture,
     read_script,
 };
 use serde_json::Value;
@@ -127,7 +127,7 @@ async fn replay_tool_loop(script: &Path, options: ToolLoopOptions) -> (Value, Ar
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_script_recorded_from_a_scripted_client_replays_to_a_byte_identical_trajectory() {
+async fn a_script_recorded_from_a_fake_client_replays_to_a_byte_identical_trajectory() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("loop.script.json");
     let live = Arc::new(calculator_model(3));
@@ -323,8 +323,8 @@ async fn the_committed_tool_loop_scripts_are_what_the_fake_model_records() {
 }
 
 #[tokio::test]
-async fn a_scripted_client_alone_drives_the_loop_without_any_file() {
-    let model: Arc<dyn LlmClient> = Arc::new(ScriptedClient::from_responses(
+async fn a_fake_client_alone_drives_the_loop_without_any_file() {
+    let model: Arc<dyn LlmClient> = Arc::new(FakeClient::from_responses(
         Some("m"),
         vec![atif_replay::LlmResponse::from_text("I will not use tools.")],
     ));

@@ -1,5 +1,5 @@
 //! The code of docs/golden-in-your-crate.md, compiled and run: an agent written against
-//! `LlmClient`, a first script recorded from a scripted model (no live model), and a replay
+//! `LlmClient`, a first script recorded from a fake model (no live model), and a replay
 //! checked against its golden. A test below keeps the guide's code equal to this file's.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use atif_golden::assert_golden;
 use atif_replay::{
-    CaptureHandle, CaptureOptions, LlmClient, LlmRequest, LlmResponse, Message, RecordingClient,
-    ReplayClient, ScriptedClient, ToolCall, capture,
+    CaptureHandle, CaptureOptions, FakeClient, LlmClient, LlmRequest, LlmResponse, Message,
+    RecordingClient, ReplayClient, ToolCall, capture,
 };
 use serde_json::json;
 
@@ -42,10 +42,8 @@ async fn record_first_script(path: &std::path::Path) -> Result<(), Box<dyn std::
         )]),
         LlmResponse::from_text("It is sunny in Paris."),
     ];
-    let recorder = Arc::new(RecordingClient::new(ScriptedClient::from_responses(
-        Some("scripted-model"),
-        replies,
-    )));
+    let recorder =
+        Arc::new(RecordingClient::new(FakeClient::from_responses(Some("fake-model"), replies)));
     let options = CaptureOptions::new("weather-agent", "0.1.0");
     let run =
         capture(recorder.clone(), &options, |handle| weather_agent(handle, "Paris".to_owned()))

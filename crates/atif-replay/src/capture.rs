@@ -129,12 +129,12 @@ impl<T> Captured<T> {
 /// ```
 /// use std::sync::Arc;
 ///
-/// use atif_replay::{CaptureOptions, Error, LlmClient, LlmRequest, LlmResponse, Message, ScriptedClient, capture};
+/// use atif_replay::{CaptureOptions, Error, LlmClient, LlmRequest, LlmResponse, Message, FakeClient, capture};
 ///
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
 /// let model: Arc<dyn LlmClient> =
-///     Arc::new(ScriptedClient::from_responses(Some("m-1"), vec![LlmResponse::from_text("4")]));
+///     Arc::new(FakeClient::from_responses(Some("m-1"), vec![LlmResponse::from_text("4")]));
 /// let options = CaptureOptions::new("adder", "1.0.0");
 /// let captured = runtime.block_on(capture(model, &options, |handle| async move {
 ///     handle.user_message("2 + 2?");

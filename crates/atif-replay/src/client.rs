@@ -14,7 +14,7 @@ use crate::{LlmError, Result};
 /// A language model as the agent sees it: one request in, one reply out.
 ///
 /// Real providers, [`RecordingClient`](crate::RecordingClient),
-/// [`ReplayClient`](crate::ReplayClient) and [`ScriptedClient`](crate::ScriptedClient) all
+/// [`ReplayClient`](crate::ReplayClient) and [`FakeClient`](crate::FakeClient) all
 /// implement it, so an agent written against `Arc<dyn LlmClient>` runs unchanged against a live
 /// model, a recording or a test double.
 #[async_trait]

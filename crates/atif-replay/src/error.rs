@@ -36,7 +36,7 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     // Regression: the agent behaves differently from its recording.
-    /// The agent asked a replay, or a [`ScriptedClient`](crate::ScriptedClient) given a list,
+    /// The agent asked a replay, or a [`FakeClient`](crate::FakeClient) given a list,
     /// for more replies than it holds.
     #[error(
         "agent requested reply #{requested} but the recorded script has only {recorded}. \

@@ -9,8 +9,8 @@
 //!   [`Error::ScriptExhausted`], replies never requested make [`ReplayClient::finish`] fail, and
 //!   a request that differs from its recording is caught by its SHA-256 fingerprint
 //!   ([`DriftPolicy`]);
-//! - [`ScriptedClient`] is a test double answering from a list or a closure, remembering every
-//!   request it [`seen`](ScriptedClient::seen);
+//! - [`FakeClient`] is a test double answering from a list or a closure, remembering every
+//!   request it [`seen`](FakeClient::seen);
 //! - [`capture`] runs an agent future and returns its run as an ATIF trajectory, even when the
 //!   agent fails or panics.
 //!
@@ -25,32 +25,33 @@
 //! `http` does this crate do HTTP: `HttpClient` is an [`LlmClient`] for each of the four
 //! protocols, through the same mapping.
 //!
-//! One word per idea, here and in `atif-proxy` and the CLI: a *script* is an ordered list of
-//! model replies, recorded in a file ([`Script`], replayed by [`ReplayClient`]) or given in
-//! memory to [`ScriptedClient`], and running out of it is [`Error::ScriptExhausted`] either
-//! way; a *call* is one model request and its reply (`call #n`, [`ReplayClient::calls`]); a
-//! *drift* is a request that differs from the one recorded ([`DriftPolicy`], `--drift`); to
-//! *capture* is to turn a run into an ATIF trajectory, in process ([`capture`]) or from HTTP
-//! traffic ([`trajectory_from_traffic`]).
+//! One word per idea, here and in `atif-proxy` and the CLI: a *script* is the file of a
+//! model's recorded replies ([`Script`], replayed by [`ReplayClient`]), and asking it for one
+//! reply too many is [`Error::ScriptExhausted`] (as it is for a [`FakeClient`] given a list);
+//! a *fake* answers in place of a model without any recording ([`FakeClient`] in process,
+//! `atif-fake-provider` over HTTP); a *call* is one model request and its reply (`call #n`,
+//! [`ReplayClient::calls`]); a *drift* is a request that differs from the one recorded
+//! ([`DriftPolicy`], `--drift`); to *capture* is to turn a run into an ATIF trajectory, in
+//! process ([`capture`]) or from HTTP traffic ([`trajectory_from_traffic`]).
 //!
 //! Script reading, writing and redaction ([`read_script`], [`write_script`], [`redact_file`])
 //! are plain functions that need no async runtime.
 //!
 //! # Example
 //!
-//! Record a scripted model, save the script, replay it, and check nothing was left unused:
+//! Record a fake model, save the script, replay it, and check nothing was left unused:
 //!
 //! ```
 //! use std::sync::Arc;
 //!
-//! use atif_replay::{LlmClient, LlmRequest, LlmResponse, Message, RecordingClient, ReplayClient, ScriptedClient};
+//! use atif_replay::{LlmClient, LlmRequest, LlmResponse, Message, RecordingClient, ReplayClient, FakeClient};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
 //! let dir = tempfile::tempdir()?;
 //! let path = dir.path().join("hello.script.json");
 //!
-//! let model = ScriptedClient::from_responses(Some("gpt-test"), vec![LlmResponse::from_text("hello")]);
+//! let model = FakeClient::from_responses(Some("gpt-test"), vec![LlmResponse::from_text("hello")]);
 //! let recorder = RecordingClient::new(model);
 //! let request = LlmRequest::new(vec![Message::user("say hello")]);
 //! runtime.block_on(recorder.complete(request.clone()))?;
@@ -70,12 +71,12 @@ mod capture;
 mod client;
 mod error;
 mod exchange;
+mod fake_client;
 #[cfg(feature = "http")]
 mod http;
 mod record;
 mod replay;
 mod script;
-mod scripted_client;
 mod secrets;
 mod steps;
 mod traffic;
@@ -90,6 +91,7 @@ pub use client::{
 };
 pub use error::{Error, ErrorKind, LlmError, Result};
 pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
+pub use fake_client::FakeClient;
 #[cfg(feature = "http")]
 pub use http::{ANTHROPIC_VERSION, HttpClient};
 pub use record::{RecordOptions, RecordingClient};
@@ -98,7 +100,6 @@ pub use script::{
     OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
     read_script, redact_file, redact_json, redact_script, request_fingerprint, write_script,
 };
-pub use scripted_client::ScriptedClient;
 pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
 pub use wire::{
     StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path, openai_response,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use atif_replay::{
-    CaptureOptions, Captured, Error, LlmClient, LlmRequest, LlmResponse, Message, ScriptedClient,
+    CaptureOptions, Captured, Error, FakeClient, LlmClient, LlmRequest, LlmResponse, Message,
     ToolCall, ToolDefinition, Usage, capture,
 };
 use serde_json::{Value, json};
@@ -30,7 +30,7 @@ fn assert_captured_well<T>(captured: &Captured<T>) {
 }
 
 fn tool_then_answer() -> Arc<dyn LlmClient> {
-    Arc::new(ScriptedClient::from_responses(
+    Arc::new(FakeClient::from_responses(
         Some("model-x"),
         vec![
             LlmResponse::from_tool_calls(vec![
@@ -170,7 +170,7 @@ async fn a_panicking_agent_still_yields_its_trajectory_marked_crashed() {
 
 #[tokio::test]
 async fn a_failing_agent_is_rethrown_alongside_its_trajectory() {
-    let model: Arc<dyn LlmClient> = Arc::new(ScriptedClient::from_responses(Some("m"), vec![]));
+    let model: Arc<dyn LlmClient> = Arc::new(FakeClient::from_responses(Some("m"), vec![]));
     let captured = capture(model, &options(), |handle| async move {
         handle.client().complete(ask("go")).await?;
         Ok::<(), Error>(())
@@ -207,7 +207,7 @@ async fn a_failing_agent_is_rethrown_alongside_its_trajectory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subagents_become_embedded_trajectories_with_resolving_refs() {
-    let model: Arc<dyn LlmClient> = Arc::new(ScriptedClient::from_fn(Some("m"), |_, request| {
+    let model: Arc<dyn LlmClient> = Arc::new(FakeClient::from_fn(Some("m"), |_, request| {
         let last = request.last_message().map(|m| m.content.clone()).unwrap_or_default();
         if last == "plan" {
             return Ok(LlmResponse::from_tool_calls(vec![
@@ -351,7 +351,7 @@ async fn a_client_without_a_model_name_takes_each_requests_model_and_a_replay_ag
         handle.client().complete(request).await?;
         Ok::<(), Error>(())
     };
-    let live = ScriptedClient::from_responses(None, vec![LlmResponse::from_text("ok")]);
+    let live = FakeClient::from_responses(None, vec![LlmResponse::from_text("ok")]);
     let recorder = Arc::new(atif_replay::RecordingClient::new(live));
     let recorded = capture(recorder.clone(), &options(), agent).await;
     assert_captured_well(&recorded);
@@ -385,7 +385,7 @@ async fn a_capture_dropped_by_a_timeout_stops_its_agent() {
 
 #[tokio::test]
 async fn token_totals_that_overflow_saturate_instead_of_panicking() {
-    let model = Arc::new(ScriptedClient::from_responses(
+    let model = Arc::new(FakeClient::from_responses(
         Some("model-x"),
         vec![
             LlmResponse::from_text("one").with_usage(Usage::new(u64::MAX, u64::MAX, u64::MAX)),

@@ -4,19 +4,19 @@
 
 mod capture;
 mod error;
+mod fake_client;
 #[cfg(feature = "http")]
 mod http;
 mod record;
 mod replay;
 mod script;
-mod scripted_client;
 mod secrets;
 mod traffic;
 
 use std::sync::Arc;
 
 use atif_replay::{
-    LlmClient, LlmRequest, LlmResponse, Message, RecordingClient, ScriptedClient, ToolCall, Usage,
+    FakeClient, LlmClient, LlmRequest, LlmResponse, Message, RecordingClient, ToolCall, Usage,
 };
 use serde_json::json;
 
@@ -37,9 +37,9 @@ pub(crate) fn ask(text: &str) -> LlmRequest {
     LlmRequest::new(vec![Message::user(text)])
 }
 
-/// A scripted model that answers `reply to <last message>` with some usage.
-pub(crate) fn echo_model() -> ScriptedClient {
-    ScriptedClient::from_fn(Some("echo-1"), |call, request| {
+/// A fake model that answers `reply to <last message>` with some usage.
+pub(crate) fn echo_model() -> FakeClient {
+    FakeClient::from_fn(Some("echo-1"), |call, request| {
         let last =
             request.last_message().map(|message| message.content.clone()).unwrap_or_default();
         Ok(LlmResponse::from_text(format!("reply to {last}")).with_usage(Usage::new(

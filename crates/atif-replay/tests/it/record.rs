@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use atif_replay::{
-    Chunk, ChunkStream, Error, FinishReason, LlmClient, LlmError, LlmRequest, LlmResponse,
-    RecordOptions, RecordingClient, ReplayClient, ScriptedClient, ToolCall, Usage, read_script,
+    Chunk, ChunkStream, Error, FakeClient, FinishReason, LlmClient, LlmError, LlmRequest,
+    LlmResponse, RecordOptions, RecordingClient, ReplayClient, ToolCall, Usage, read_script,
 };
 use serde_json::json;
 
@@ -128,7 +128,7 @@ async fn a_stream_not_read_to_its_end_cannot_be_saved() {
 async fn a_failed_call_is_recorded_and_replays_as_the_same_failure() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
-    let model = ScriptedClient::from_fn(Some("m"), |call, _| match call {
+    let model = FakeClient::from_fn(Some("m"), |call, _| match call {
         1 => Err(Error::provider("rate limited")),
         _ => Ok(LlmResponse::from_text("ok")),
     });
@@ -153,7 +153,7 @@ async fn requests_can_be_left_out_of_the_script() {
     let path = dir.path().join("s.json");
     let mut options = RecordOptions::default();
     options.set_store_requests(false);
-    let model = ScriptedClient::from_responses(None, vec![LlmResponse::from_text("ok")]);
+    let model = FakeClient::from_responses(None, vec![LlmResponse::from_text("ok")]);
     let recorder = RecordingClient::with_options(model, options).unwrap();
     recorder.complete(ask("private prompt")).await.unwrap();
     recorder.save(&path).unwrap();

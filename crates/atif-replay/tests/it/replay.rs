@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atif_replay::{
-    CaptureOptions, DriftPolicy, Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions,
-    RecordingClient, ReplayClient, ReplayOptions, ScriptedClient, capture,
+    CaptureOptions, DriftPolicy, Error, FakeClient, LlmClient, LlmRequest, LlmResponse, Message,
+    RecordOptions, RecordingClient, ReplayClient, ReplayOptions, capture,
 };
 
 use crate::{ask, calls, echo_model, record_to};
@@ -33,7 +33,7 @@ async fn replay_serves_recorded_replies_in_order_under_the_recorded_model_name()
 async fn one_call_too_many_names_the_regression_and_what_the_request_carried() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
-    let model = ScriptedClient::from_responses(
+    let model = FakeClient::from_responses(
         Some("m"),
         vec![calls("call_1", "add"), LlmResponse::from_text("a"), LlmResponse::from_text("b")],
     );

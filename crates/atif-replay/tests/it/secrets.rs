@@ -3,8 +3,8 @@
 use std::collections::BTreeMap;
 
 use atif_replay::{
-    Error, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions, RecordingClient,
-    ScriptedClient, ToolCall, ToolDefinition, read_script, redact_file,
+    Error, FakeClient, LlmClient, LlmRequest, LlmResponse, Message, RecordOptions, RecordingClient,
+    ToolCall, ToolDefinition, read_script, redact_file,
 };
 use serde_json::json;
 
@@ -39,8 +39,8 @@ fn planted_request() -> LlmRequest {
     }
 }
 
-fn echo_everything() -> ScriptedClient {
-    ScriptedClient::from_fn(Some("m"), |_, request| {
+fn echo_everything() -> FakeClient {
+    FakeClient::from_fn(Some("m"), |_, request| {
         let all: Vec<String> = request.messages.iter().map(|m| m.content.clone()).collect();
         Ok(LlmResponse::from_text(all.join(" | "))
             .with_reasoning(format!("the key is {}", PLANTED[0])))
@@ -122,8 +122,8 @@ fn redact_file_cleans_a_script_written_by_hand() {
 
 /// A model that calls a tool with the secrets it was shown, streams a reply quoting them, and
 /// fails with an error quoting one, as providers do ("Incorrect API key provided: sk-…").
-fn leaky_tool_model() -> ScriptedClient {
-    ScriptedClient::from_fn(Some("m"), |call, _| match call {
+fn leaky_tool_model() -> FakeClient {
+    FakeClient::from_fn(Some("m"), |call, _| match call {
         1 => Ok(LlmResponse::from_tool_calls(vec![
             ToolCall::new(
                 "call_1",
@@ -214,7 +214,7 @@ async fn secrets_in_tool_arguments_streamed_chunks_and_errors_never_reach_disk()
 async fn a_user_pattern_matching_hex_digits_leaves_the_fingerprints_readable() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
-    let model = ScriptedClient::from_responses(
+    let model = FakeClient::from_responses(
         Some("m"),
         vec![LlmResponse::from_text("internal token 0123456789abcdef0123")],
     );
@@ -329,7 +329,7 @@ async fn no_planted_secret_survives_capture() {
     let text = samples::planted_text();
     let reply_text = text.clone();
     let model: std::sync::Arc<dyn LlmClient> =
-        std::sync::Arc::new(ScriptedClient::from_fn(Some("m"), move |call, _| match call {
+        std::sync::Arc::new(FakeClient::from_fn(Some("m"), move |call, _| match call {
             1 => Ok(LlmResponse::from_tool_calls(vec![ToolCall::new(
                 "call_1",
                 "shell",
@@ -363,7 +363,7 @@ async fn no_planted_secret_survives_capture() {
 
     let mut keep = atif_replay::CaptureOptions::new("agent", "1");
     keep.set_secret_scanner(None);
-    let model: std::sync::Arc<dyn LlmClient> = std::sync::Arc::new(ScriptedClient::from_responses(
+    let model: std::sync::Arc<dyn LlmClient> = std::sync::Arc::new(FakeClient::from_responses(
         Some("m"),
         vec![LlmResponse::from_text(PLANTED[0])],
     ));
@@ -381,7 +381,7 @@ async fn no_planted_sample_survives_a_saved_recording() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.json");
     let reply = text.clone();
-    let model = ScriptedClient::from_fn(Some("m"), move |_, _| {
+    let model = FakeClient::from_fn(Some("m"), move |_, _| {
         Ok(LlmResponse::from_tool_calls(vec![ToolCall::new(
             "c1",
             "shell",

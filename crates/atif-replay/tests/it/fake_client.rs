@@ -1,12 +1,12 @@
-//! `ScriptedClient`: answers from a list or a closure and remembers what it was asked.
+//! `FakeClient`: answers from a list or a closure and remembers what it was asked.
 
-use atif_replay::{Error, LlmClient, LlmResponse, ScriptedClient};
+use atif_replay::{Error, FakeClient, LlmClient, LlmResponse};
 
 use crate::{ask, echo_model};
 
 #[tokio::test]
-async fn scripted_list_answers_in_order_then_reports_exhaustion() {
-    let model = ScriptedClient::from_responses(
+async fn fake_list_answers_in_order_then_reports_exhaustion() {
+    let model = FakeClient::from_responses(
         Some("m"),
         vec![LlmResponse::from_text("one"), LlmResponse::from_text("two")],
     );
@@ -21,7 +21,7 @@ async fn scripted_list_answers_in_order_then_reports_exhaustion() {
 }
 
 #[tokio::test]
-async fn scripted_closure_sees_the_call_number_and_the_request() {
+async fn fake_closure_sees_the_call_number_and_the_request() {
     let model = echo_model();
     let reply = model.complete(ask("hello")).await.unwrap();
     assert_eq!(reply.text(), "reply to hello");
@@ -32,7 +32,7 @@ async fn scripted_closure_sees_the_call_number_and_the_request() {
 }
 
 #[tokio::test]
-async fn scripted_client_keeps_every_request_it_saw() {
+async fn fake_client_keeps_every_request_it_saw() {
     let model = echo_model();
     model.complete(ask("first")).await.unwrap();
     model.complete(ask("second")).await.unwrap();

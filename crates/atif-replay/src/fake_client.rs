@@ -1,4 +1,4 @@
-//! `ScriptedClient`: a test double that answers from a list or a closure and remembers every
+//! `FakeClient`: a test double that answers from a list or a closure and remembers every
 //! request it saw.
 
 use std::fmt;
@@ -15,8 +15,8 @@ type Responder = dyn Fn(usize, &LlmRequest) -> Result<LlmResponse> + Send + Sync
 /// 1-based call number and the request.
 ///
 /// What the agent sent is as much a contract as what it got back, so every request is kept and
-/// [`seen`](ScriptedClient::seen) returns them.
-pub struct ScriptedClient {
+/// [`seen`](FakeClient::seen) returns them.
+pub struct FakeClient {
     model: Option<String>,
     source: Source,
     seen: Mutex<Vec<LlmRequest>>,
@@ -27,10 +27,10 @@ enum Source {
     Closure(Box<Responder>),
 }
 
-impl ScriptedClient {
+impl FakeClient {
     /// Replies with `responses` in order; one call too many is [`Error::ScriptExhausted`].
     pub fn from_responses(model: Option<&str>, responses: Vec<LlmResponse>) -> Self {
-        ScriptedClient {
+        FakeClient {
             model: model.map(str::to_owned),
             source: Source::List(responses),
             seen: Mutex::default(),
@@ -42,7 +42,7 @@ impl ScriptedClient {
     where
         F: Fn(usize, &LlmRequest) -> Result<LlmResponse> + Send + Sync + 'static,
     {
-        ScriptedClient {
+        FakeClient {
             model: model.map(str::to_owned),
             source: Source::Closure(Box::new(respond)),
             seen: Mutex::default(),
@@ -60,13 +60,13 @@ impl ScriptedClient {
     }
 }
 
-impl fmt::Debug for ScriptedClient {
+impl fmt::Debug for FakeClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let source = match &self.source {
             Source::List(responses) => format!("{} responses", responses.len()),
             Source::Closure(_) => "closure".to_owned(),
         };
-        f.debug_struct("ScriptedClient")
+        f.debug_struct("FakeClient")
             .field("model", &self.model)
             .field("source", &source)
             .field("seen", &self.calls())
@@ -75,7 +75,7 @@ impl fmt::Debug for ScriptedClient {
 }
 
 #[async_trait]
-impl LlmClient for ScriptedClient {
+impl LlmClient for FakeClient {
     async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
         let call = {
             let mut seen = lock(&self.seen);
