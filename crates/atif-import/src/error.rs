@@ -139,6 +139,18 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A log file that atif-schema's bounded reader refused: larger than
+    /// [`max_input_bytes`](crate::ImportOptions::max_input_bytes), or binary data (a byte
+    /// that JSON text never holds, or a first byte that cannot start JSON).
+    #[error("cannot load {}", path.display())]
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// What the reader found: [`atif_schema::Error::TooLarge`] or
+        /// [`atif_schema::Error::NotTrajectory`], naming the limit or the line and column.
+        #[source]
+        source: Box<atif_schema::Error>,
+    },
     /// The log file given to [`import_path`](crate::import_path) could not be imported.
     #[error("{}", path.display())]
     Log {

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use atif_schema::LoadOptions;
 use atif_secrets::{Report, Scanner};
 use serde_json::Value;
 
@@ -22,6 +23,7 @@ pub struct ImportOptions {
     home: Option<String>,
     run: Option<usize>,
     secrets: Option<Scanner>,
+    load: LoadOptions,
 }
 
 impl Default for ImportOptions {
@@ -33,6 +35,7 @@ impl Default for ImportOptions {
             home: None,
             run: None,
             secrets: Some(Scanner::default()),
+            load: LoadOptions::default(),
         }
     }
 }
@@ -110,6 +113,25 @@ impl ImportOptions {
     pub fn set_secret_scanner(&mut self, scanner: Option<Scanner>) -> &mut ImportOptions {
         self.secrets = scanner;
         self
+    }
+
+    /// Sets the most bytes [`import_path`](crate::import_path) reads from one file (default
+    /// [`atif_schema::DEFAULT_MAX_INPUT_BYTES`], 4 GiB); a larger file is [`Error::Load`].
+    /// Files are read through atif-schema's bounded reader, which also stops at the first byte
+    /// of binary data, so `/dev/zero` or an image fails at once.
+    pub fn set_max_input_bytes(&mut self, max_bytes: u64) -> &mut ImportOptions {
+        self.load.set_max_bytes(max_bytes);
+        self
+    }
+
+    /// The most bytes read from one file.
+    pub fn max_input_bytes(&self) -> u64 {
+        self.load.max_bytes()
+    }
+
+    /// How files are read (the limit of [`set_max_input_bytes`](ImportOptions::set_max_input_bytes)).
+    pub(crate) fn load_options(&self) -> &LoadOptions {
+        &self.load
     }
 
     /// The secret scanner, or `None` when secrets are kept.

@@ -30,12 +30,13 @@ use crate::{Error, Result};
 /// `collab_agent_spawn_end` event that names the new thread.
 ///
 /// # Errors
-/// [`Error::Io`] when a file cannot be read, [`Error::NoSession`] when a folder holds no single
+/// [`Error::Io`] when a file cannot be read, [`Error::Load`] when it is larger than
+/// [`ImportOptions::max_input_bytes`] or holds binary data, [`Error::NoSession`] when a folder holds no single
 /// session file, and every error of [`import`](crate::import), wrapped in [`Error::Log`] for the
 /// log file and in [`Error::Subagent`] for a subagent file, so the message names the file.
 pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
     let main = session_file(path)?;
-    let bytes = read(&main)?;
+    let bytes = read(&main, options)?;
     let (mut trajectory, format, mut stats) = import_raw(&bytes, options)
         .map_err(|err| Error::Log { path: main.clone(), source: Box::new(err) })?;
     if !trajectory.extra.contains_key("home") {
@@ -85,8 +86,13 @@ fn session_file(path: &Path) -> Result<PathBuf> {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })
+/// Reads a log file through atif-schema's bounded reader: within the options' limit, and
+/// stopped at the first byte of binary data.
+fn read(path: &Path, options: &ImportOptions) -> Result<Vec<u8>> {
+    atif_schema::read_path(path, options.load_options()).map_err(|err| match err {
+        atif_schema::Error::Read { source, .. } => Error::Io { path: path.to_path_buf(), source },
+        source => Error::Load { path: path.to_path_buf(), source: Box::new(source) },
+    })
 }
 
 /// The `.jsonl` files of `folder`, sorted.
@@ -144,7 +150,7 @@ fn embed_subagents(
             ));
             continue;
         }
-        let bytes = read(&file)?;
+        let bytes = read(&file, options)?;
         let wrap = |err: Error| Error::Subagent { path: file.clone(), source: Box::new(err) };
         let mut records = Records::open(&bytes, options.strict()).map_err(wrap)?;
         let mut ctx = Context::new(Format::ClaudeCode, options.strict(), records.layout());
@@ -152,7 +158,7 @@ fn embed_subagents(
         sub.crashed |= ctx.close(&mut records);
         stats.absorb(ctx.stats, &display);
         sub.trajectory_id = Some(trajectory_id.clone());
-        let call_id = meta_tool_use_id(&file.with_extension("meta.json"))
+        let call_id = meta_tool_use_id(&file.with_extension("meta.json"), options)
             .or_else(|| claude_code::call_of_agent(trajectory, &agent_id));
         let linked =
             call_id.is_some_and(|call_id| trajectory.add_subagent_ref(&call_id, &trajectory_id));
@@ -165,8 +171,8 @@ fn embed_subagents(
 }
 
 /// The `toolUseId` recorded in a subagent's `.meta.json`, if the file exists and has one.
-fn meta_tool_use_id(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
+fn meta_tool_use_id(path: &Path, options: &ImportOptions) -> Option<String> {
+    let bytes = atif_schema::read_path(path, options.load_options()).ok()?;
     let meta: Value = serde_json::from_slice(&bytes).ok()?;
     meta.get("toolUseId").and_then(Value::as_str).map(str::to_owned)
 }
@@ -205,7 +211,7 @@ fn embed_threads(
             ));
             continue;
         }
-        let bytes = read(&file)?;
+        let bytes = read(&file, options)?;
         let mut child_options = options.clone();
         child_options.set_format(Some(Format::CodexRollout));
         let wrap = |err: Error| Error::Subagent { path: file.clone(), source: Box::new(err) };
@@ -251,12 +257,17 @@ fn folder_of(file: &Path) -> PathBuf {
     }
 }
 
+/// How much of a file's first line is read to find its first record: the `session_meta` of a
+/// Codex rollout carries the instructions, but not megabytes of them. A longer first line is
+/// not looked at (the file is then not taken for a subagent or a spawned thread).
+const MAX_FIRST_LINE: u64 = 16 * 1024 * 1024;
+
 /// The first line of a file parsed as JSON, reading nothing else of the file.
 pub(crate) fn first_record(path: &Path) -> Option<Value> {
-    use std::io::BufRead;
+    use std::io::{BufRead, Read};
 
     let mut first = Vec::new();
     let file = std::fs::File::open(path).ok()?;
-    std::io::BufReader::new(file).read_until(b'\n', &mut first).ok()?;
+    std::io::BufReader::new(file.take(MAX_FIRST_LINE)).read_until(b'\n', &mut first).ok()?;
     serde_json::from_slice(&first).ok()
 }

@@ -23,6 +23,12 @@ fn load_options() -> LoadOptions {
     LOAD_OPTIONS.get().copied().unwrap_or_default()
 }
 
+/// The `--max-input-bytes` limit of this run, for readers other than [`read_input`] (the log
+/// files `atif import` reads through atif-import).
+pub(crate) fn max_input_bytes() -> u64 {
+    load_options().max_bytes()
+}
+
 /// Reads `path` whole, or standard input when `path` is `-`, through atif-schema's bounded
 /// reader: at most `--max-input-bytes`, stopped at the first byte of binary input.
 ///

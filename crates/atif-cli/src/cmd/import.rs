@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use atif_import::{Format, Import, ImportOptions};
 
-use crate::cmd::common::{SecretArgs, display_name, invalid, print, read_input};
+use crate::cmd::common::{SecretArgs, display_name, invalid, max_input_bytes, print, read_input};
 use crate::output;
 
 /// Arguments of `atif import`.
@@ -75,7 +75,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.from != "auto" {
         options.set_format(Some(args.from.parse::<Format>()?));
     }
-    options.set_run(args.run);
+    options.set_run(args.run).set_max_input_bytes(max_input_bytes());
     if let Some(dir) = &args.split {
         let bytes = read_input(&input)?;
         return match atif_import::import_runs(&bytes, &options) {
@@ -87,12 +87,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let bytes = read_input("-")?;
         atif_import::import(&bytes, &options)
     } else {
-        // A missing file is atif-import's `Io` error, which carries the operating system's reason.
+        // Read within `--max-input-bytes` and stopped at the first byte of binary data, as
+        // `import -` is: atif-import reads files through atif-schema's bounded reader. A
+        // missing file is atif-import's `Io` error, which carries the operating system's
+        // reason.
         atif_import::import_path(Path::new(&input), &options)
     };
     let imported = match result {
         Ok(imported) => imported,
         Err(err @ atif_import::Error::Io { .. }) => return Err(err.into()),
+        // The reader's own error names the file, and says whether it is the input (binary
+        // data: exit 1) or the limit (exit 2).
+        Err(atif_import::Error::Load { source, .. }) => return Err(anyhow::Error::new(*source)),
         Err(err) => return Err(failed(args, err)),
     };
     report(&imported)?;

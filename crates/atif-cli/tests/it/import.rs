@@ -472,3 +472,44 @@ fn malformed_records_of_every_kind_are_counted_by_reason_or_fail_strict_mode_nam
         stderr(&output)
     );
 }
+
+#[test]
+fn a_log_file_is_read_within_the_input_limit_and_binary_data_fails_at_once() {
+    // /dev/zero never ends: only a reader that stops at its first byte can answer.
+    let output = atif(&["import", "/dev/zero"], None);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        stderr(&output).trim_end(),
+        "error: /dev/zero: invalid JSON at line 1, column 1: byte 0x00 cannot appear in JSON text: \
+         this is binary data, not a trajectory"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let image = dir.path().join("session.jsonl");
+    std::fs::write(&image, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR").unwrap();
+    let output = atif(&["import", image.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!(
+            "{}: invalid JSON at line 1, column 1: byte 0x89 cannot appear in JSON text",
+            image.display()
+        )),
+        "{}",
+        stderr(&output)
+    );
+
+    let log = fixture("codex-exec/basic.jsonl");
+    let size = std::fs::metadata(&log).unwrap().len();
+    let limit = (size - 1).to_string();
+    let output = atif(&["import", "--max-input-bytes", &limit, log.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(output.stdout.is_empty());
+    assert_eq!(
+        stderr(&output).trim_end(),
+        format!("error: {} is larger than the input limit of {limit} bytes", log.display())
+    );
+    let limit = size.to_string();
+    let output = atif(&["import", "--max-input-bytes", &limit, log.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

@@ -2,7 +2,7 @@
 
 use atif_import::{Error, ImportOptions, import_path};
 
-use crate::support::{assert_valid, chain, fixtures, functions, joins, sources, steps};
+use crate::support::{assert_valid, chain, fixture, fixtures, functions, joins, sources, steps};
 
 #[test]
 fn a_session_folder_embeds_its_subagents_linked_by_meta_file_or_agent_id() {
@@ -205,4 +205,40 @@ fn a_subagent_file_given_on_its_own_is_that_subagent_s_trajectory() {
     assert_eq!(functions(t), ["Grep"]);
     assert!(t.get("subagent_trajectories").is_none());
     assert!(imported.stats().warnings().is_empty(), "{:?}", imported.stats().warnings());
+}
+
+#[test]
+fn a_log_file_is_read_within_the_limit_and_binary_data_is_refused_before_parsing() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("run.jsonl");
+    std::fs::write(&log, fixture("codex-exec/basic.jsonl")).unwrap();
+    let size = std::fs::metadata(&log).unwrap().len();
+    let mut options = ImportOptions::default();
+    assert_eq!(options.max_input_bytes(), atif_schema::DEFAULT_MAX_INPUT_BYTES);
+    options.set_max_input_bytes(size - 1);
+    let err = import_path(&log, &options).unwrap_err();
+    assert!(
+        matches!(&err, Error::Load { source, .. }
+            if matches!(**source, atif_schema::Error::TooLarge { limit, .. } if limit == size - 1)),
+        "{err:?}"
+    );
+    assert_eq!(
+        chain(&err),
+        format!(
+            "cannot load {0}: {0} is larger than the input limit of {1} bytes",
+            log.display(),
+            size - 1
+        )
+    );
+    options.set_max_input_bytes(size);
+    assert!(import_path(&log, &options).is_ok());
+
+    let binary = dir.path().join("image.jsonl");
+    std::fs::write(&binary, b"{\"type\":\"turn.started\"}\n\x00\x01\x02").unwrap();
+    let err = import_path(&binary, &ImportOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, Error::Load { source, .. }
+            if matches!(**source, atif_schema::Error::NotTrajectory { line: Some(2), .. })),
+        "{err:?}"
+    );
 }
