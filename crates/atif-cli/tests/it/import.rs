@@ -513,3 +513,129 @@ fn a_log_file_is_read_within_the_input_limit_and_binary_data_fails_at_once() {
     let output = atif(&["import", "--max-input-bytes", &limit, log.to_str().unwrap()], None);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
 }
+
+/// A session file for `--latest`: where it is under HOME, what it holds, and how many seconds
+/// after the epoch it was last written.
+struct SessionFile {
+    path: &'static str,
+    text: String,
+    modified_secs: u64,
+}
+
+/// Writes `files` under a fake HOME and runs `atif import --latest AGENT --cwd CWD` there,
+/// with none of the agents' own folder variables inherited.
+fn import_latest(agent: &str, cwd: &str, files: &[SessionFile]) -> (tempfile::TempDir, Output) {
+    let home = tempfile::tempdir().unwrap();
+    for file in files {
+        let path = home.path().join(file.path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &file.text).unwrap();
+        let modified = std::time::UNIX_EPOCH + std::time::Duration::from_secs(file.modified_secs);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(modified).unwrap();
+    }
+    let mut command = atif_command(&["import", "--latest", agent, "--cwd", cwd]);
+    command.env("HOME", home.path()).env_remove("CLAUDE_CONFIG_DIR").env_remove("CODEX_HOME");
+    let output = run_with_stdin(command, b"");
+    (home, output)
+}
+
+#[test]
+fn latest_picks_the_newest_session_for_the_directory_in_each_agents_default_folder() {
+    let cwd = "/srv/my.project";
+    let claude = |id: &str, cwd: &str| {
+        serde_json::json!({"type": "user", "uuid": "u-1", "sessionId": id, "cwd": cwd,
+            "timestamp": "2026-01-01T00:00:00.000Z", "message": {"role": "user", "content": "hi"}})
+        .to_string()
+    };
+    let codex = |id: &str, cwd: &str| {
+        let meta = serde_json::json!({"timestamp": "2026-01-01T00:00:00.000Z", "type": "session_meta",
+            "payload": {"id": id, "cwd": cwd, "cli_version": "0.50.0"}});
+        let message = serde_json::json!({"timestamp": "2026-01-01T00:00:01.000Z", "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}});
+        format!("{meta}\n{message}\n")
+    };
+    let gemini = |id: &str| {
+        serde_json::json!({"sessionId": id, "projectHash": "h",
+            "messages": [{"id": "u1", "timestamp": "2026-01-01T00:00:00Z", "type": "user", "content": "hi"}]})
+        .to_string()
+    };
+    let file = |path: &'static str, text: String, modified_secs: u64| SessionFile {
+        path,
+        text,
+        modified_secs,
+    };
+    let cases = [
+        (
+            "claude-code",
+            vec![
+                file(".claude/projects/-srv-my-project/old.jsonl", claude("old", cwd), 1_000),
+                file(".claude/projects/-srv-my-project/new.jsonl", claude("new", cwd), 2_000),
+                // A subagent's file of the same folder, and another project's newer session.
+                file(".claude/projects/-srv-my-project/agent-a1.jsonl", claude("new", cwd), 4_000),
+                file(
+                    ".claude/projects/-srv-other/newest.jsonl",
+                    claude("other", "/srv/other"),
+                    3_000,
+                ),
+            ],
+            ".claude/projects/-srv-my-project/new.jsonl",
+        ),
+        (
+            "codex",
+            vec![
+                file(
+                    ".codex/sessions/2026/01/01/rollout-2026-01-01T00-00-00-a.jsonl",
+                    codex("old", cwd),
+                    1_000,
+                ),
+                file(
+                    ".codex/sessions/2026/01/02/rollout-2026-01-02T00-00-00-b.jsonl",
+                    codex("new", cwd),
+                    2_000,
+                ),
+                file(
+                    ".codex/sessions/2026/01/03/rollout-2026-01-03T00-00-00-c.jsonl",
+                    codex("other", "/srv/other"),
+                    3_000,
+                ),
+            ],
+            ".codex/sessions/2026/01/02/rollout-2026-01-02T00-00-00-b.jsonl",
+        ),
+        (
+            "gemini-cli",
+            vec![
+                file(".gemini/tmp/hash-1/.project_root", cwd.to_owned(), 500),
+                file(".gemini/tmp/hash-1/chats/session-old.json", gemini("old"), 1_000),
+                file(".gemini/tmp/hash-1/chats/session-new.json", gemini("new"), 2_000),
+                file(".gemini/tmp/hash-2/.project_root", "/srv/other\n".to_owned(), 500),
+                file(".gemini/tmp/hash-2/chats/session-other.json", gemini("other"), 3_000),
+            ],
+            ".gemini/tmp/hash-1/chats/session-new.json",
+        ),
+    ];
+    for (agent, files, newest) in cases {
+        let (home, output) = import_latest(agent, cwd, &files);
+        assert_eq!(output.status.code(), Some(0), "{agent}: {}", stderr(&output));
+        let expected = home.path().join(newest);
+        assert!(
+            stderr(&output).contains(&format!("newest {agent} session: {}\n", expected.display())),
+            "{agent}: {}",
+            stderr(&output)
+        );
+        assert_eq!(trajectory(&output)["session_id"], "new", "{agent}");
+
+        // Only the other directory's session left: none is for this directory.
+        let others: Vec<SessionFile> = files
+            .into_iter()
+            .filter(|f| f.text.contains("other") || f.path.ends_with(".project_root"))
+            .collect();
+        let (_home, output) = import_latest(agent, cwd, &others);
+        assert_eq!(output.status.code(), Some(1), "{agent}: {}", stderr(&output));
+        assert!(
+            stderr(&output)
+                .contains(&format!("no latest {agent} session: no session file for {cwd} under")),
+            "{agent}: {}",
+            stderr(&output)
+        );
+    }
+}
