@@ -15,7 +15,8 @@
 //! - [`Settings`], an insta-style value bindable to a scope.
 //! - The review workflow behind `atif golden` (and this repository's `cargo xtask golden-*`
 //!   aliases): [`find_pending`], [`review`] and [`Review`], [`review_interactively`],
-//!   [`accept`], [`reject`]; and [`run_update`], which runs a test command with
+//!   [`accept`], [`reject`]; [`find_stale_temp_files`] and [`remove_stale_temp_files`] for
+//!   what killed writers left behind; and [`run_update`], which runs a test command with
 //!   `ATIF_GOLDEN=update` and sums up what it did ([`UpdateSummary`]) from the report file
 //!   ([`REPORT_ENV`], [`read_report`]) every check appends to.
 //! - `assert_trajectory_snapshot!` (cargo feature `insta`) for teams on `cargo insta review`.
@@ -88,8 +89,8 @@ pub use macros::__private;
 pub use mode::{MODE_ENV, Mode, REPORT_ENV, is_ci};
 pub use name::{current_test_name, golden_file_name};
 pub use pending::{
-    Pending, PendingStatus, Review, Tally, accept, find_pending, reject, review,
-    review_interactively,
+    Pending, PendingStatus, Review, Tally, accept, find_pending, find_stale_temp_files, reject,
+    remove_stale_temp_files, review, review_interactively,
 };
 pub use report::{OutcomeKind, ReportEntry, append_report, read_report};
 pub use settings::{Settings, SettingsBindDropGuard};

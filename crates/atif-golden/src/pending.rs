@@ -71,8 +71,7 @@ pub struct Tally {
 pub fn find_pending(dir: &Path, filter: Option<&str>) -> Result<Vec<Pending>> {
     let mut found = Vec::new();
     for pending in walk(dir)?.pending {
-        let relative = pending.strip_prefix(dir).unwrap_or(&pending);
-        if filter.is_some_and(|filter| !relative.to_string_lossy().contains(filter)) {
+        if !matches_filter(dir, &pending, filter) {
             continue;
         }
         if let Some(golden) = file::golden_for_pending(&pending) {
@@ -80,6 +79,42 @@ pub fn find_pending(dir: &Path, filter: Option<&str>) -> Result<Vec<Pending>> {
         }
     }
     Ok(found)
+}
+
+/// The temporary files under `dir` that writers which are gone left behind (a killed
+/// `atif check --update`, a test run stopped half way), whose path relative to `dir` contains
+/// `filter`, sorted. The walk is [`find_pending`]'s; a file is stale as
+/// [`atif_fs::stale_temp_files`] decides: its writer's process no longer runs. A file being
+/// written right now is never listed.
+///
+/// # Errors
+/// [`Error::Io`] naming a folder that cannot be listed.
+pub fn find_stale_temp_files(dir: &Path, filter: Option<&str>) -> Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for folder in walk(dir)?.temp_dirs {
+        let stale = atif_fs::stale_temp_files(&folder)
+            .map_err(|err| Error::io(err.action, &err.path, err.source))?;
+        found.extend(stale.into_iter().filter(|path| matches_filter(dir, path, filter)));
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Removes the [`find_stale_temp_files`] of `dir` matching `filter`, and returns them. A file
+/// another process removed first is not an error.
+///
+/// # Errors
+/// [`Error::Io`] naming a folder that cannot be listed or a file that cannot be removed.
+pub fn remove_stale_temp_files(dir: &Path, filter: Option<&str>) -> Result<Vec<PathBuf>> {
+    let stale = find_stale_temp_files(dir, filter)?;
+    for path in &stale {
+        match std::fs::remove_file(path) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(Error::io("remove", path, source)),
+        }
+    }
+    Ok(stale)
 }
 
 /// What a reviewer sees for `pending`: both sides normalised with the default options (which a
@@ -209,6 +244,11 @@ pub fn review_interactively(
     Ok(tally)
 }
 
+/// Whether `path`, relative to `dir`, contains `filter` (always, without a filter).
+fn matches_filter(dir: &Path, path: &Path, filter: Option<&str>) -> bool {
+    filter.is_none_or(|filter| relative(dir, path).to_string_lossy().contains(filter))
+}
+
 /// `path` relative to `root` when it is inside it.
 pub(crate) fn relative<'a>(root: &Path, path: &'a Path) -> &'a Path {
     path.strip_prefix(root).unwrap_or(path)
@@ -239,15 +279,18 @@ pub(crate) fn shell_word(word: &str) -> String {
     if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
-/// What a walk of a folder found: the `tests/golden` folders and every pending file.
+/// What a walk of a folder found: the `tests/golden` folders, every pending file, and the
+/// folders holding temporary files of atif's atomic writes.
 #[derive(Debug, Default)]
 pub(crate) struct Walk {
     pub(crate) golden_dirs: Vec<PathBuf>,
     pub(crate) pending: Vec<PathBuf>,
+    pub(crate) temp_dirs: Vec<PathBuf>,
 }
 
 /// Walks `root`, skipping `target/`, `node_modules/` and hidden folders, for `tests/golden`
-/// folders and for pending `*.json.new` files wherever they are. Both lists come back sorted.
+/// folders, for pending `*.json.new` files wherever they are, and for folders with
+/// temporary files (`.atif-<pid>-<random>.tmp`). The lists come back sorted.
 pub(crate) fn walk(root: &Path) -> Result<Walk> {
     let pending_suffix = format!(".json{}", file::PENDING_SUFFIX);
     let mut found = Walk::default();
@@ -259,6 +302,10 @@ pub(crate) fn walk(root: &Path) -> Result<Walk> {
             let path = entry.path();
             let name = entry.file_name();
             let name = name.to_string_lossy();
+            // Temporary files are hidden: a glob over `*.json` must not see them.
+            if atif_fs::is_temp_file_name(&name) && found.temp_dirs.last() != Some(&dir) {
+                found.temp_dirs.push(dir.clone());
+            }
             if name.starts_with('.') {
                 continue;
             }
@@ -275,6 +322,7 @@ pub(crate) fn walk(root: &Path) -> Result<Walk> {
     }
     found.golden_dirs.sort();
     found.pending.sort();
+    found.temp_dirs.sort();
     Ok(found)
 }
 

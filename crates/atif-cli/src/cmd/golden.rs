@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use atif_golden::{Pending, Review};
 
-use crate::cmd::common::{Format, print};
+use crate::cmd::common::{Format, print, quote};
 use crate::output;
 
 /// Arguments of `atif golden`.
@@ -29,6 +29,9 @@ pub(crate) enum Action {
     Accept(Where),
     /// Delete pending files.
     Reject(Where),
+    /// Remove the temporary files that killed or interrupted writers left behind (those of
+    /// processes that still run are kept).
+    Clean(Where),
     /// Run the tests with ATIF_GOLDEN=update and list the goldens created, changed and left.
     Update(UpdateArgs),
 }
@@ -70,17 +73,20 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Action::Review(at) => review(at),
         Action::Accept(at) => accept(at),
         Action::Reject(at) => reject(at),
+        Action::Clean(at) => clean(at),
         Action::Update(update_args) => update(update_args),
     }
 }
 
-/// `atif golden pending`: exit 0 when nothing is pending, 1 when something is.
+/// `atif golden pending`: exit 0 when nothing is pending, 1 when something is. Stale
+/// temporary files are listed too, but are no pending change: they alone exit 0.
 fn pending(at: &Where) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
     let reviews = found.iter().map(atif_golden::review).collect::<Result<Vec<_>, _>>()?;
+    let stale = atif_golden::find_stale_temp_files(&at.dir, at.filter.as_deref())?;
     match at.format {
         Format::Json => {
-            let json = pending_json(&at.dir, &reviews);
+            let json = pending_json(&at.dir, &reviews, &stale);
             print(|out| writeln!(out, "{json:#}"))?;
         }
         Format::Text => {
@@ -96,13 +102,21 @@ fn pending(at: &Where) -> anyhow::Result<ExitCode> {
                 };
                 print(|out| writeln!(out, "{}: {summary}", golden.display()))?;
             }
+            for path in &stale {
+                let path = relative(&at.dir, path).display();
+                print(|out| writeln!(out, "{path}: temporary file of a writer that is gone"))?;
+            }
+            if !stale.is_empty() {
+                let command = command_for("clean", at);
+                print(|out| writeln!(out, "remove the temporary files with `{command}`"))?;
+            }
         }
     }
     Ok(if reviews.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// The documented JSON shape of `atif golden pending --format json`.
-fn pending_json(dir: &Path, reviews: &[Review]) -> serde_json::Value {
+fn pending_json(dir: &Path, reviews: &[Review], stale: &[PathBuf]) -> serde_json::Value {
     let items: Vec<serde_json::Value> = reviews
         .iter()
         .map(|review| {
@@ -114,7 +128,8 @@ fn pending_json(dir: &Path, reviews: &[Review]) -> serde_json::Value {
             })
         })
         .collect();
-    serde_json::json!({"dir": dir, "pending": items})
+    let stale: Vec<&Path> = stale.iter().map(|path| relative(dir, path)).collect();
+    serde_json::json!({"dir": dir, "pending": items, "stale_temp_files": stale})
 }
 
 /// `atif golden review`: interactive on a terminal, a listing otherwise (exit 1 when anything
@@ -142,11 +157,11 @@ fn review(at: &Where) -> anyhow::Result<ExitCode> {
         let shown = atif_golden::review(item)?;
         print(|out| output::write_report(out, &shown.render(&at.dir)))?;
     }
-    let filter = at.filter.as_deref().map(|filter| format!(" {filter}")).unwrap_or_default();
+    let (accept, reject) = (command_for("accept", at), command_for("reject", at));
     print(|out| {
         writeln!(
             out,
-            "\n{} pending (no terminal, so nothing was asked); accept with `atif golden accept{filter}`, reject with `atif golden reject{filter}`",
+            "\n{} pending (no terminal, so nothing was asked); accept with `{accept}`, reject with `{reject}`",
             found.len()
         )
     })?;
@@ -175,6 +190,21 @@ fn reject(at: &Where) -> anyhow::Result<ExitCode> {
     for item in &found {
         atif_golden::reject(item)?;
         print(|out| writeln!(out, "rejected {}", relative(&at.dir, &item.pending).display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `atif golden clean`: removes the stale temporary files; exit 0 unless one cannot be removed.
+fn clean(at: &Where) -> anyhow::Result<ExitCode> {
+    if !at.dir.is_dir() {
+        anyhow::bail!("cannot search {}: expected a folder", at.dir.display());
+    }
+    let removed = atif_golden::remove_stale_temp_files(&at.dir, at.filter.as_deref())?;
+    if removed.is_empty() {
+        print(|out| writeln!(out, "no stale temporary files{}", filter_note(at)))?;
+    }
+    for path in &removed {
+        print(|out| writeln!(out, "removed {}", relative(&at.dir, path).display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -223,6 +253,20 @@ fn find(at: &Where) -> anyhow::Result<Vec<Pending>> {
     }
     atif_golden::find_pending(&at.dir, at.filter.as_deref())
         .with_context(|| format!("cannot search {} for pending golden files", at.dir.display()))
+}
+
+/// `atif golden VERB`, with the filter and folder this command was given.
+fn command_for(verb: &str, at: &Where) -> String {
+    let mut command = format!("atif golden {verb}");
+    if let Some(filter) = &at.filter {
+        command.push(' ');
+        command.push_str(&quote(filter));
+    }
+    if at.dir != Path::new(".") {
+        command.push_str(" --dir ");
+        command.push_str(&quote(&at.dir.display().to_string()));
+    }
+    command
 }
 
 fn filter_note(at: &Where) -> String {

@@ -156,6 +156,13 @@ const ROWS: &[Row] = &[
         reads_input: false,
         reads_folders: false,
     },
+    Row {
+        args: &["golden", "clean", "--dir", "IN"],
+        ok: "folder",
+        mismatch: None,
+        reads_input: false,
+        reads_folders: false,
+    },
     // `true` stands for an agent that makes no model call: an empty script replays exactly,
     // and a script with exchanges that were never requested is a replay that was not exact.
     Row {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{atif_command, run_with_stdin, stderr, stdout};
+use crate::{atif_command, dead_pid, run_with_stdin, stderr, stdout};
 
 fn atif(args: &[&str]) -> std::process::Output {
     run_with_stdin(atif_command(args), b"")
@@ -38,14 +38,6 @@ fn temp_files(dir: &Path) -> Vec<String> {
         .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.starts_with(".atif-") || name.ends_with(".tmp"))
         .collect()
-}
-
-/// The id of a process that has exited and been reaped.
-fn dead_pid() -> u32 {
-    let mut child = std::process::Command::new("true").spawn().unwrap();
-    let pid = child.id();
-    child.wait().unwrap();
-    pid
 }
 
 #[cfg(unix)]

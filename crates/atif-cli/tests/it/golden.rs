@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use crate::{atif_command, stderr, stdout};
+use crate::{atif_command, dead_pid, stderr, stdout};
 
 /// A trajectory of `n_steps` agent steps, each calling `grep`.
 fn trajectory(n_steps: usize) -> Value {
@@ -98,6 +98,61 @@ fn review_without_a_terminal_only_lists_and_accept_and_reject_act() {
     assert_eq!(stdout(&rejected), "rejected golden/fresh.json.new\n");
     assert!(!dir.path().join("tests/golden/fresh.json").exists());
     assert_eq!(stdout(&atif_golden(dir.path(), &["pending"])), "no pending golden files\n");
+}
+
+#[test]
+fn the_commands_review_suggests_keep_its_filter_and_folder() {
+    let dir = project();
+    let output = atif_golden(dir.path(), &["review", "one", "--dir", "tests"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    let hint = "accept with `atif golden accept one --dir tests`, reject with `atif golden reject one --dir tests`";
+    assert!(
+        text.ends_with(&format!("\n1 pending (no terminal, so nothing was asked); {hint}\n")),
+        "{text}"
+    );
+    let accepted = atif_golden(dir.path(), &["accept", "one", "--dir", "tests"]);
+    assert_eq!(stdout(&accepted), "accepted golden/one.json\n");
+}
+
+#[test]
+fn pending_lists_temp_files_of_dead_writers_and_clean_removes_only_those() {
+    let dir = project();
+    let golden_dir = dir.path().join("tests/golden");
+    let dead_name = format!(".atif-{}-AbCdEf.tmp", dead_pid());
+    let dead = golden_dir.join(&dead_name);
+    let live = golden_dir.join(format!(".atif-{}-GhIjKl.tmp", std::process::id()));
+    for path in [&dead, &live] {
+        std::fs::write(path, "half a golden").unwrap();
+    }
+
+    let output = atif_golden(dir.path(), &["pending"]);
+    assert_eq!(output.status.code(), Some(1), "the goldens are still pending");
+    let text = stdout(&output);
+    let listed = format!(
+        "tests/golden/{dead_name}: temporary file of a writer that is gone\n\
+         remove the temporary files with `atif golden clean`\n"
+    );
+    assert!(text.ends_with(&listed), "{text}");
+    assert!(!text.contains("GhIjKl"), "a live writer's file is not listed: {text}");
+
+    let output = atif_golden(dir.path(), &["pending", "--format", "json"]);
+    let json: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["stale_temp_files"], json!([format!("tests/golden/{dead_name}")]));
+    let output = atif_golden(dir.path(), &["pending", "elsewhere", "--format", "json"]);
+    let json: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(json["stale_temp_files"], json!([]), "the filter applies to them too");
+    let output = atif_golden(dir.path(), &["pending", "golden/", "--dir", "tests"]);
+    assert!(stdout(&output).ends_with("`atif golden clean golden/ --dir tests`\n"));
+
+    let output = atif_golden(dir.path(), &["clean", "--dir", "tests"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(stdout(&output), format!("removed golden/{dead_name}\n"));
+    assert!(!dead.exists());
+    assert!(live.exists(), "a file a running process writes stays");
+    assert!(dir.path().join("tests/golden/one.json.new").exists(), "pending files stay");
+    let again = atif_golden(dir.path(), &["clean"]);
+    assert_eq!(stdout(&again), "no stale temporary files\n");
 }
 
 #[test]

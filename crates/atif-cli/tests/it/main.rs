@@ -58,3 +58,11 @@ fn run_with_closed_stdout(mut command: Command) -> Output {
     drop(child.stdout.take());
     child.wait_with_output().unwrap()
 }
+
+/// The id of a process that has exited and been reaped.
+fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().unwrap();
+    let pid = child.id();
+    child.wait().unwrap();
+    pid
+}

@@ -137,3 +137,37 @@ fn an_update_run_sums_up_what_the_checks_of_a_real_test_command_did() {
             .ends_with("(some tests failed: goldens no test touched are not listed)\n")
     );
 }
+
+#[test]
+fn stale_temp_files_are_found_in_every_walked_folder_and_removed_with_a_filter() {
+    let (root, golden, fresh) = project();
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let dead_name = format!(".atif-{dead}-Stale1.tmp");
+    let golden_dir = golden.parent().unwrap();
+    let fresh_dir = fresh.parent().unwrap();
+    let skipped = root.path().join("target");
+    std::fs::create_dir_all(&skipped).unwrap();
+    for dir in [golden_dir, fresh_dir, root.path(), &skipped] {
+        std::fs::write(dir.join(&dead_name), "half").unwrap();
+    }
+    let live = golden_dir.join(format!(".atif-{}-Live1.tmp", std::process::id()));
+    std::fs::write(&live, "being written").unwrap();
+
+    let found = atif_golden::find_stale_temp_files(root.path(), None).unwrap();
+    let expected = [
+        dead_name.clone(),
+        format!("crates/a/tests/golden/{dead_name}"),
+        format!("tests/golden/{dead_name}"),
+    ];
+    assert_eq!(relative(root.path(), &found), expected);
+
+    let removed = atif_golden::remove_stale_temp_files(root.path(), Some("crates/")).unwrap();
+    assert_eq!(relative(root.path(), &removed), [expected[1].clone()]);
+    assert!(!golden_dir.join(&dead_name).exists());
+    assert!(live.exists(), "a running writer's file stays");
+    assert!(fresh_dir.join(&dead_name).exists(), "outside the filter");
+    let left = atif_golden::find_stale_temp_files(root.path(), None).unwrap();
+    assert_eq!(relative(root.path(), &left), [expected[0].clone(), expected[2].clone()]);
+}
