@@ -90,14 +90,28 @@ impl fmt::Display for Outcome {
 /// # Errors
 /// The three test failures ([`Error::MissingGolden`], [`Error::SchemaVersionChanged`],
 /// [`Error::BehaviourChanged`]; see [`Error::is_test_failure`]), and [`Error::UnknownMode`],
-/// [`Error::Io`], [`Error::InvalidGolden`], [`Error::Serialize`], [`Error::Normalize`] when
-/// something is broken.
+/// [`Error::Load`] when `actual` or the golden is not an ATIF trajectory (naming the JSON
+/// Pointer of the problem), and [`Error::UnknownMode`], [`Error::Io`], [`Error::Serialize`],
+/// [`Error::Normalize`] when something else is broken.
 pub fn check<T: Serialize + ?Sized>(
     path: &Path,
     actual: &T,
     settings: &Settings,
 ) -> Result<Outcome> {
     let actual = serde_json::to_value(actual).map_err(|source| Error::Serialize { source })?;
+    check_value(path, actual, settings, None)
+}
+
+/// [`check`] for a run saved as a file: `run` is read with atif-schema's strict loader, so a
+/// duplicate key or an integer beyond 64 bits (which a `serde_json::Value` would hide: the last
+/// value wins, a float stands in) fails instead of becoming a golden.
+///
+/// # Errors
+/// [`Error::Load`] naming `run` and the JSON Pointer of what is wrong, and what [`check`]
+/// returns.
+pub fn check_file(path: &Path, run: &Path, settings: &Settings) -> Result<Outcome> {
+    let actual = atif_schema::load_trajectory(run, &atif_schema::LoadOptions::new())
+        .map_err(|err| Error::Load(Box::new(err)))?;
     check_value(path, actual, settings, None)
 }
 
@@ -148,6 +162,9 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
         Some(mode) => mode,
         None => Mode::from_env()?,
     };
+    // What is not a trajectory never becomes a golden, whatever the mode.
+    atif_schema::check_trajectory(&actual, "the actual trajectory")
+        .map_err(|err| Error::Load(Box::new(err)))?;
     let actual = normalize_actual(actual, settings)?;
     let actual_text = atif_normalize::to_canonical_string(&actual);
     let command = match settings.update_command() {
@@ -257,8 +274,11 @@ fn compare(
     actual: &Value,
     settings: &Settings,
 ) -> Result<Comparison> {
-    let golden: Value = serde_json::from_str(golden_text)
-        .map_err(|source| Error::InvalidGolden { path: path.to_owned(), source })?;
+    // The one strict loader: a duplicate key or an integer out of range in a golden edited by
+    // hand is named with its pointer, not silently read.
+    let name = format!("golden file {}", path.display());
+    let golden = atif_schema::parse_trajectory(golden_text.as_bytes(), &name)
+        .map_err(|err| Error::Load(Box::new(err)))?;
     // Normalising the golden again is a no-op for a golden this crate wrote (normalisation is
     // idempotent), and makes a golden recorded before a new volatile key was added still match.
     let golden = atif_normalize::normalize_owned(golden, settings.normalize_options()).map_err(

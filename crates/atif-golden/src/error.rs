@@ -93,29 +93,13 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The golden file is not JSON.
-    #[error(
-        "golden file {} is not valid JSON (line {}, column {}): expected the canonical text of an ATIF trajectory",
-        path.display(),
-        source.line(),
-        source.column()
-    )]
-    InvalidGolden {
-        /// The golden file.
-        path: PathBuf,
-        /// The parser's error.
-        #[source]
-        source: serde_json::Error,
-    },
-    /// A pending or golden file under review is not a trajectory (or cannot be read).
-    #[error("cannot review {}", path.display())]
-    InvalidTrajectory {
-        /// The file.
-        path: PathBuf,
-        /// What the loader said (it names the file and the JSON Pointer); boxed, as it is large.
-        #[source]
-        source: Box<atif_schema::Error>,
-    },
+    /// What atif-schema's loader refused: the golden file, a pending file or the run is not an
+    /// ATIF trajectory (not JSON, a duplicate key, an integer out of range, a root that is not an
+    /// object, no `schema_version` or `steps`), or a file cannot be read. The message is the
+    /// loader's: it names the file (or `the actual trajectory`) and the JSON Pointer, or the line
+    /// and column, of the problem.
+    #[error(transparent)]
+    Load(Box<atif_schema::Error>),
     /// The actual value cannot be turned into JSON.
     #[error("cannot serialise the actual trajectory into JSON")]
     Serialize {

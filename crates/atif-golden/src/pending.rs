@@ -121,7 +121,7 @@ pub fn remove_stale_temp_files(dir: &Path, filter: Option<&str>) -> Result<Vec<P
 /// golden already is) and compared with the default tolerance.
 ///
 /// # Errors
-/// [`Error::Io`] when the golden cannot be read, [`Error::InvalidTrajectory`] naming a file
+/// [`Error::Io`] when the golden cannot be read, [`Error::Load`] naming a file
 /// that cannot be read or is not a trajectory, [`Error::Normalize`] when normalising fails.
 pub fn review(pending: &Pending) -> Result<Review> {
     let options = NormalizeOptions::default();
@@ -329,10 +329,8 @@ pub(crate) fn walk(root: &Path) -> Result<Walk> {
 /// Reads a trajectory with the one loader of atif-schema (bounded, strict, naming the file and
 /// pointer of what is wrong) and normalises it.
 fn load(path: &Path, options: &NormalizeOptions) -> Result<Value> {
-    let doc =
-        atif_schema::load_trajectory(path, &atif_schema::LoadOptions::new()).map_err(|source| {
-            Error::InvalidTrajectory { path: path.to_owned(), source: Box::new(source) }
-        })?;
+    let doc = atif_schema::load_trajectory(path, &atif_schema::LoadOptions::new())
+        .map_err(|err| Error::Load(Box::new(err)))?;
     atif_normalize::normalize_owned(doc, options)
         .map_err(|source| Error::Normalize { what: path.display().to_string(), source })
 }

@@ -112,9 +112,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::from(1))
         }
-        Err(
-            err @ (atif_golden::Error::InvalidGolden { .. } | atif_golden::Error::Normalize { .. }),
-        ) => Err(invalid(err)),
+        Err(err @ (atif_golden::Error::Load(_) | atif_golden::Error::Normalize { .. })) => {
+            Err(invalid(err))
+        }
         Err(err) => Err(err.into()),
     }
 }

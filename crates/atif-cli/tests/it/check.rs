@@ -349,7 +349,7 @@ fn unreadable_inputs_exit_2_and_invalid_ones_exit_1_naming_the_file() {
     let output = atif_check(dir.path(), &[CI], &["golden.json", "run.json"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stderr(&output).starts_with("error: golden file golden.json is not valid JSON"),
+        stderr(&output).starts_with("error: golden file golden.json: invalid JSON at line 1"),
         "{}",
         stderr(&output)
     );

@@ -92,6 +92,54 @@ fn a_file_over_the_limit_is_refused_before_it_is_read() {
 }
 
 #[test]
+fn a_fifo_is_read_as_a_stream_and_stopped_at_the_limit() {
+    use std::io::Write;
+
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("run.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|status| status.success()) {
+        eprintln!("skipped: mkfifo is not available here");
+        return;
+    }
+    let path = fifo.to_str().unwrap();
+    // Writes `text` into the FIFO (once, or until the reader goes away) on a thread of its own,
+    // and returns how many bytes went in.
+    let writer = |text: Vec<u8>, forever: bool| {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut file = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+            let mut written = 0_u64;
+            while file.write_all(&text).is_ok() {
+                written += text.len() as u64;
+                if !forever {
+                    break;
+                }
+            }
+            written
+        })
+    };
+
+    let once = writer(br#"{"schema_version": "ATIF-v1.8", "steps": []}"#.to_vec(), false);
+    let output = atif_command(&["normalize", path]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains(r#""schema_version": "ATIF-v1.8""#), "{}", stdout(&output));
+    once.join().unwrap();
+
+    // JSON text that never ends: only the limit stops it, and the writer then gets a broken
+    // pipe, having written about the limit and not much more.
+    let endless = writer(vec![b'['; 64 * 1024], true);
+    let output = atif_command(&["normalize", "--max-input-bytes", "1MiB", path]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert_eq!(
+        stderr(&output),
+        format!("error: {path} is larger than the input limit of 1048576 bytes\n")
+    );
+    let written = endless.join().unwrap();
+    assert!(written < 8 * 1024 * 1024, "the reader stopped, yet {written} bytes went in");
+}
+
+#[test]
 fn what_is_not_a_trajectory_never_becomes_a_golden() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&str, &[u8], &str); 4] = [

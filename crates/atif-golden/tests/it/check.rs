@@ -271,8 +271,10 @@ fn a_corrupt_golden_is_an_error_in_check_mode_and_rewritten_in_update_mode() {
     let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
     assert!(!err.is_test_failure());
     assert!(
-        err.to_string()
-            .starts_with(&format!("golden file {} is not valid JSON (line 1", golden.display())),
+        err.to_string().starts_with(&format!(
+            "golden file {}: invalid JSON at line 1, column 19",
+            golden.display()
+        )),
         "{err}"
     );
     let outcome = check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
@@ -288,7 +290,9 @@ fn a_non_trajectory_actual_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let err =
         check(&dir.path().join("g.json"), &json!([1, 2]), &settings(Mode::Update)).unwrap_err();
-    assert!(err.to_string().starts_with("cannot normalise the actual trajectory"), "{err}");
+    let expected =
+        "the actual trajectory: (root): the root is an array: an ATIF trajectory is a JSON object";
+    assert!(err.to_string().starts_with(expected), "{err}");
     assert!(files_in(dir.path()).is_empty());
 }
 
@@ -414,4 +418,54 @@ fn debug_prints_the_message_and_its_causes_for_tests_that_return_errors() {
         "{debug}"
     );
     assert_eq!(debug.lines().count(), 4, "{debug}");
+}
+
+#[test]
+fn what_the_strict_loader_refuses_fails_the_check_with_its_pointer_and_is_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    let run_file = dir.path().join("run.json");
+    let step = r#"{"step_id": 1, "source": "agent", "message": "a", "message": "b"}"#;
+    let cases = [
+        (format!(r#"{{"schema_version": "ATIF-v1.8", "steps": [{step}]}}"#), "/steps/0/message"),
+        (
+            r#"{"schema_version": "ATIF-v1.8", "steps": [{"step_id": 1180591620717411303424, "source": "agent"}]}"#
+                .to_owned(),
+            "/steps/0/step_id",
+        ),
+        (r#"{"hello": "world"}"#.to_owned(), "/schema_version"),
+    ];
+    for (text, pointer) in cases {
+        std::fs::write(&run_file, &text).unwrap();
+        // Update mode writes whatever it is given, unless the loader refuses it first.
+        let err = atif_golden::check_file(&golden, &run_file, &settings(Mode::Update)).unwrap_err();
+        let Error::Load(inner) = &err else { panic!("{text}: expected Error::Load, got {err:?}") };
+        let atif_schema::Error::NotTrajectory { pointer: found, .. } = inner.as_ref() else {
+            panic!("{text}: expected NotTrajectory, got {inner:?}")
+        };
+        assert_eq!(found.as_deref(), Some(pointer), "{text}");
+        let message = err.to_string();
+        let expected = format!("{}: {pointer}: ", run_file.display());
+        assert!(message.starts_with(&expected), "{message}");
+        assert!(!err.is_test_failure());
+        assert!(!golden.exists(), "{text}: no golden is written");
+    }
+
+    // A Value cannot hold a duplicate key, but it can be something other than a trajectory.
+    let err = check(&golden, &json!({"hello": "world"}), &settings(Mode::Update)).unwrap_err();
+    let message = err.to_string();
+    assert!(message.starts_with("the actual trajectory: /schema_version: missing"), "{message}");
+    assert!(!golden.exists());
+
+    // A golden edited by hand into a duplicate key is refused in check mode, naming it.
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let text = std::fs::read_to_string(&golden).unwrap();
+    let edited =
+        text.replacen("\"source\": \"agent\",", "\"source\": \"agent\", \"source\": \"user\",", 1);
+    assert_ne!(text, edited, "the golden has a step source to duplicate");
+    std::fs::write(&golden, edited).unwrap();
+    let err = check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    let message = err.to_string();
+    let expected = format!("golden file {}: /steps/0/source: ", golden.display());
+    assert!(message.starts_with(&expected), "{message}");
 }
