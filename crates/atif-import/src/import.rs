@@ -6,7 +6,7 @@ use atif_schema::LoadOptions;
 use atif_secrets::{Report, Scanner};
 use serde_json::Value;
 
-use crate::build::Trajectory;
+use crate::draft::Trajectory;
 use crate::format::{Format, detect_records};
 use crate::formats::common::{Member, shape_error};
 use crate::lines::{Layout, Records};
@@ -382,11 +382,11 @@ fn record_paths(trajectory: &mut Trajectory, format: Format, options: &ImportOpt
         trajectory
             .steps
             .iter()
-            .filter(|step| step.source != crate::build::Source::Agent)
+            .filter(|step| step.source != crate::draft::Source::Agent)
             .flat_map(|step| &step.parts)
             .filter_map(|part| match part {
-                crate::build::Part::Text(text) => Some(text.as_str()),
-                crate::build::Part::Image { .. } => None,
+                crate::draft::Part::Text(text) => Some(text.as_str()),
+                crate::draft::Part::Image { .. } => None,
             })
     };
     let cwd = match trajectory.extra.contains_key("cwd") {

@@ -51,7 +51,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
-mod build;
+mod draft;
 mod error;
 mod format;
 mod formats;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::build::Trajectory;
+use crate::draft::Trajectory;
 use crate::format::Format;
 use crate::formats::claude_code;
 use crate::import::{Context, Import, ImportOptions, Stats, import_raw};
@@ -144,7 +144,11 @@ fn embed_subagents(
         let agent_id = stem.strip_prefix("agent-").unwrap_or(&stem).to_owned();
         let display = file.display().to_string();
         let trajectory_id = format!("agent-{agent_id}");
-        if trajectory.subagents.iter().any(|s| s["trajectory_id"] == trajectory_id.as_str()) {
+        if trajectory
+            .subagents
+            .iter()
+            .any(|s| s.trajectory_id.as_deref() == Some(trajectory_id.as_str()))
+        {
             stats.warn_file(format!(
                 "{display}: the session file already holds agent {agent_id}'s lines; not embedded twice"
             ));
@@ -165,7 +169,7 @@ fn embed_subagents(
         if !linked {
             stats.warn_file(format!("{display}: no call of the session spawned agent {agent_id}; embedded without a link"));
         }
-        trajectory.subagents.push(sub.into_value());
+        trajectory.subagents.push(sub.into_atif());
     }
     Ok(())
 }
@@ -227,7 +231,7 @@ fn embed_threads(
                 "{display}: no call of the session spawned thread {thread}; embedded without a link"
             ));
         }
-        trajectory.subagents.push(child.into_value());
+        trajectory.subagents.push(child.into_atif());
     }
     Ok(())
 }

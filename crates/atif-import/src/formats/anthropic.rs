@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
-use crate::build::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_part};
+use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_part};
 use crate::formats::common::{Kind, Member, required};
 use crate::import::Context;
 

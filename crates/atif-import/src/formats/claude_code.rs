@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::Result;
-use crate::build::{Part, Source, Step, Trajectory};
+use crate::draft::{Part, Source, Step, Trajectory};
 use crate::formats::anthropic::{Claude, UserFlags};
 use crate::import::Context;
 use crate::lines::{Record, Records};
@@ -140,7 +140,7 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
                 &format!("no call of the session spawned the sidechain starting here; embedded as {trajectory_id} without a link"),
             );
         }
-        trajectory.subagents.push(sub.into_value());
+        trajectory.subagents.push(sub.into_atif());
     }
     Ok(trajectory)
 }

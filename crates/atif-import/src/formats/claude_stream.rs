@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
-use crate::build::{FinalMetrics, Trajectory};
+use crate::draft::{FinalMetrics, Trajectory};
 use crate::formats::anthropic::{Claude, UserFlags, usage_metrics};
 use crate::formats::claude_code::AGENT_NAME;
 use crate::import::Context;
@@ -95,7 +95,7 @@ impl Run {
                     "subagent lines name parent call `{parent}`, which no assistant message made"
                 ));
             }
-            trajectory.subagents.push(sub.into_value());
+            trajectory.subagents.push(sub.into_atif());
         }
         match self.result_line {
             Some(result) => apply_result(&mut trajectory, &result),

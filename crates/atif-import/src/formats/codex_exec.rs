@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::Result;
-use crate::build::{FinalMetrics, ObsResult, Part, Step, ToolCall, Trajectory};
+use crate::draft::{FinalMetrics, ObsResult, Part, Step, ToolCall, Trajectory};
 use crate::formats::common::{Kind, Member, optional, required};
 use crate::import::Context;
 use crate::lines::Records;

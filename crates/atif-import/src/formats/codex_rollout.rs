@@ -8,7 +8,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::Result;
-use crate::build::{
+use crate::draft::{
     FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_url_part,
 };
 use crate::formats::common::{Kind, Member, optional, required};

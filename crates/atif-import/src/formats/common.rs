@@ -4,7 +4,7 @@
 use atif_schema::json_kind;
 use serde_json::{Map, Value};
 
-use crate::build::{Part, image_part};
+use crate::draft::{Part, image_part};
 
 /// What a member of a record must hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
-use crate::build::{FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::draft::{FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, object_arguments, optional, required, text_parts, type_name, u64_field,
 };

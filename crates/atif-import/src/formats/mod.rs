@@ -1,4 +1,4 @@
-//! One module per log format; each turns records into a [`Trajectory`](crate::build::Trajectory).
+//! One module per log format; each turns records into a [`Trajectory`](crate::draft::Trajectory).
 //!
 //! Adding a format is one file here, one [`Format`] variant and one arm below.
 
@@ -13,7 +13,7 @@ mod opencode;
 mod pi;
 
 use crate::Result;
-use crate::build::Trajectory;
+use crate::draft::Trajectory;
 use crate::format::Format;
 use crate::import::Context;
 use crate::lines::Records;

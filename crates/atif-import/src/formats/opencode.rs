@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use crate::Result;
-use crate::build::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, millis_to_iso, object_arguments, optional, required, type_name, u64_field,
 };

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
-use crate::build::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, millis_to_iso, object_arguments, optional, required, text_parts, type_name,
     u64_field,

@@ -224,9 +224,12 @@ fn token_counts_whose_sum_overflows_saturate_instead_of_panicking() {
     let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
     let trajectory = imported.trajectory();
     let agent = steps(trajectory).iter().find(|step| step["source"] == "agent").unwrap();
-    assert_eq!(agent["metrics"]["prompt_tokens"], json!(u64::MAX));
+    // The sum saturates, and is written as the largest count ATIF's typed model holds.
+    assert_eq!(agent["metrics"]["prompt_tokens"], json!(i64::MAX));
     assert_eq!(agent["metrics"]["cached_tokens"], json!(1));
     assert_eq!(agent["metrics"]["completion_tokens"], json!(3));
+    assert_eq!(trajectory["final_metrics"]["total_prompt_tokens"], json!(i64::MAX));
+    assert!(atif_schema::Trajectory::from_value(trajectory).is_ok());
 }
 
 #[test]
