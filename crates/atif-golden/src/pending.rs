@@ -174,11 +174,16 @@ impl Review {
     }
 }
 
-/// Moves `pending` over its golden (one rename, so atomic) and returns the golden's path.
+/// Moves `pending` over its golden (one rename, so atomic) and returns the golden's path. The
+/// pending file is read with the strict loader first: what is not a trajectory (a file edited
+/// by hand, or written by something else) never becomes a golden.
 ///
 /// # Errors
-/// [`Error::Io`] when the rename fails.
+/// [`Error::Load`] naming the pending file and the JSON Pointer of what is wrong (the golden
+/// is left alone), and [`Error::Io`] when the rename fails.
 pub fn accept(pending: &Pending) -> Result<PathBuf> {
+    atif_schema::load_trajectory(&pending.pending, &atif_schema::LoadOptions::new())
+        .map_err(|err| Error::Load(Box::new(err)))?;
     file::accept_pending(&pending.pending)
 }
 

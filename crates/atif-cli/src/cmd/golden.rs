@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use atif_golden::{Pending, Review};
 
-use crate::cmd::common::{Format, print, quote};
+use crate::cmd::common::{Format, invalid, print, quote};
 use crate::output;
 
 /// Arguments of `atif golden`.
@@ -82,7 +82,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// temporary files are listed too, but are no pending change: they alone exit 0.
 fn pending(at: &Where) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
-    let reviews = found.iter().map(atif_golden::review).collect::<Result<Vec<_>, _>>()?;
+    let reviews =
+        found.iter().map(atif_golden::review).collect::<Result<Vec<_>, _>>().map_err(refused)?;
     let stale = atif_golden::find_stale_temp_files(&at.dir, at.filter.as_deref())?;
     match at.format {
         Format::Json => {
@@ -143,7 +144,8 @@ fn review(at: &Where) -> anyhow::Result<ExitCode> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         let mut input = std::io::stdin().lock();
         let mut output = std::io::stdout().lock();
-        let tally = atif_golden::review_interactively(&found, &at.dir, &mut input, &mut output)?;
+        let tally = atif_golden::review_interactively(&found, &at.dir, &mut input, &mut output)
+            .map_err(refused)?;
         print(|out| {
             writeln!(
                 out,
@@ -154,7 +156,7 @@ fn review(at: &Where) -> anyhow::Result<ExitCode> {
         return Ok(if tally.skipped == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     for item in &found {
-        let shown = atif_golden::review(item)?;
+        let shown = atif_golden::review(item).map_err(refused)?;
         print(|out| output::write_report(out, &shown.render(&at.dir)))?;
     }
     let (accept, reject) = (command_for("accept", at), command_for("reject", at));
@@ -175,7 +177,7 @@ fn accept(at: &Where) -> anyhow::Result<ExitCode> {
         print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
     }
     for item in &found {
-        let golden = atif_golden::accept(item)?;
+        let golden = atif_golden::accept(item).map_err(refused)?;
         print(|out| writeln!(out, "accepted {}", relative(&at.dir, &golden).display()))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -245,6 +247,15 @@ fn update(args: &UpdateArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An error of atif-golden as the CLI reports it: a pending file or golden the loader refused
+/// as a trajectory is invalid input (exit 1); the rest means the command could not run.
+fn refused(err: atif_golden::Error) -> anyhow::Error {
+    match &err {
+        atif_golden::Error::Load(cause) if cause.is_invalid_input() => invalid(err),
+        _ => err.into(),
+    }
 }
 
 fn find(at: &Where) -> anyhow::Result<Vec<Pending>> {

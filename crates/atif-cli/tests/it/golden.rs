@@ -116,6 +116,23 @@ fn the_commands_review_suggests_keep_its_filter_and_folder() {
 }
 
 #[test]
+fn a_pending_file_that_is_not_a_trajectory_is_refused_with_exit_1_and_never_accepted() {
+    let dir = project();
+    let golden = dir.path().join("tests/golden/one.json");
+    let before = std::fs::read(&golden).unwrap();
+    let duplicate = r#"{"schema_version": "ATIF-v1.8", "steps": [], "steps": []}"#;
+    std::fs::write(dir.path().join("tests/golden/one.json.new"), duplicate).unwrap();
+    for verb in ["accept", "pending", "review"] {
+        let output = atif_golden(dir.path(), &[verb, "one"]);
+        assert_eq!(output.status.code(), Some(1), "{verb}: {}", stderr(&output));
+        let expected =
+            "error: ./tests/golden/one.json.new: /steps: this key repeats an earlier key";
+        assert!(stderr(&output).starts_with(expected), "{verb}: {}", stderr(&output));
+    }
+    assert_eq!(std::fs::read(&golden).unwrap(), before, "the golden is left alone");
+}
+
+#[test]
 fn pending_lists_temp_files_of_dead_writers_and_clean_removes_only_those() {
     let dir = project();
     let golden_dir = dir.path().join("tests/golden");

@@ -76,6 +76,23 @@ fn accept_moves_the_pending_file_into_place_and_reject_deletes_it() {
 }
 
 #[test]
+fn a_pending_file_that_is_not_a_trajectory_is_never_accepted() {
+    let (root, golden, _) = project();
+    let before = std::fs::read(&golden).unwrap();
+    let pending = pending_path(&golden);
+    let duplicate = r#"{"schema_version": "ATIF-v1.8", "steps": [], "steps": []}"#;
+    for (text, pointer) in [(duplicate, "/steps"), (r#"{"hello": "world"}"#, "/schema_version")] {
+        std::fs::write(&pending, text).unwrap();
+        let found = find_pending(root.path(), Some("a__one")).unwrap();
+        let err = atif_golden::accept(&found[0]).unwrap_err();
+        let message = err.to_string();
+        assert!(message.starts_with(&format!("{}: {pointer}", pending.display())), "{message}");
+        assert_eq!(std::fs::read(&golden).unwrap(), before, "the golden is left alone");
+        assert!(pending.exists(), "the pending file stays for a look");
+    }
+}
+
+#[test]
 fn the_interactive_review_acts_on_each_answer_and_asks_again_on_an_unknown_one() {
     let (root, golden, fresh) = project();
     let found = find_pending(root.path(), None).unwrap();
