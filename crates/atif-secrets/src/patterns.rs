@@ -40,12 +40,10 @@ pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
 /// Kinds whose match counts only when the characters around it could not belong to it.
 pub(crate) const STANDALONE: &[&str] = &["google-api-key", "aws-access-key-id"];
 
-/// Words of which every default pattern and every secret name holds at least one: a text
-/// without any is left alone after one fast literal search. Names are matched in lower case,
-/// upper case and capitalised (`token`, `TOKEN`, `Token`, hence `apiKey` and `DB_PASSWORD`), not
-/// in any mix of cases, which keeps the search literal (case-insensitive literals are several
-/// times slower on large documents).
-pub(crate) const HINT_WORDS: &[&str] = &[
+/// Literal prefixes of which every case-sensitive default pattern holds one, in the one case
+/// the pattern matches (`sk-`, never `SK-`). With [`HINT_WORDS`] they are the fast literal search
+/// that a text without any secret never gets past.
+pub(crate) const HINT_PREFIXES: &[&str] = &[
     "sk-",
     "sk_",
     "rk_",
@@ -68,16 +66,17 @@ pub(crate) const HINT_WORDS: &[&str] = &[
     "xoxs-",
     "eyJ",
     "://",
-    "bearer",
-    "key",
-    "secret",
-    "passw",
-    "passphrase",
-    "token",
-    "credential",
-    "auth",
-    "cookie",
 ];
+
+/// Words of which every case-insensitive default pattern and every secret name holds at least
+/// one (`passphrase` holds `passw`). Names are matched in lower case, upper case and capitalised
+/// (`token`, `TOKEN`, `Token`, hence `apiKey` and `DB_PASSWORD`), not in any mix of cases,
+/// which keeps the search literal (case-insensitive literals are several times slower on large
+/// documents). With [`HINT_PREFIXES`] that makes fewer than 64 literals, which the regex engine
+/// searches with SIMD (Teddy) rather than an Aho-Corasick automaton: about 0.5 instead of
+/// 18 instructions per byte of text.
+pub(crate) const HINT_WORDS: &[&str] =
+    &["bearer", "key", "secret", "passw", "token", "credential", "auth", "cookie"];
 
 /// `NAME=`, `NAME:`, `"NAME": ` in text, where NAME may say secret; the name is group 1 and
 /// the separator group 2. Whether the name really says secret is [`is_secret_name`]'s call.

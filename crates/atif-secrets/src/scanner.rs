@@ -7,7 +7,7 @@ use regex::{Regex, RegexSet};
 use serde_json::Value;
 
 use crate::patterns::{
-    ASSIGNMENT_PATTERN, DEFAULT_PATTERNS, HINT_WORDS, SCHEME_PATTERN, STANDALONE,
+    ASSIGNMENT_PATTERN, DEFAULT_PATTERNS, HINT_PREFIXES, HINT_WORDS, SCHEME_PATTERN, STANDALONE,
     is_not_a_credential, is_secret_name, kind_for_name,
 };
 use crate::{Error, Report, Result};
@@ -391,16 +391,15 @@ fn any_set(patterns: &[Pattern]) -> RegexSet {
         .expect("each pattern compiled on its own, so the set compiles too")
 }
 
-/// [`HINT_WORDS`] as one literal alternation, each word lower-case, upper-case and capitalised.
+/// [`HINT_PREFIXES`] as they are and [`HINT_WORDS`] lower-case, upper-case and capitalised, as
+/// one literal alternation.
 fn hint_pattern() -> String {
-    let mut words: Vec<String> = Vec::new();
+    let mut words: Vec<String> = HINT_PREFIXES.iter().map(|prefix| prefix.to_string()).collect();
     for word in HINT_WORDS {
         let mut chars = word.chars();
         let capitalised: String =
             chars.next().map(|first| first.to_ascii_uppercase()).into_iter().chain(chars).collect();
-        for form in
-            [word.to_string(), word.to_ascii_lowercase(), word.to_ascii_uppercase(), capitalised]
-        {
+        for form in [word.to_ascii_lowercase(), word.to_ascii_uppercase(), capitalised] {
             if !words.contains(&form) {
                 words.push(form);
             }
