@@ -24,6 +24,7 @@ pub struct Config {
     quote_pattern: Regex,
     fault: Option<Fault>,
     event_delay: Duration,
+    keepalives: bool,
 }
 
 /// A failure the fake provider simulates on every model request, for tests of what sits between
@@ -53,6 +54,7 @@ impl Default for Config {
             quote_pattern: default_quote_pattern(),
             fault: None,
             event_delay: Duration::ZERO,
+            keepalives: false,
         }
     }
 }
@@ -128,6 +130,18 @@ impl Config {
     /// Sets the pause before each SSE event after the first.
     pub fn set_event_delay(&mut self, delay: Duration) {
         self.event_delay = delay;
+    }
+
+    /// Whether streams carry what some providers and gateways add around their events: a
+    /// first block `: connected` with `retry: 3000`, a `: ping` comment block after every
+    /// event, and a comment line inside the first event. Default false.
+    pub fn keepalives(&self) -> bool {
+        self.keepalives
+    }
+
+    /// Sets whether streams carry comments and `retry:`.
+    pub fn set_keepalives(&mut self, keepalives: bool) {
+        self.keepalives = keepalives;
     }
 }
 

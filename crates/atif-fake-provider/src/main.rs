@@ -23,6 +23,7 @@ options:
   --fail-status CODE     answer every model request with this HTTP status
   --cut-after N          cut every reply after N SSE events (a JSON body after half of it)
   --event-delay-ms MS    pause before each SSE event after the first
+  --keepalives           add `: ping` comments and `retry: 3000` to every stream
   -h, --help             print this help";
 
 fn main() -> ExitCode {
@@ -89,6 +90,7 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
                 let after_events = usize::try_from(number(flag, value()?)?).unwrap_or(usize::MAX);
                 config.set_fault(Some(Fault::CutStream { after_events }));
             }
+            "--keepalives" => config.set_keepalives(true),
             "--event-delay-ms" => {
                 config.set_event_delay(Duration::from_millis(number(flag, value()?)?))
             }

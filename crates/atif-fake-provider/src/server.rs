@@ -353,6 +353,9 @@ fn send(payload: Payload, cut: Option<usize>, config: &Config) -> Response<Reply
             let half = text.slice(..text.len() / 2);
             ("application/json", vec![half, text])
         }
+        Payload::Sse(events) if config.keepalives() => {
+            ("text/event-stream", with_keepalives(events))
+        }
         Payload::Sse(events) => ("text/event-stream", events),
     };
     let cut = cut.map(|after| if content_type == "application/json" { 1 } else { after });
@@ -381,6 +384,26 @@ fn send(payload: Payload, cut: Option<usize>, config: &Config) -> Response<Reply
         response.headers_mut().insert("cache-control", HeaderValue::from_static("no-cache"));
     }
     response
+}
+
+/// `events` with a `: connected` / `retry: 3000` block first, a comment line inside the first
+/// event, and a `: ping` block after each event, in the events' own line ends.
+fn with_keepalives(events: Vec<Bytes>) -> Vec<Bytes> {
+    let crlf = events.first().is_some_and(|event| event.windows(2).any(|pair| pair == b"\r\n"));
+    let line_end = if crlf { "\r\n" } else { "\n" };
+    let mut out =
+        vec![Bytes::from(format!(": connected{line_end}retry: 3000{line_end}{line_end}"))];
+    for (idx, event) in events.into_iter().enumerate() {
+        if idx == 0 {
+            let mut first = format!(": first event{line_end}").into_bytes();
+            first.extend_from_slice(&event);
+            out.push(Bytes::from(first));
+        } else {
+            out.push(event);
+        }
+        out.push(Bytes::from(format!(": ping{line_end}{line_end}")));
+    }
+    out
 }
 
 /// A response body: whole, or chunks arriving through a channel (an `Err` aborts the response).

@@ -21,6 +21,9 @@ fn main() -> Result {
     if let Some(at) = args.iter().position(|arg| arg == "--memory-of") {
         return memory_child(Path::new(&args[at + 1]));
     }
+    if let Some(at) = args.iter().position(|arg| arg == "--instructions-of") {
+        return instructions_child(&args[at + 1], args[at + 2].parse()?);
+    }
     if args.iter().any(|arg| arg == "--list") {
         // `cargo bench -- --list` asks benchmark harnesses for their names.
         println!("proxy: bench");
@@ -30,6 +33,9 @@ fn main() -> Result {
         tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     if args.iter().any(|arg| arg == "--diagnose") {
         return diagnose();
+    }
+    if args.iter().any(|arg| arg == "--instructions") {
+        return instructions();
     }
     memory()?;
     runtime.block_on(latency())?;
@@ -107,19 +113,7 @@ async fn latency() -> Result {
     drop(script);
 
     // The baseline: a server that answers every request with the same bytes, unmatched.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let baseline_url = format!("http://{}/v1/chat/completions", listener.local_addr()?);
-    let bytes = Bytes::from(wire);
-    let app = axum::Router::new().fallback(move |_body: Bytes| {
-        let bytes = bytes.clone();
-        async move {
-            axum::response::Response::builder()
-                .header("content-type", "text/event-stream")
-                .body(Body::from(bytes))
-                .unwrap()
-        }
-    });
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let baseline_url = plain_server(Bytes::from(wire)).await?;
 
     let mut options = Options::replay(&path);
     options.set_quiet(true);
@@ -245,21 +239,40 @@ fn memory_child(path: &Path) -> Result {
     })?;
     let loaded = started.elapsed();
     let after = resident_kb()?;
+    let peak = status_kb("VmHWM:")?;
+    // A second server over the same script: its parse reuses the memory the allocator kept
+    // from the first one's, so what the resident size grows by now is about what one loaded
+    // script keeps.
+    let second = runtime.block_on(async {
+        let mut options = Options::replay(path);
+        options.set_quiet(true);
+        start(&options).await
+    })?;
+    let kept = resident_kb()? - after;
     println!(
-        "resident memory grows by {:.1} MB when the server loads it ({:.1} MB -> {:.1} MB), in {:.0} ms",
+        "resident memory grows by {:.1} MB when the server loads it ({:.1} MB -> {:.1} MB; peak \
+         {:.1} MB while loading), in {:.0} ms; a second server loading it adds {:.1} MB, about \
+         what a loaded script keeps",
         (after - before) as f64 / 1024.0,
         before as f64 / 1024.0,
         after as f64 / 1024.0,
-        loaded.as_secs_f64() * 1e3
+        peak as f64 / 1024.0,
+        loaded.as_secs_f64() * 1e3,
+        kept as f64 / 1024.0
     );
-    drop(proxy);
+    drop((proxy, second));
     Ok(())
 }
 
 fn resident_kb() -> Result<i64> {
+    status_kb("VmRSS:")
+}
+
+/// A figure of `/proc/self/status` in kB: `VmRSS:` (resident now), `VmHWM:` (the peak).
+fn status_kb(field: &str) -> Result<i64> {
     let status = std::fs::read_to_string("/proc/self/status")?;
-    let line = status.lines().find(|line| line.starts_with("VmRSS:")).ok_or("no VmRSS")?;
-    Ok(line.split_whitespace().nth(1).ok_or("no VmRSS value")?.parse()?)
+    let line = status.lines().find(|line| line.starts_with(field)).ok_or("no such field")?;
+    Ok(line.split_whitespace().nth(1).ok_or("no value")?.parse()?)
 }
 
 async fn time_to_first_byte() -> Result {
@@ -327,32 +340,134 @@ async fn first_byte(client: &reqwest::Client, url: &str, body: &str) -> Result<D
     Ok(first)
 }
 
-/// Where the time of one 200 KB request goes (run with `-- --diagnose`).
+/// Where the time of one 200 KB request goes (run with `-- --diagnose`): the parts of
+/// normalising it, each the best of 20 runs, so the figures say what the work costs rather
+/// than how busy the machine is.
 fn diagnose() -> Result {
     let request = request_of(200 * 1024, "same");
-    let text = request["messages"][1]["content"].as_str().unwrap().to_owned();
+    let body = request.to_string();
+    // The same size of text, with words that make the secret scanner look closer.
+    let wordy = json!({"messages": [{"role": "user", "content": body.replace("file", "token")}]});
     let time = |label: &str, f: &dyn Fn()| {
-        let started = Instant::now();
-        for _ in 0..10 {
-            f();
-        }
-        println!("{label}: {}", micros(started.elapsed() / 10));
+        let best = (0..20)
+            .map(|_| {
+                let started = Instant::now();
+                f();
+                started.elapsed()
+            })
+            .min()
+            .unwrap_or_default();
+        println!("{label}: {}", micros(best));
     };
-    time("redact_json", &|| {
+    time("parse the body", &|| {
+        let _: Value = serde_json::from_slice(body.as_bytes()).unwrap();
+    });
+    time("clone the parsed body", &|| {
+        let _ = request.clone();
+    });
+    time("redact secrets, a new scanner each time (before)", &|| {
         let mut value = request.clone();
         atif_replay::redact_json(&mut value, &[]).unwrap();
     });
-    for (label, pattern) in [
-        ("unicode \\b and \\d", r"\b\d{4}-\d{2}-\d{2}\b|\b[0-9a-fA-F]{16,}\b"),
-        ("ascii", r"(?-u:\b)[0-9]{4}-[0-9]{2}-[0-9]{2}(?-u:\b)|(?-u:\b)[0-9a-fA-F]{16,}(?-u:\b)"),
-    ] {
-        let regex = regex::Regex::new(pattern).unwrap();
-        time(label, &|| {
-            regex.is_match(&text);
-        });
-    }
-    time("parse", &|| {
-        let _: Value = serde_json::from_str(&request.to_string()).unwrap();
+    let scanner = atif_secrets::Scanner::new();
+    time("redact secrets, one scanner kept (now)", &|| {
+        scanner.redact_value(&mut request.clone());
+    });
+    time("redact secrets, text with `token` in it", &|| {
+        scanner.redact_value(&mut wordy.clone());
+    });
+    let masks = regex::Regex::new(
+        r"(?-u)[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b|\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b|[0-9a-fA-F]{16,}\b",
+    )
+    .unwrap();
+    let text = request["messages"][1]["content"].as_str().unwrap();
+    time("the built-in masks (one regex scan)", &|| {
+        masks.is_match(text);
     });
     Ok(())
+}
+
+/// The instructions one 200 KB request costs on the replay server, independent of the load
+/// on the machine: this program runs itself under callgrind, sending 10 and then 60 requests
+/// to a replay server and to a plain server answering the same bytes; the difference of the
+/// differences, per request, is what replaying adds (matching, normalising, the reply).
+fn instructions() -> Result {
+    let count = |target: &str, requests: usize| -> Result<u64> {
+        let output = std::process::Command::new("valgrind")
+            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+            .arg(std::env::current_exe()?)
+            .args(["--instructions-of", target, &requests.to_string()])
+            .output()?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let line = stderr
+            .lines()
+            .find(|line| line.contains("Collected :"))
+            .ok_or_else(|| format!("no callgrind total in: {stderr}"))?;
+        let total = line.rsplit(':').next().ok_or("no count")?.trim().parse()?;
+        Ok(total)
+    };
+    let per_request = |target: &str| -> Result<f64> {
+        let few = count(target, 10)?;
+        let many = count(target, 60)?;
+        Ok((many.saturating_sub(few)) as f64 / 50.0)
+    };
+    let replay = per_request("replay")?;
+    let plain = per_request("plain")?;
+    println!(
+        "instructions per 200 KB request, 100-event stream (callgrind, client and server): \
+         replay {:.2} M, plain server {:.2} M, added by the replay {:.2} M",
+        replay / 1e6,
+        plain / 1e6,
+        (replay - plain) / 1e6
+    );
+    Ok(())
+}
+
+/// Under callgrind: a replay server over 60 identical exchanges and a plain server, then
+/// `requests` requests to `target` (`replay` or `plain`), one at a time, on one thread.
+fn instructions_child(target: &str, requests: usize) -> Result {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("instructions.script.json");
+        let request = request_of(200 * 1024, "same");
+        let exchange = HttpExchange::new("POST", "/v1/chat/completions", request.clone(), 200)
+            .with_events(events(100));
+        let bytes = Bytes::from(exchange.events_wire().concat());
+        let mut script = Script::new(None);
+        script.exchanges = vec![exchange; 60];
+        write_script(&path, &script, &[])?;
+        drop(script);
+        let plain_url = plain_server(bytes).await?;
+        let mut options = Options::replay(&path);
+        options.set_quiet(true);
+        let proxy = start(&options).await?;
+        let url = match target {
+            "replay" => format!("{}/v1/chat/completions", proxy.url()),
+            _ => plain_url,
+        };
+        let body = request.to_string();
+        let client = reqwest::Client::new();
+        for _ in 0..requests {
+            timed_post(&client, &url, &body).await?;
+        }
+        Ok(())
+    })
+}
+
+/// A server answering every request with `bytes` as an event stream, unmatched; its URL.
+async fn plain_server(bytes: Bytes) -> Result<String> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/v1/chat/completions", listener.local_addr()?);
+    let app = axum::Router::new().fallback(move |_body: Bytes| {
+        let bytes = bytes.clone();
+        async move {
+            axum::response::Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(Body::from(bytes))
+                .unwrap()
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Ok(url)
 }

@@ -3,6 +3,7 @@
 
 use std::sync::OnceLock;
 
+use atif_secrets::Scanner;
 use regex::{Captures, Regex};
 use serde_json::{Map, Value};
 
@@ -42,6 +43,9 @@ pub(crate) struct Normalizer {
     cwd: Option<String>,
     home: Option<String>,
     user_masks: Vec<Regex>,
+    /// Built once: a scanner compiles its patterns, and each compiled pattern keeps the lazy
+    /// DFA states it has built, so a request is scanned by warm automata.
+    scanner: Scanner,
 }
 
 impl Normalizer {
@@ -59,7 +63,7 @@ impl Normalizer {
             })
             .collect::<Result<_>>()?;
         let usable = |dir: Option<String>| dir.filter(|dir| dir.len() > 1);
-        Ok(Normalizer { cwd: usable(cwd), home: usable(home), user_masks })
+        Ok(Normalizer { cwd: usable(cwd), home: usable(home), user_masks, scanner: Scanner::new() })
     }
 
     /// Replaces the run's working and home directories with `<cwd>` and `<home>` in every
@@ -71,25 +75,35 @@ impl Normalizer {
             return;
         }
         let slug = self.cwd_slug();
-        map_strings(value, &mut |text| {
-            let mut out = None;
-            for (dir, placeholder) in
-                [(&self.cwd, "<cwd>"), (&self.home, "<home>"), (&slug, "<cwd-slug>")]
-            {
-                if let Some(dir) = dir {
-                    let current = out.as_deref().unwrap_or(text);
-                    if let Some(replaced) = replace_path(current, dir, placeholder) {
-                        out = Some(replaced);
-                    }
-                }
-            }
-            out
-        });
+        map_strings(value, &mut |text| self.place_dirs(text, slug.as_deref()));
     }
 
-    /// Writes this run's directories where a recorded reply says `<cwd>` or `<home>`.
-    pub(crate) fn fill_placeholders(&self, value: &mut Value) {
-        map_strings(value, &mut |text| self.fill_placeholders_str(text));
+    /// `text` with the directories replaced by their placeholders, if it holds any.
+    fn place_dirs(&self, text: &str, slug: Option<&str>) -> Option<String> {
+        let mut out = None;
+        for (dir, placeholder) in
+            [(self.cwd.as_deref(), "<cwd>"), (self.home.as_deref(), "<home>"), (slug, "<cwd-slug>")]
+        {
+            if let Some(dir) = dir {
+                let current = out.as_deref().unwrap_or(text);
+                if let Some(replaced) = replace_path(current, dir, placeholder) {
+                    out = Some(replaced);
+                }
+            }
+        }
+        out
+    }
+
+    /// Writes this run's directories where a recorded reply says `<cwd>` or `<home>`; whether
+    /// anything changed.
+    pub(crate) fn fill_placeholders(&self, value: &mut Value) -> bool {
+        let mut changed = false;
+        map_strings(value, &mut |text| {
+            let filled = self.fill_placeholders_str(text);
+            changed |= filled.is_some();
+            filled
+        });
+        changed
     }
 
     /// `text` with `<cwd>` and `<home>` replaced by this run's directories, if it holds any.
@@ -123,14 +137,20 @@ impl Normalizer {
     /// `path_and_query` contributes its query, which a Gemini stream (`alt=sse`) needs.
     pub(crate) fn normalize(&self, path_and_query: &str, request: &Value) -> Value {
         let mut body = request.clone();
-        // The patterns are the defaults only: they compiled when the crate was tested.
-        let _ = atif_replay::redact_json(&mut body, &[]);
-        self.insert_placeholders(&mut body);
+        // The same redaction a script gets when it is saved (atif-replay uses this scanner's
+        // defaults), so a request holding a key matches its redacted recording.
+        self.scanner.redact_value(&mut body);
         mask_id_keys(&mut body);
         if let Some(metadata) = body.get_mut("metadata") {
             mask_id_keys(metadata);
         }
-        map_strings(&mut body, &mut |text| self.mask_str(text));
+        // Directories, then the masks, in one pass over the strings.
+        let slug = self.cwd_slug();
+        map_strings(&mut body, &mut |text| {
+            let placed = self.place_dirs(text, slug.as_deref());
+            let current = placed.as_deref().unwrap_or(text);
+            self.mask_str(current).or(placed)
+        });
         let query = path_and_query.split_once('?').map(|(_, query)| query.to_owned());
         let mut normalized = Map::new();
         if let Some(query) = query {

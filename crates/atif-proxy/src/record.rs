@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, strip_credentials};
-use crate::server::{Shared, is_hop_header, with_causes};
+use crate::server::{Logged, Shared, is_hop_header, with_causes};
 use crate::{Error, Result};
 
 /// The recording side of the server: the upstream client and what the recording notes.
@@ -130,9 +130,8 @@ impl Recorder {
             status.as_u16(),
         );
         exchange.headers = kept;
-        let save = request.endpoint != Endpoint::Models;
         shared.served();
-        let pending = save.then(|| Pending {
+        let pending = Some(Pending {
             seq,
             what,
             exchange,
@@ -247,6 +246,6 @@ impl Tee {
             ));
         }
         exchange.cut = cut;
-        self.shared.log(seq, exchange);
+        self.shared.log(seq, Logged::Recorded(exchange));
     }
 }

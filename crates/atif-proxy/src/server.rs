@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::Recorder;
-use crate::tape::{Answer, Tape};
+use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
 use crate::{Error, Mode, Result, Verdict};
 
 /// The largest request body the server reads (agents with long contexts send a few MB).
@@ -365,9 +365,20 @@ pub(crate) struct Shared {
     served: AtomicUsize,
     next_seq: AtomicU64,
     /// What the agent asked and got, with the number of the request's arrival.
-    traffic: Mutex<Vec<(u64, HttpExchange)>>,
+    traffic: Mutex<Vec<(u64, Logged)>>,
     errors: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
+}
+
+/// One exchange of the traffic log.
+#[derive(Debug, Clone)]
+pub(crate) enum Logged {
+    /// What a recording forwarded and got back.
+    Recorded(HttpExchange),
+    /// A request a replay answered with the tape's exchange `index`: its path with query and
+    /// its body as the agent sent them, kept as bytes (smaller than its JSON tree) and read
+    /// again, with the directories replaced, only when the log is read.
+    Replayed { index: usize, path: String, body: Bytes },
 }
 
 #[derive(Debug)]
@@ -425,7 +436,7 @@ impl Shared {
     }
 
     /// Notes an exchange of the request that arrived `seq`th.
-    pub(crate) fn log(&self, seq: u64, exchange: HttpExchange) {
+    pub(crate) fn log(&self, seq: u64, exchange: Logged) {
         self.traffic.lock().unwrap_or_else(PoisonError::into_inner).push((seq, exchange));
     }
 
@@ -438,7 +449,25 @@ impl Shared {
     pub(crate) fn traffic(&self) -> Vec<HttpExchange> {
         let mut traffic = self.traffic.lock().unwrap_or_else(PoisonError::into_inner).clone();
         traffic.sort_by_key(|(seq, _)| *seq);
-        traffic.into_iter().map(|(_, exchange)| exchange).collect()
+        let replay = match &self.engine {
+            Engine::Replay { tape, normalizer, .. } => {
+                Some((tape.lock().unwrap_or_else(PoisonError::into_inner), normalizer))
+            }
+            Engine::Record { .. } => None,
+        };
+        traffic
+            .into_iter()
+            .filter_map(|(_, logged)| match logged {
+                Logged::Recorded(exchange) => Some(exchange),
+                Logged::Replayed { index, path, body } => {
+                    let (tape, normalizer) = replay.as_ref()?;
+                    // It was read as JSON when it arrived (a GET has no body: null).
+                    let mut json = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                    normalizer.insert_placeholders(&mut json);
+                    Some(tape.exchange(index, path, json))
+                }
+            })
+            .collect()
     }
 
     #[allow(clippy::print_stderr, reason = "failure lines on stderr are the server's interface")]
@@ -486,34 +515,34 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     };
     match &shared.engine {
         Engine::Replay { tape, drift, normalizer } => {
-            if endpoint == Endpoint::Models {
-                let models = tape.lock().unwrap_or_else(PoisonError::into_inner).models();
-                return json_reply(StatusCode::OK, &model_list(&models));
-            }
             let seq = shared.next_seq();
+            let path_and_query = strip_credentials(&path_and_query);
+            if endpoint == Endpoint::Models {
+                let tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
+                shared.served();
+                return match tape.listing(&path_and_query) {
+                    Some(index) => {
+                        shared.log(seq, Logged::Replayed { index, path: path_and_query, body });
+                        replay_reply(tape.reply(index))
+                    }
+                    None => json_reply(StatusCode::OK, &model_list(&tape.models())),
+                };
+            }
             let normalized = normalizer.normalize(&path_and_query, &json);
-            let answer = tape.lock().unwrap_or_else(PoisonError::into_inner).answer(
-                method.as_str(),
-                &path,
-                &normalized,
-                *drift,
-            );
-            match answer {
+            let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
+            match tape.answer(method.as_str(), &path, &normalized, *drift) {
                 Answer::Serve { index, drift } => {
                     if let Some(drift) = drift {
                         shared.warn(drift);
                     }
                     shared.served();
-                    let exchange =
-                        tape.lock().unwrap_or_else(PoisonError::into_inner).exchange(index).clone();
-                    let mut asked = exchange.clone();
-                    asked.path = strip_credentials(&path_and_query);
-                    asked.request = json;
-                    normalizer.insert_placeholders(&mut asked.request);
-                    shared.log(seq, asked);
-                    replay_reply(exchange, normalizer)
+                    shared.log(seq, Logged::Replayed { index, path: path_and_query, body });
+                    replay_reply(tape.reply(index))
                 }
-                Answer::Fail(message) => shared.failure(provider, StatusCode::BAD_REQUEST, message),
+                Answer::Fail(message) => {
+                    drop(tape);
+                    shared.failure(provider, StatusCode::BAD_REQUEST, message)
+                }
             }
         }
         Engine::Record { recorder, normalizer } => {
@@ -573,45 +602,32 @@ fn redacted(exchanges: Vec<HttpExchange>) -> Result<Vec<HttpExchange>> {
     Ok(exchanges)
 }
 
-/// A recorded exchange's reply, with this run's directories where it says `<cwd>`/`<home>`.
-fn replay_reply(mut exchange: HttpExchange, normalizer: &Normalizer) -> Response {
-    let status = StatusCode::from_u16(exchange.status).unwrap_or(StatusCode::OK);
+/// A recorded reply, as the tape wrote it out when the script was loaded.
+fn replay_reply(reply: &Reply) -> Response {
+    let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
     let mut builder = Response::builder().status(status);
-    let default_type = match (&exchange.events, &exchange.body) {
-        (Some(_), _) => "text/event-stream",
-        (None, Some(_)) => "application/json",
-        (None, None) => "text/plain; charset=utf-8",
-    };
-    let content_type = exchange.content_type().unwrap_or(default_type).to_owned();
-    builder = builder.header(header::CONTENT_TYPE, content_type);
-    let body = if exchange.events.is_some() {
-        let events: std::collections::VecDeque<Bytes> = exchange
-            .events_wire()
-            .into_iter()
-            .map(|event| Bytes::from(normalizer.fill_placeholders_str(&event).unwrap_or(event)))
-            .collect();
-        let cut = exchange.cut.take();
-        Body::from_stream(futures_util::stream::unfold(
-            (events, cut),
-            |(mut events, cut)| async move {
-                if let Some(event) = events.pop_front() {
-                    return Some((Ok(event), (events, cut)));
-                }
-                let cut = cut?;
-                // Let the server flush what was sent before the connection is cut, as the
-                // upstream's was: the agent sees the events, then the cut.
-                tokio::task::yield_now().await;
-                let err = std::io::Error::other(format!("recorded as cut: {cut}"));
-                Some((Err(err), (events, None)))
-            },
-        ))
-    } else if let Some(mut body) = exchange.body.take() {
-        normalizer.fill_placeholders(&mut body);
-        Body::from(body.to_string())
-    } else if let Some(text) = exchange.text.take() {
-        Body::from(normalizer.fill_placeholders_str(&text).unwrap_or(text))
-    } else {
-        Body::empty()
+    builder = builder.header(header::CONTENT_TYPE, reply.content_type.as_str());
+    let body = match &reply.body {
+        ReplyBody::Events(events) if reply.cut.is_none() => Body::from(events.clone()),
+        ReplyBody::Events(events) => {
+            let cut = reply.cut.clone();
+            Body::from_stream(futures_util::stream::unfold(
+                (Some(events.clone()), cut),
+                |(events, cut)| async move {
+                    if let Some(events) = events {
+                        return Some((Ok(events), (None, cut)));
+                    }
+                    let cut = cut?;
+                    // Let the server flush what was sent before the connection is cut, as the
+                    // upstream's was: the agent sees the events, then the cut.
+                    tokio::task::yield_now().await;
+                    let err = std::io::Error::other(format!("recorded as cut: {cut}"));
+                    Some((Err(err), (None, None)))
+                },
+            ))
+        }
+        ReplyBody::Whole(bytes) => Body::from(bytes.clone()),
+        ReplyBody::Empty => Body::empty(),
     };
     builder.body(body).unwrap_or_else(|_| Response::new(Body::empty()))
 }

@@ -1,16 +1,22 @@
 //! The replay tape: the script's exchanges, which of them were used, and the matching rule
 //! (first unused exchange of the same endpoint with an equal normalised request).
+//!
+//! Everything a reply needs is computed once, when the script is loaded: its bytes on the
+//! wire (the events in their framing, or the compact JSON body) with this run's directories
+//! filled in, and the normalised request with its hash. The script's JSON trees are dropped
+//! then, so serving a request copies no reply and parses nothing but the request.
 
 use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-use atif_replay::HttpExchange;
+use atif_replay::{HttpExchange, parse_sse};
+use axum::body::Bytes;
 use serde_json::Value;
 use similar::TextDiff;
 
 use crate::normalize::{Normalizer, render_for_diff};
-use crate::protocol::model_of;
+use crate::protocol::{Endpoint, model_of};
 use crate::{DriftPolicy, UnusedExchange};
 
 /// How many lines of a drift diff are shown.
@@ -20,11 +26,57 @@ const LINE_CHARS: usize = 240;
 
 #[derive(Debug)]
 struct Entry {
-    exchange: HttpExchange,
+    method: String,
+    path: String,
+    model: Option<String>,
     normalized: Value,
     /// A hash of `normalized`, so a request is compared in full only with its likely equals.
     hash: u64,
+    /// `GET /v1/models`: a listing, not a model call, served as often as it is asked.
+    listing: bool,
     used: bool,
+    reply: Reply,
+}
+
+/// A recorded reply, ready to send, and what it was in the script.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    /// The recorded HTTP status.
+    pub(crate) status: u16,
+    /// The content type to send.
+    pub(crate) content_type: String,
+    /// The body's bytes as sent, this run's directories in place of `<cwd>` and `<home>`.
+    pub(crate) body: Body,
+    /// Why the recorded reply was cut midway, when it was: a replay cuts it at the same place.
+    pub(crate) cut: Option<String>,
+    /// The reply as the script holds it (placeholders kept), for the traffic log.
+    recorded: Recorded,
+}
+
+/// The bytes of a reply body.
+#[derive(Debug)]
+pub(crate) enum Body {
+    /// A stream: its events in their recorded framing, one after the other. They go out in
+    /// one write: a replay reproduces the events, not the provider's pauses between them, and
+    /// one write costs the agent's SDK one read instead of a hundred.
+    Events(Bytes),
+    /// A JSON or text body.
+    Whole(Bytes),
+    /// No body.
+    Empty,
+}
+
+/// A reply as the script holds it, kept as text (a JSON tree of a 50-event stream costs ten
+/// times its text in memory) and read back only for the traffic log.
+#[derive(Debug)]
+struct Recorded {
+    headers: std::collections::BTreeMap<String, String>,
+    /// The compact JSON body.
+    json: Option<Bytes>,
+    text: Option<String>,
+    /// The events in their wire framing, which [`parse_sse`] reads back as the same events.
+    events: Option<Vec<Bytes>>,
+    crlf: bool,
 }
 
 /// The script's exchanges and what a replay has used of them.
@@ -45,27 +97,59 @@ pub(crate) enum Answer {
 }
 
 impl Tape {
-    /// A tape over `exchanges`, their requests normalised with `normalizer`.
+    /// A tape over `exchanges`, their requests normalised and their replies written out with
+    /// `normalizer` (this run's directories).
     pub(crate) fn new(exchanges: Vec<HttpExchange>, normalizer: &Normalizer) -> Tape {
         let entries = exchanges
             .into_iter()
             .map(|exchange| {
                 let normalized = normalizer.normalize(&exchange.path, &exchange.request);
                 let hash = hash_of(&normalized);
-                Entry { exchange, normalized, hash, used: false }
+                let model = model_of(&exchange.path, &exchange.request);
+                let listing = exchange.method == "GET"
+                    && Endpoint::of("GET", exchange.endpoint()) == Some(Endpoint::Models);
+                let method = exchange.method.clone();
+                let path = exchange.path.clone();
+                let reply = Reply::new(exchange, normalizer);
+                Entry { method, path, model, normalized, hash, listing, used: false, reply }
             })
             .collect();
         Tape { entries, requests: HashMap::new() }
     }
 
-    /// The exchange at `index`.
-    pub(crate) fn exchange(&self, index: usize) -> &HttpExchange {
-        &self.entries[index].exchange
+    /// The reply of the exchange at `index`.
+    pub(crate) fn reply(&self, index: usize) -> &Reply {
+        &self.entries[index].reply
+    }
+
+    /// The exchange at `index` as the agent made it: `path` and `request` are what it sent
+    /// (placeholders already in), the reply is the recorded one.
+    pub(crate) fn exchange(&self, index: usize, path: String, request: Value) -> HttpExchange {
+        let entry = &self.entries[index];
+        let recorded = &entry.reply.recorded;
+        let mut exchange = HttpExchange::new(&entry.method, path, request, entry.reply.status);
+        exchange.headers = recorded.headers.clone();
+        exchange.body = recorded.json.as_ref().and_then(|json| serde_json::from_slice(json).ok());
+        exchange.text = recorded.text.clone();
+        exchange.events = recorded.events.as_ref().map(|events| parse_sse(&events.concat()));
+        exchange.crlf = recorded.crlf;
+        exchange.cut = entry.reply.cut.clone();
+        exchange
     }
 
     /// How many exchanges the script holds.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// The recorded model listing for `path_and_query` (`GET /v1/models`), if the script holds
+    /// one: the one with the same query, else the first. It is served as often as asked.
+    pub(crate) fn listing(&self, path_and_query: &str) -> Option<usize> {
+        let listings = || self.entries.iter().enumerate().filter(|(_, entry)| entry.listing);
+        listings()
+            .find(|(_, entry)| entry.path == path_and_query)
+            .or_else(|| listings().next())
+            .map(|(index, _)| index)
     }
 
     /// Finds the reply for a request to `method path` whose normalised form is `normalized`,
@@ -77,14 +161,15 @@ impl Tape {
         normalized: &Value,
         drift: DriftPolicy,
     ) -> Answer {
-        let endpoint = format!("{method} {path}");
         let number = {
-            let count = self.requests.entry(endpoint.clone()).or_insert(0);
+            let count = self.requests.entry(format!("{method} {path}")).or_insert(0);
             *count += 1;
             *count
         };
-        let same_endpoint =
-            |entry: &Entry| entry.exchange.method == method && entry.exchange.endpoint() == path;
+        let same_endpoint = |entry: &Entry| {
+            entry.method == method
+                && entry.path.split_once('?').map_or(entry.path.as_str(), |(path, _)| path) == path
+        };
         let hash = hash_of(normalized);
         if let Some(index) = self.entries.iter().position(|entry| {
             !entry.used
@@ -121,17 +206,17 @@ impl Tape {
         }
     }
 
-    /// The exchanges never served, in script order.
+    /// The exchanges never served, in script order; model listings are never owed.
     pub(crate) fn unused(&self) -> Vec<UnusedExchange> {
         self.entries
             .iter()
             .enumerate()
-            .filter(|(_, entry)| !entry.used)
+            .filter(|(_, entry)| !entry.used && !entry.listing)
             .map(|(idx, entry)| UnusedExchange {
                 number: idx + 1,
-                method: entry.exchange.method.clone(),
-                path: entry.exchange.path.clone(),
-                model: model_of(&entry.exchange.path, &entry.exchange.request),
+                method: entry.method.clone(),
+                path: entry.path.clone(),
+                model: entry.model.clone(),
             })
             .collect()
     }
@@ -139,14 +224,57 @@ impl Tape {
     /// The models the script's requests asked for, in first-use order, without repeats.
     pub(crate) fn models(&self) -> Vec<String> {
         let mut models: Vec<String> = Vec::new();
-        for entry in &self.entries {
-            if let Some(model) = model_of(&entry.exchange.path, &entry.exchange.request) {
-                if !models.contains(&model) {
-                    models.push(model);
-                }
+        for model in self.entries.iter().filter_map(|entry| entry.model.as_ref()) {
+            if !models.contains(model) {
+                models.push(model.clone());
             }
         }
         models
+    }
+}
+
+impl Reply {
+    /// The reply of `exchange` ready to send, with this run's directories filled in.
+    fn new(exchange: HttpExchange, normalizer: &Normalizer) -> Reply {
+        let default_type = match (&exchange.events, &exchange.body) {
+            (Some(_), _) => "text/event-stream",
+            (None, Some(_)) => "application/json",
+            (None, None) => "text/plain; charset=utf-8",
+        };
+        let content_type = exchange.content_type().unwrap_or(default_type).to_owned();
+        let line_end = if exchange.crlf { "\r\n" } else { "\n" };
+        let HttpExchange { status, headers, body, text, events, crlf, cut, .. } = exchange;
+        let mut recorded = Recorded { headers, json: None, text: None, events: None, crlf };
+        let body = if let Some(events) = events {
+            let (sent, kept): (Vec<Bytes>, Vec<Bytes>) = events
+                .into_iter()
+                .map(|mut event| {
+                    let kept = Bytes::from(event.to_wire_with(line_end));
+                    let sent = match normalizer.fill_placeholders(&mut event.data) {
+                        true => Bytes::from(event.to_wire_with(line_end)),
+                        false => kept.clone(),
+                    };
+                    (sent, kept)
+                })
+                .unzip();
+            recorded.events = Some(kept);
+            Body::Events(Bytes::from(sent.concat()))
+        } else if let Some(mut json) = body {
+            let kept = Bytes::from(json.to_string());
+            let sent = match normalizer.fill_placeholders(&mut json) {
+                true => Bytes::from(json.to_string()),
+                false => kept.clone(),
+            };
+            recorded.json = Some(kept);
+            Body::Whole(sent)
+        } else if let Some(text) = text {
+            let sent = normalizer.fill_placeholders_str(&text).unwrap_or_else(|| text.clone());
+            recorded.text = Some(text);
+            Body::Whole(Bytes::from(sent))
+        } else {
+            Body::Empty
+        };
+        Reply { status, content_type, body, cut, recorded }
     }
 }
 
@@ -201,4 +329,37 @@ fn diff(recorded: &Value, now: &Value, exchange: usize, request: usize) -> Strin
         lines.push(format!("… ({more} more lines)"));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use atif_replay::SseEvent;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_recorded_reply_reads_back_as_the_script_held_it() {
+        let mut events = vec![
+            SseEvent::new(Some("delta"), json!({"path": "<cwd>/a.txt", "n": 1.5})),
+            SseEvent::from_text(None, "line 1\nline 2"),
+            SseEvent::from_text(None, "[DONE]"),
+        ];
+        events[1].id = Some("7".to_owned());
+        let mut exchange = HttpExchange::new("POST", "/v1/responses", json!({"input": "x"}), 200)
+            .with_events(events);
+        exchange.crlf = true;
+        exchange.cut = Some("the upstream cut the reply off".to_owned());
+        let normalizer = Normalizer::new(Some("/srv/ci".into()), None, &[]).unwrap();
+        let tape = Tape::new(vec![exchange.clone()], &normalizer);
+        let Body::Events(sent) = &tape.reply(0).body else { panic!("not a stream") };
+        assert_eq!(
+            sent,
+            "event: delta\r\ndata: {\"n\":1.5,\"path\":\"/srv/ci/a.txt\"}\r\n\r\n\
+             id: 7\r\ndata: line 1\r\ndata: line 2\r\n\r\ndata: [DONE]\r\n\r\n"
+                .as_bytes()
+        );
+        let logged = tape.exchange(0, "/v1/responses".to_owned(), json!({"input": "x"}));
+        assert_eq!(logged, exchange);
+    }
 }

@@ -105,28 +105,47 @@ impl HttpExchange {
     }
 }
 
-/// One server-sent event of a streamed reply.
+/// One server-sent event of a streamed reply, or a block of the stream that carried no data.
 ///
 /// `data` holds the event's data parsed as JSON when it is a JSON object or array, and the
 /// raw text otherwise (`"[DONE]"`), so a reviewer reads JSON, and the event is written back
-/// as it was received, framing included.
+/// as it was received, framing included. Comment lines (`: ping`) and the `retry:` field are
+/// kept too, so a replay sends the keep-alives and the reconnection time the provider sent,
+/// in the same places; a block with only those has no `data` (`null`), and readers of the
+/// reply skip it, as clients dispatch no event for it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SseEvent {
+    /// The block's comment lines, without their leading `:` (`: ping` is `" ping"`); written
+    /// back before its fields.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comments: Vec<String>,
     /// The `event:` field, when the event had one (Anthropic's and OpenAI Responses' events).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<String>,
     /// The `id:` field, when the event had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
-    /// The data: a JSON object or array, or the raw text as a string.
+    /// The `retry:` field (the reconnection time in milliseconds, as sent), when the block
+    /// had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<String>,
+    /// The data: a JSON object or array, or the raw text as a string; `null` for a block
+    /// without data.
+    #[serde(default, skip_serializing_if = "Value::is_null")]
     pub data: Value,
 }
 
 impl SseEvent {
     /// An event named `event` (or unnamed) carrying `data`.
     pub fn new(event: Option<&str>, data: Value) -> Self {
-        SseEvent { event: event.map(str::to_owned), id: None, data }
+        SseEvent {
+            comments: Vec::new(),
+            event: event.map(str::to_owned),
+            id: None,
+            retry: None,
+            data,
+        }
     }
 
     /// An event named `event` from the raw text of its data, stored as
@@ -142,19 +161,31 @@ impl SseEvent {
             Ok(value @ (Value::Object(_) | Value::Array(_))) => value,
             _ => Value::String(data.to_owned()),
         };
-        SseEvent { event, id, data }
+        SseEvent { comments: Vec::new(), event, id, retry: None, data }
     }
 
-    /// The raw text of the event's data, as it goes on the wire.
+    /// A block without data holding only `comments` (without their leading `:`).
+    pub fn comment(comments: Vec<String>) -> Self {
+        SseEvent { comments, event: None, id: None, retry: None, data: Value::Null }
+    }
+
+    /// Whether the block carried data, so a client dispatches it as an event.
+    pub fn has_data(&self) -> bool {
+        !self.data.is_null()
+    }
+
+    /// The raw text of the event's data, as it goes on the wire (empty without data).
     pub fn data_text(&self) -> String {
         match &self.data {
             Value::String(text) => text.clone(),
+            Value::Null => String::new(),
             other => other.to_string(),
         }
     }
 
-    /// The event in `text/event-stream` framing: `event:` and `id:` lines when present, one
-    /// `data:` line per line of data, and the blank line that ends an event.
+    /// The event in `text/event-stream` framing: its comment lines, `event:`, `id:` and
+    /// `retry:` lines when present, one `data:` line per line of data, and the blank line that
+    /// ends an event.
     pub fn to_wire(&self) -> String {
         self.to_wire_with("\n")
     }
@@ -162,20 +193,25 @@ impl SseEvent {
     /// As [`to_wire`](Self::to_wire), each line ended with `line_end` (`"\r\n"` for Gemini).
     pub fn to_wire_with(&self, line_end: &str) -> String {
         let mut out = String::new();
-        if let Some(event) = &self.event {
-            out.push_str("event: ");
-            out.push_str(event);
+        for comment in &self.comments {
+            out.push(':');
+            out.push_str(comment);
             out.push_str(line_end);
         }
-        if let Some(id) = &self.id {
-            out.push_str("id: ");
-            out.push_str(id);
-            out.push_str(line_end);
+        for (field, value) in [("event", &self.event), ("id", &self.id), ("retry", &self.retry)] {
+            if let Some(value) = value {
+                out.push_str(field);
+                out.push_str(": ");
+                out.push_str(value);
+                out.push_str(line_end);
+            }
         }
-        for line in self.data_text().split('\n') {
-            out.push_str("data: ");
-            out.push_str(line);
-            out.push_str(line_end);
+        if self.has_data() {
+            for line in self.data_text().split('\n') {
+                out.push_str("data: ");
+                out.push_str(line);
+                out.push_str(line_end);
+            }
         }
         out.push_str(line_end);
         out
@@ -186,16 +222,19 @@ impl SseEvent {
 /// completed so far.
 ///
 /// It follows the WHATWG rules that matter for model providers: `\n`, `\r\n` or `\r` line
-/// ends, `field: value` with one optional space, several `data:` lines joined by newlines,
-/// comment lines (`: ping`) skipped, an event dispatched at a blank line, and an event
-/// without data dropped.
+/// ends, `field: value` with one optional space, several `data:` lines joined by newlines, and
+/// an event dispatched at a blank line. Comment lines (`: ping`) and `retry:` are kept with
+/// their block, and a block without data but with comments or fields becomes an
+/// [`SseEvent`] without data, so the stream can be written back as it came.
 #[derive(Debug, Default, Clone)]
 pub struct SseParser {
     line: Vec<u8>,
     after_cr: bool,
     crlf: Option<bool>,
+    comments: Vec<String>,
     event: Option<String>,
     id: Option<String>,
+    retry: Option<String>,
     data: Option<String>,
     done: Vec<SseEvent>,
 }
@@ -250,12 +289,26 @@ impl SseParser {
         if line.is_empty() {
             let event = self.event.take();
             let id = self.id.take();
-            if let Some(data) = self.data.take() {
-                self.done.push(SseEvent::from_raw(event, id, &data));
-            }
+            let retry = self.retry.take();
+            let comments = std::mem::take(&mut self.comments);
+            let mut block = match self.data.take() {
+                Some(data) => SseEvent::from_raw(event, id, &data),
+                None if event.is_none()
+                    && id.is_none()
+                    && retry.is_none()
+                    && comments.is_empty() =>
+                {
+                    return;
+                }
+                None => SseEvent { event, id, ..SseEvent::comment(Vec::new()) },
+            };
+            block.comments = comments;
+            block.retry = retry;
+            self.done.push(block);
             return;
         }
-        if line.starts_with(':') {
+        if let Some(comment) = line.strip_prefix(':') {
+            self.comments.push(comment.to_owned());
             return;
         }
         let (field, value) = match line.split_once(':') {
@@ -265,6 +318,7 @@ impl SseParser {
         match field {
             "event" => self.event = Some(value.to_owned()),
             "id" => self.id = Some(value.to_owned()),
+            "retry" => self.retry = Some(value.to_owned()),
             "data" => match &mut self.data {
                 Some(data) => {
                     data.push('\n');
@@ -318,9 +372,10 @@ mod tests {
         assert_eq!(
             whole,
             vec![
-                SseEvent { event: Some("message_start".into()), id: None, data: json!({"a": 1}) },
-                SseEvent { event: None, id: None, data: json!("line1\nline2") },
-                SseEvent { event: None, id: None, data: json!("[DONE]") },
+                SseEvent::new(Some("message_start"), json!({"a": 1})),
+                SseEvent::comment(vec![" ping".to_owned()]),
+                SseEvent::from_text(None, "line1\nline2"),
+                SseEvent::from_text(None, "[DONE]"),
             ]
         );
         for split in 0..wire.len() {
@@ -339,6 +394,34 @@ mod tests {
         let wire: String = events.iter().map(SseEvent::to_wire).collect();
         assert_eq!(wire, "event: x\ndata: {\"b\":[1,2]}\n\ndata: [DONE]\n\n");
         assert_eq!(parse_sse(wire.as_bytes()), events);
+    }
+
+    #[test]
+    fn comments_and_retry_are_kept_in_their_blocks_and_written_back_in_order() {
+        let wire = ": connected\nretry: 3000\n\n: ping\n\n: note\nevent: x\ndata: {\"a\":1}\n\nid: 9\n\ndata: [DONE]\n\n";
+        let events = parse_sse(wire.as_bytes());
+        let mut first = SseEvent::comment(vec![" connected".to_owned()]);
+        first.retry = Some("3000".to_owned());
+        let mut third = SseEvent::new(Some("x"), json!({"a": 1}));
+        third.comments = vec![" note".to_owned()];
+        let mut fourth = SseEvent::comment(Vec::new());
+        fourth.id = Some("9".to_owned());
+        assert_eq!(
+            events,
+            vec![
+                first,
+                SseEvent::comment(vec![" ping".to_owned()]),
+                third,
+                fourth,
+                SseEvent::from_text(None, "[DONE]"),
+            ]
+        );
+        assert_eq!(events.iter().filter(|event| event.has_data()).count(), 2);
+        let written: String = events.iter().map(SseEvent::to_wire).collect();
+        assert_eq!(written, wire);
+        let text = serde_json::to_string(&events[0]).unwrap();
+        assert_eq!(text, r#"{"comments":[" connected"],"retry":"3000"}"#);
+        assert_eq!(serde_json::from_str::<SseEvent>(&text).unwrap(), events[0]);
     }
 
     #[test]

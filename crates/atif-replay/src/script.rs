@@ -184,6 +184,9 @@ pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
         return Err(invalid(path, "", "expected a script object, found another JSON value"));
     };
     check_format_and_version(root, path)?;
+    // The tree has said what it had to: free it before the script is built, so a large script
+    // is never held twice.
+    drop(value);
     let mut script: Script =
         serde_json::from_str(text).map_err(|err| parse_error(path, text, &err))?;
     for (idx, call) in script.calls.iter().enumerate() {

@@ -261,6 +261,8 @@ impl StreamAssembler {
         self.events += 1;
         let start = self.draft.chunks.len();
         match &event.data {
+            // A block of comments or `retry:` only: clients dispatch no event for it.
+            Value::Null => {}
             Value::String(text) if text.trim() == "[DONE]" => self.draft.complete = true,
             Value::Object(_) => self.read_event(event.event.as_deref(), &event.data)?,
             other => {

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use atif_fake_provider::{Config, FakeProvider, Fault, unreachable_url};
 use atif_proxy::{Error, Options, Proxy, start};
-use atif_replay::read_script;
+use atif_replay::{Script, SseEvent, read_script};
 use axum::body::{Body, Bytes};
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
@@ -47,29 +47,7 @@ fn every_protocol() -> Vec<(&'static str, Value)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
-    let provider = FakeProvider::start(Config::default()).unwrap();
-    let (_dir, path, proxy) = record_to(provider.url(), "all.script.json").await;
-    let mut recorded: Vec<Reply> = Vec::new();
-    for (route, body) in every_protocol() {
-        let reply = post(proxy.url(), route, &body).await;
-        assert_eq!(reply.status, 200, "{route}: {}", reply.body);
-        recorded.push(reply);
-    }
-    let recorded_traffic = proxy.traffic().unwrap();
-    let recorded_trajectory = serde_json::to_value(proxy.trajectory().unwrap()).unwrap();
-    assert_eq!(recorded_trajectory["agent"]["name"], "agent");
-    let agent_steps = recorded_trajectory["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|step| step["source"] == "agent")
-        .count();
-    assert!(agent_steps >= 1, "{recorded_trajectory:#}");
-    let verdict = proxy.finish().await.unwrap();
-    assert_eq!((verdict.requests_served, verdict.exchanges_recorded), (9, 9));
-    assert_eq!(provider.request_count(), 9);
-
-    let script = read_script(&path).unwrap();
+    let script = record_then_replay_every_protocol(Config::default()).await;
     let streamed = &script.exchanges[1];
     assert_eq!(streamed.path, "/v1/chat/completions");
     assert_eq!(streamed.content_type(), Some("text/event-stream"));
@@ -81,6 +59,55 @@ async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
     assert_eq!(anthropic.events.as_ref().unwrap()[0].event.as_deref(), Some("message_start"));
     assert!(script.exchanges[8].crlf, "Gemini's CRLF framing is kept");
     assert_eq!(script.exchanges[0].body.as_ref().unwrap()["object"], "chat.completion");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn comments_and_retry_in_a_stream_are_recorded_and_replayed_in_place() {
+    let mut config = Config::default();
+    config.set_keepalives(true);
+    let script = record_then_replay_every_protocol(config).await;
+    let events = script.exchanges[1].events.as_ref().unwrap();
+    assert_eq!(events[0].comments, [" connected"]);
+    assert_eq!(events[0].retry.as_deref(), Some("3000"));
+    assert!(!events[0].has_data());
+    assert_eq!(events[1].comments, [" first event"]);
+    assert!(events[1].data.is_object(), "{:?}", events[1]);
+    assert_eq!(events[2], SseEvent::comment(vec![" ping".to_owned()]));
+    let gemini = script.exchanges[8].events.as_ref().unwrap();
+    assert_eq!(gemini[2], SseEvent::comment(vec![" ping".to_owned()]));
+}
+
+/// Records one request of each protocol and a model listing from the fake provider started
+/// with `config`, replays them offline, checks that every reply and the traffic are the same,
+/// and returns the script.
+async fn record_then_replay_every_protocol(mut config: Config) -> Script {
+    config.set_models(vec!["listed-a".to_owned(), "listed-b".to_owned()]);
+    let provider = FakeProvider::start(config).unwrap();
+    let (_dir, path, proxy) = record_to(provider.url(), "all.script.json").await;
+    let mut recorded: Vec<Reply> = Vec::new();
+    for (route, body) in every_protocol() {
+        let reply = post(proxy.url(), route, &body).await;
+        assert_eq!(reply.status, 200, "{route}: {}", reply.body);
+        recorded.push(reply);
+    }
+    let listing = get(proxy.url(), "/v1/models").await;
+    assert_eq!(listing.json()["data"][1]["id"], "listed-b", "{}", listing.body);
+    let recorded_traffic = proxy.traffic().unwrap();
+    let recorded_trajectory = serde_json::to_value(proxy.trajectory().unwrap()).unwrap();
+    assert_eq!(recorded_trajectory["agent"]["name"], "agent");
+    let agent_steps = recorded_trajectory["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|step| step["source"] == "agent")
+        .count();
+    assert!(agent_steps >= 1, "{recorded_trajectory:#}");
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!((verdict.requests_served, verdict.exchanges_recorded), (10, 10));
+    assert_eq!(provider.request_count(), 10);
+    let script = read_script(&path).unwrap();
+    assert_eq!(script.exchanges[9].path, "/v1/models");
+    assert_eq!(script.exchanges[9].method, "GET");
 
     // Offline, in another working directory: the provider is gone.
     provider.stop();
@@ -89,12 +116,22 @@ async fn every_protocol_replays_byte_for_byte_what_was_recorded() {
         let replayed = post(proxy.url(), route, &body).await;
         assert_eq!(&replayed, live, "{route}");
     }
+    // The listing answers what was recorded, as often as it is asked.
+    assert_eq!(get(proxy.url(), "/v1/models").await, listing);
     // The traffic a replay saw is what the recording saw: the same trajectory comes of it.
     assert_eq!(proxy.traffic().unwrap(), recorded_traffic);
     let trajectory = serde_json::to_value(proxy.trajectory().unwrap()).unwrap();
     assert_eq!(trajectory, recorded_trajectory);
     assert_eq!(recorded_traffic, script.exchanges);
-    proxy.finish().await.unwrap();
+    assert_eq!(get(proxy.url(), "/v1/models").await, listing);
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!(verdict.requests_served, 11);
+    script
+}
+
+/// GETs `base` + `path`.
+async fn get(base: &str, path: &str) -> Reply {
+    crate::read(reqwest::Client::new().get(format!("{base}{path}")).send().await.unwrap()).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -304,6 +304,26 @@ async fn the_model_list_names_the_recorded_models() {
 }
 
 #[tokio::test]
+async fn a_recorded_model_listing_is_served_as_often_as_asked_and_never_owed() {
+    let dir = tempfile::tempdir().unwrap();
+    let listing = json!({"object": "list", "data": [{"id": "recorded-model", "object": "model"}]});
+    let models =
+        HttpExchange::new("GET", "/v1/models", json!(null), 200).with_body(listing.clone());
+    let path = write(dir.path(), vec![models, chat_exchange("a", "b")]);
+    let proxy = replay(&path).await;
+    for _ in 0..2 {
+        let reply = crate::read(
+            reqwest::Client::new().get(format!("{}/v1/models", proxy.url())).send().await.unwrap(),
+        )
+        .await;
+        assert_eq!((reply.status, reply.json()), (200, listing.clone()));
+    }
+    assert_eq!(post(proxy.url(), "/v1/chat/completions", &chat_request("a")).await.status, 200);
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!((verdict.requests_served, verdict.exchanges_recorded), (3, 2));
+}
+
+#[tokio::test]
 async fn the_verdict_is_served_as_json_while_running() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), vec![chat_exchange("a", "b")]);

@@ -93,7 +93,7 @@ fn a_hand_edited_exchange_is_an_error_naming_its_position() {
     );
     check_error(
         &HTTP.replace("\"data\": \"[DONE]\"", "\"date\": \"[DONE]\""),
-        "$PATH:13:51: at /exchanges/0/events/1/date: unknown field `date`, expected one of `event`, `id`, `data`",
+        "$PATH:13:51: at /exchanges/0/events/1/date: unknown field `date`, expected one of `comments`, `event`, `id`, `retry`, `data`",
     );
 }
 
