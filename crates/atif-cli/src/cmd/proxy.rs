@@ -1,7 +1,6 @@
 //! `atif record`, `atif replay` and `atif serve`: the record/replay server of atif-proxy around
 //! an agent command, or alone (see `docs/replay.md`).
 
-use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -208,8 +207,12 @@ fn run_around(
             status = child.wait() => status.with_context(|| format!("cannot wait for `{program}`"))?,
             () = interrupted => {
                 let _ = child.kill().await;
+                let how = format!("`{program}` was stopped: atif was interrupted");
+                if let Some(path) = trajectory {
+                    let _ = write_failed_run(&proxy, options, path, &how);
+                }
                 let _ = proxy.abandon().await;
-                anyhow::bail!("interrupted: `{program}` was stopped and nothing was saved");
+                anyhow::bail!("interrupted: `{program}` was stopped and the script was not saved");
             }
         };
         if status.success() {
@@ -220,6 +223,10 @@ fn run_around(
             (None, Some(signal)) => format!("was killed by signal {signal}"),
             (None, None) => "failed".to_owned(),
         };
+        if let Some(path) = trajectory {
+            // CMD's status is the run's status whatever happens to the trajectory.
+            let _ = write_failed_run(&proxy, options, path, &format!("`{program}` {how}"));
+        }
         let verdict = proxy.abandon().await.context("the server failed")?;
         let mode = mode_name(options);
         // An error keeps its own status even when standard error cannot say it (docs/cli.md).
@@ -261,17 +268,51 @@ async fn conclude(
 
 /// Writes the trajectory captured from the traffic to `path`, atomically.
 fn write_trajectory<'a>(proxy: &Proxy, path: &'a Path) -> anyhow::Result<&'a Path> {
-    let context = || format!("cannot write the trajectory {}", path.display());
-    let trajectory = proxy.trajectory().with_context(context)?;
-    let mut text = serde_json::to_string_pretty(&trajectory).with_context(context)?;
-    text.push('\n');
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
+    let trajectory = proxy
+        .trajectory()
+        .with_context(|| format!("cannot write the trajectory {}", path.display()))?;
+    save_trajectory(&trajectory, path)
+}
+
+/// Writes the trajectory of a run whose command failed, was killed or was stopped: whatever
+/// traffic there was, marked `extra.crashed` with `failure` as `extra.error` (as
+/// `atif_replay::capture` marks a failed agent), and says so on standard error.
+fn write_failed_run(
+    proxy: &Proxy,
+    options: &Options,
+    path: &Path,
+    failure: &str,
+) -> anyhow::Result<()> {
+    let mode = mode_name(options);
+    let mut trajectory = match proxy.trajectory() {
+        Ok(trajectory) => trajectory,
+        Err(err) => {
+            output::error(|out| {
+                writeln!(out, "atif {mode}: no trajectory written to {}: {err}", path.display())
+            })?;
+            return Ok(());
+        }
     };
-    let mut file = tempfile::NamedTempFile::new_in(dir).with_context(context)?;
-    file.write_all(text.as_bytes()).with_context(context)?;
-    file.persist(path).map_err(|err| err.error).with_context(context)?;
+    let extra = trajectory.extra.get_or_insert_with(Default::default);
+    extra.insert("crashed".to_owned(), serde_json::Value::Bool(true));
+    extra.insert("error".to_owned(), serde_json::Value::String(failure.to_owned()));
+    match save_trajectory(&trajectory, path) {
+        Ok(path) => output::error(|out| {
+            writeln!(out, "atif {mode}: wrote {} (the run failed: {failure})", path.display())
+        }),
+        Err(err) => output::error(|out| writeln!(out, "error: {err:#}")),
+    }
+}
+
+/// Writes `trajectory` to `path` as pretty JSON, atomically.
+fn save_trajectory<'a>(
+    trajectory: &atif_schema::Trajectory,
+    path: &'a Path,
+) -> anyhow::Result<&'a Path> {
+    let context = || format!("cannot write the trajectory {}", path.display());
+    let mut text = serde_json::to_string_pretty(trajectory).with_context(context)?;
+    text.push('\n');
+    atif_fs::write_atomic(path, text.as_bytes()).with_context(context)?;
     Ok(path)
 }
 

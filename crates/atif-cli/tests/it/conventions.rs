@@ -24,6 +24,12 @@ struct Row {
     /// Whether a folder is one of the inputs the command reads (`import` reads a session
     /// folder): then a folder without what it looks for is invalid input (1), not unreadable.
     reads_folders: bool,
+    /// Whether `IN` is a file the command writes (`record`'s script): then a directory is
+    /// tried too.
+    writes_input: bool,
+    /// Whether the command runs until SIGTERM (`serve`): it is sent once the command prints
+    /// `listening on`.
+    until_stopped: bool,
 }
 
 /// Every subcommand. The fixture files: `run.json` (a trajectory), `other.json` (the same run
@@ -41,14 +47,26 @@ const ROWS: &[Row] = &[
         mismatch: Some("invalid-run.json"),
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
-    Row { args: &["schema"], ok: "", mismatch: None, reads_input: false, reads_folders: false },
+    Row {
+        args: &["schema"],
+        ok: "",
+        mismatch: None,
+        reads_input: false,
+        reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
+    },
     Row {
         args: &["upgrade", "IN"],
         ok: "run.json",
         mismatch: None,
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["normalize", "IN"],
@@ -56,6 +74,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["shape", "IN"],
@@ -63,6 +83,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["diff", "run.json", "IN"],
@@ -70,6 +92,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("other.json"),
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["diff", "IN", "run.json"],
@@ -77,6 +101,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("other.json"),
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["check", "golden.json", "IN"],
@@ -84,6 +110,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("other.json"),
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["check", "--format", "json", "golden.json", "IN"],
@@ -91,6 +119,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("other.json"),
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["diff", "--format", "json", "run.json", "IN"],
@@ -98,6 +128,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("other.json"),
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["script", "show", "IN"],
@@ -105,6 +137,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["script", "show", "--format", "json", "IN"],
@@ -112,6 +146,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["import", "IN"],
@@ -119,6 +155,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: true,
         reads_folders: true,
+        writes_input: false,
+        until_stopped: false,
     },
     // `atif golden` reads folders: `folder/` holds no pending file, `pending/` holds one.
     Row {
@@ -127,6 +165,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("pending"),
         reads_input: false,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["golden", "pending", "--format", "json", "--dir", "IN"],
@@ -134,6 +174,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("pending"),
         reads_input: false,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["golden", "review", "--dir", "IN"],
@@ -141,6 +183,8 @@ const ROWS: &[Row] = &[
         mismatch: Some("pending"),
         reads_input: false,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["golden", "accept", "--dir", "IN"],
@@ -148,6 +192,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: false,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["golden", "reject", "--dir", "IN"],
@@ -155,6 +201,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: false,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     Row {
         args: &["golden", "clean", "--dir", "IN"],
@@ -162,6 +210,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: false,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
     // `true` stands for an agent that makes no model call: an empty script replays exactly,
     // and a script with exchanges that were never requested is a replay that was not exact.
@@ -171,6 +221,28 @@ const ROWS: &[Row] = &[
         mismatch: Some("http-script.json"),
         reads_input: true,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
+    },
+    // `true` again: a recording of no model call is an empty script. Writing over a folder
+    // cannot run.
+    Row {
+        args: &["record", "--script", "IN", "--", "true"],
+        ok: "new.script.json",
+        mismatch: None,
+        reads_input: false,
+        reads_folders: false,
+        writes_input: true,
+        until_stopped: false,
+    },
+    Row {
+        args: &["serve", "--replay", "--script", "IN"],
+        ok: "empty-script.json",
+        mismatch: Some("http-script.json"),
+        reads_input: true,
+        reads_folders: false,
+        writes_input: false,
+        until_stopped: true,
     },
     Row {
         args: &["completions", "bash"],
@@ -178,6 +250,8 @@ const ROWS: &[Row] = &[
         mismatch: None,
         reads_input: false,
         reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
     },
 ];
 
@@ -200,6 +274,7 @@ fn every_subcommand_gives_the_same_exit_status_in_the_same_situation() {
             let input = match case {
                 "success" => Some(row.ok),
                 "mismatch" => row.mismatch,
+                "directory" if row.writes_input => Some("folder"),
                 _ if !row.reads_input => None,
                 "invalid JSON" => Some("broken.json"),
                 "not what the command reads" => Some("hello.json"),
@@ -209,7 +284,10 @@ fn every_subcommand_gives_the_same_exit_status_in_the_same_situation() {
             let Some(input) = input else { continue };
             let expected = if case == "directory" && row.reads_folders { 1 } else { expected };
             let args = with_input(row.args, input);
-            let output = fixture.run(&args, Stdio::piped(), Stdio::piped());
+            let output = match row.until_stopped {
+                true => fixture.run_until_listening(&args),
+                false => fixture.run(&args, Stdio::piped(), Stdio::piped()),
+            };
             if output.status.code() != Some(i32::from(expected)) {
                 failures.push(format!(
                     "atif {} ({case}): exit {:?}, expected {expected}\n{}",
@@ -232,7 +310,8 @@ fn a_full_disk_is_exit_2_with_a_message_and_a_closed_pipe_is_quiet() {
     }
     let fixture = Fixture::new();
     let mut failures = Vec::new();
-    for row in ROWS {
+    // `serve` writes only its address on standard output, and tests/it/proxy.rs covers it.
+    for row in ROWS.iter().filter(|row| !row.until_stopped) {
         for input in [Some(row.ok), row.mismatch, row.reads_input.then_some("broken.json")] {
             let Some(input) = input else { continue };
             let args = with_input(row.args, input);
@@ -412,10 +491,14 @@ impl Fixture {
         fixture
     }
 
-    /// The command, run in the fixture folder, with `CI` set so that nothing is written.
+    /// The command, run in the fixture folder, with `CI` set so that nothing is written, except
+    /// by `record`: on CI it refuses to replace a script, and the tests record more than once.
     fn command(&self, args: &[&str]) -> Command {
         let mut command = atif_command(args);
-        command.current_dir(self.dir.path()).env("CI", "1").stdin(Stdio::null());
+        command.current_dir(self.dir.path()).stdin(Stdio::null());
+        if args.first() != Some(&"record") {
+            command.env("CI", "1");
+        }
         command
     }
 
@@ -425,6 +508,25 @@ impl Fixture {
             command.env_remove("CI");
         }
         command.stdout(out).stderr(err).output().unwrap()
+    }
+
+    /// Runs a command that runs until stopped: SIGTERM once it prints `listening on` (or it
+    /// exits on its own when it cannot run).
+    fn run_until_listening(&self, args: &[&str]) -> Output {
+        use std::io::BufRead as _;
+        let mut child =
+            self.command(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut first = String::new();
+        stdout.read_line(&mut first).unwrap();
+        if first.starts_with("listening on ") {
+            let pid = child.id().to_string();
+            let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+            assert!(killed.success());
+        }
+        let mut output = child.wait_with_output().unwrap();
+        output.stdout = first.into_bytes();
+        output
     }
 }
 

@@ -216,6 +216,97 @@ fn a_command_that_cannot_run_fails_or_is_killed_gets_a_clear_error_and_no_script
 }
 
 #[test]
+fn the_trajectory_of_a_run_that_fails_or_is_killed_is_written_all_the_same() {
+    if !has_curl() {
+        return;
+    }
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("failed.script.json");
+    let script = script.to_str().unwrap();
+    let trajectory = dir.path().join("failed.trajectory.json");
+    let ask = agent("hello");
+    for (how, status, failure) in [
+        ("exit 3", 3, "`sh` exited with status 3"),
+        ("kill -9 $$", 137, "`sh` was killed by signal 9"),
+    ] {
+        let _ = std::fs::remove_file(&trajectory);
+        let command = format!("{ask}; {how}");
+        let output = run_in(
+            dir.path(),
+            &[
+                "record",
+                "--script",
+                script,
+                "--upstream",
+                provider.url(),
+                "--trajectory",
+                trajectory.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                &command,
+            ],
+        );
+        assert_eq!(output.status.code(), Some(status), "{}", stderr(&output));
+        assert_eq!(
+            stderr(&output),
+            format!(
+                "atif record: wrote {} (the run failed: {failure})\natif record: {failure}; the \
+                 script was not saved\n",
+                trajectory.display()
+            )
+        );
+        assert!(!Path::new(script).exists(), "a failed recording is no script");
+        let text = std::fs::read_to_string(&trajectory).unwrap();
+        let captured: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(captured["extra"]["crashed"], true, "{text}");
+        assert_eq!(captured["extra"]["error"], failure, "{text}");
+        assert!(text.contains("Hello from the atif fake provider."), "{text}");
+        for profile in ["strict", "harbor"] {
+            let validate =
+                atif_command(&["validate", "--profile", profile, trajectory.to_str().unwrap()])
+                    .output()
+                    .unwrap();
+            assert_eq!(validate.status.code(), Some(0), "{profile}: {}", stderr(&validate));
+        }
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|name| name != "failed.trajectory.json")
+            .collect();
+        assert!(leftovers.is_empty(), "only the trajectory was written: {leftovers:?}");
+    }
+
+    // A run that failed before any model call has no trajectory to write, and says so.
+    let _ = std::fs::remove_file(&trajectory);
+    let output = run_in(
+        dir.path(),
+        &[
+            "record",
+            "--script",
+            script,
+            "--trajectory",
+            trajectory.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "exit 4",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.starts_with(&format!(
+            "atif record: no trajectory written to {}: ",
+            trajectory.display()
+        )),
+        "{err}"
+    );
+    assert!(!trajectory.exists());
+}
+
+#[test]
 fn a_missing_script_a_directory_and_a_port_in_use_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.json");
