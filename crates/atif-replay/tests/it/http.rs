@@ -238,3 +238,19 @@ async fn a_gemini_request_without_a_model_is_refused_before_anything_is_sent() {
     assert!(err.to_string().contains("set LlmRequest::model or HttpClient::with_model"), "{err}");
     assert_eq!(provider.request_count(), 0, "nothing reached the provider");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keep_alive_comments_and_retry_fields_in_a_stream_change_nothing() {
+    // Real providers interleave `: ping` comments and `retry:` fields with their events.
+    let mut config = Config::default();
+    config.set_keepalives(true);
+    let with_pings = FakeProvider::start(config).unwrap();
+    let plain = FakeProvider::start(Config::default()).unwrap();
+    for adapter in ADAPTERS {
+        let (first, second) = tool_turn(&client(adapter, &with_pings), true).await;
+        let (plain_first, plain_second) = tool_turn(&client(adapter, &plain), true).await;
+        assert_eq!(first.tool_calls, plain_first.tool_calls, "{adapter:?}");
+        assert_eq!(second.text(), plain_second.text(), "{adapter:?}");
+        assert_eq!(second.usage, plain_second.usage, "{adapter:?}");
+    }
+}
