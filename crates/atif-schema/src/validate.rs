@@ -41,6 +41,15 @@ impl Profile {
             Profile::Harbor => "harbor",
         }
     }
+
+    /// The severity of a finding about something that Harbor accepts: an error in the strict
+    /// profile, a warning in the harbor one.
+    pub(crate) fn lax_severity(self) -> Severity {
+        match self {
+            Profile::Strict => Severity::Error,
+            Profile::Harbor => Severity::Warning,
+        }
+    }
 }
 
 impl fmt::Display for Profile {
@@ -370,10 +379,7 @@ pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Report {
     if parsed.bom {
         findings.push(Finding::new(Rule::Json, Severity::Error, "", BOM_MESSAGE));
     }
-    let lax = match profile {
-        Profile::Strict => Severity::Error,
-        Profile::Harbor => Severity::Warning,
-    };
+    let lax = profile.lax_severity();
     for pointer in parsed.duplicates {
         findings.push(Finding::new(Rule::DuplicateKey, lax, pointer, duplicate_message(profile)));
     }

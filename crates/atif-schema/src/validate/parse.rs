@@ -139,35 +139,43 @@ pub(crate) fn read(bytes: &[u8], allow_non_finite: bool) -> Result<Parsed, ReadE
         }
     };
     if first_error.is_syntax() {
-        let sentinel = choose_sentinel(text);
-        if let Some(rewritten) = sentinel.and_then(|sentinel| rewrite_non_finite(text, sentinel)) {
-            if allow_non_finite {
-                return match parse_text(&rewritten.text, rewritten.sentinel) {
-                    Ok((value, state)) => Ok(Parsed {
-                        value,
-                        bom,
-                        big_integers: confirm_big_integers(
-                            rewritten.text.as_bytes(),
-                            state.big_floats,
-                        ),
-                        duplicates: state.duplicates,
-                        non_finite: state.non_finite,
-                        sentinel: Some(rewritten.sentinel),
-                        omitted_duplicates: state.omitted_duplicates,
-                        omitted_non_finite: state.omitted_non_finite,
-                    }),
-                    Err(err) => Err(rewritten.error(&err)),
-                };
-            }
-            // Say what the literal is when it is the cause of the failure.
-            if let Some(&(line, column, literal)) = rewritten.literals.first() {
-                if (first_error.line(), first_error.column()) == (line, column) {
-                    return Err(ReadError::at(line, column, non_finite_message(literal)));
-                }
-            }
+        if let Some(outcome) = read_non_finite(text, bom, allow_non_finite, &first_error) {
+            return outcome;
         }
     }
     Err(from_serde(&first_error))
+}
+
+/// A syntax error may be Python's `NaN`, `Infinity` or `-Infinity`: with `allow_non_finite`,
+/// reads the text again with them as sentinel strings; without, names the literal when it is
+/// what failed. `None` when the literals are not the story.
+fn read_non_finite(
+    text: &str,
+    bom: bool,
+    allow_non_finite: bool,
+    first_error: &serde_json::Error,
+) -> Option<Result<Parsed, ReadError>> {
+    let sentinel = choose_sentinel(text)?;
+    let rewritten = rewrite_non_finite(text, sentinel)?;
+    if allow_non_finite {
+        return Some(match parse_text(&rewritten.text, rewritten.sentinel) {
+            Ok((value, state)) => Ok(Parsed {
+                value,
+                bom,
+                big_integers: confirm_big_integers(rewritten.text.as_bytes(), state.big_floats),
+                duplicates: state.duplicates,
+                non_finite: state.non_finite,
+                sentinel: Some(rewritten.sentinel),
+                omitted_duplicates: state.omitted_duplicates,
+                omitted_non_finite: state.omitted_non_finite,
+            }),
+            Err(err) => Err(rewritten.error(&err)),
+        });
+    }
+    // Say what the literal is when it is the cause of the failure.
+    let &(line, column, literal) = rewritten.literals.first()?;
+    ((first_error.line(), first_error.column()) == (line, column))
+        .then(|| Err(ReadError::at(line, column, non_finite_message(literal))))
 }
 
 /// The message for a non-finite literal, naming the Python habit that writes it.
