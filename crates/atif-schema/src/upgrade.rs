@@ -26,7 +26,10 @@ pub struct Upgrade {
 /// Rewrites a v1.x document as ATIF-v1.8: the label (of the root and of every embedded
 /// subagent), and the v1.7 subagent-ref change where it can be made safely.
 ///
-/// The input is not validated: anything the upgrade does not need to touch is copied as it is.
+/// The input is not validated (the refs this repairs are errors until it does), and anything the
+/// upgrade does not need to touch is copied as it is, so the result may still be invalid:
+/// [`validate`](crate::validate) it before writing it, as `atif upgrade` does. Its findings are
+/// at the input's pointers, since the upgrade only adds fields.
 /// A missing `schema_version` is read as `ATIF-v1.8`, as Harbor does, and noted.
 ///
 /// # Errors

@@ -6,6 +6,9 @@ use crate::Error;
 
 /// One of the nine ATIF schema versions. The label is data: it is kept on a round trip and
 /// never rewritten except by an explicit upgrade.
+///
+/// The variants' docs name what each version added; the table that validation, `upgrade` and
+/// the JSON Schemas read is [`CHANGES`](crate::CHANGES).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum SchemaVersion {
