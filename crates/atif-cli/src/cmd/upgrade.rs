@@ -1,5 +1,6 @@
 //! `atif upgrade`: rewrite a v1.x trajectory as ATIF-v1.8 on standard output.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use atif_schema::{ValidateOptions, validate};
@@ -31,11 +32,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let upgrade = atif_schema::upgrade(&document).map_err(|err| {
         invalid(anyhow::Error::new(err).context(format!("cannot upgrade {name}")))
     })?;
-    output::note(|out| upgrade.notes.iter().try_for_each(|note| writeln!(out, "{name}: {note}")))?;
+    let notes = |out: &mut dyn Write| {
+        upgrade.notes.iter().try_for_each(|note| writeln!(out, "{name}: {note}"))
+    };
     let report = validate(&upgrade.document, &ValidateOptions::default());
     if !report.is_valid() {
         let n_errors = report.errors().count();
-        output::error(|out| {
+        // The status says "invalid" even when standard error cannot (docs/cli.md).
+        let _ = output::error(|out| {
+            if !output::quiet() {
+                notes(out)?;
+            }
             for finding in report.errors() {
                 writeln!(out, "{name}: {finding}")?;
             }
@@ -46,9 +53,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                  input and run `atif upgrade` again",
                 if n_errors == 1 { "error" } else { "errors" }
             )
-        })?;
+        });
         return Ok(ExitCode::from(1));
     }
+    output::note(notes)?;
     args.output.write(|out| {
         serde_json::to_writer_pretty(&mut *out, &upgrade.document)?;
         writeln!(out)

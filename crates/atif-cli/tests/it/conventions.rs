@@ -62,7 +62,7 @@ const ROWS: &[Row] = &[
     Row {
         args: &["upgrade", "IN"],
         ok: "run.json",
-        mismatch: None,
+        mismatch: Some("invalid-run.json"),
         reads_input: true,
         reads_folders: false,
         writes_input: false,
