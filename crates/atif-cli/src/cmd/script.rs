@@ -199,7 +199,9 @@ fn describe_exchange(exchange: &HttpExchange) -> String {
         None => {}
     }
     if let Some(events) = &exchange.events {
-        let _ = write!(text, "; streamed in {} events", events.len());
+        // Blocks of comments or `retry:` only are not events a client sees.
+        let n_events = events.iter().filter(|event| event.has_data()).count();
+        let _ = write!(text, "; streamed in {n_events} events");
     }
     if let Some(cut) = &exchange.cut {
         let _ = write!(text, "; cut midway: {cut}");

@@ -434,8 +434,10 @@ fn script_show_lists_each_exchange_with_its_model_tool_calls_and_tokens() {
     script.exchanges.push(
         HttpExchange::new("POST", "/v1/messages?beta=true", request, 200).with_body(tool_use),
     );
+    // A keep-alive comment is not an event the client sees, and is not counted as one.
     let events = vec![
         SseEvent::from_text(None, r#"{"choices":[{"index":0,"delta":{"content":"done"}}]}"#),
+        SseEvent::comment(vec![" ping".to_owned()]),
         SseEvent::from_text(
             None,
             r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":1}}"#,
