@@ -2,7 +2,8 @@
 //!
 //! Input: the largest Claude Code / Codex sample of the shared corpus (`$ATIF_CORPUS` or
 //! `<workspace>/../shared/corpus`), else a synthetic Codex rollout of similar size generated
-//! here. The claim in `docs/performance.md`: `import` costs at most twice `parse_lines`.
+//! here. The claim in `docs/performance.md`: `import` costs at most twice `parse_lines`;
+//! `import_keep_secrets` leaves out the secret scan, to show what the conversion costs alone.
 #![allow(clippy::unwrap_used, clippy::print_stderr, missing_docs, reason = "a benchmark")]
 
 use std::hint::black_box;
@@ -91,6 +92,13 @@ fn bench(c: &mut Criterion) {
     group.bench_function("parse_lines", |b| b.iter(|| parse_lines(black_box(&bytes))));
     group.bench_function("import", |b| {
         b.iter(|| import(black_box(&bytes), &ImportOptions::default()).unwrap())
+    });
+    // The same without the secret scan over the whole trajectory (`--keep-secrets`): what the
+    // conversion itself costs.
+    let mut keep_secrets = ImportOptions::default();
+    keep_secrets.set_secret_scanner(None);
+    group.bench_function("import_keep_secrets", |b| {
+        b.iter(|| import(black_box(&bytes), &keep_secrets).unwrap())
     });
     group.finish();
 }

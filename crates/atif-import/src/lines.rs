@@ -194,7 +194,7 @@ impl<'a> Records<'a> {
     fn parse_next(&mut self) -> Option<Result<Record>> {
         while !self.failed && !self.rest.is_empty() {
             self.line_no += 1;
-            let (line, has_end) = match self.rest.iter().position(|&b| b == b'\n') {
+            let (line, has_end) = match memchr::memchr(b'\n', self.rest) {
                 Some(end) => {
                     let line = &self.rest[..end];
                     self.rest = &self.rest[end + 1..];
