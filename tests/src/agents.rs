@@ -35,6 +35,21 @@ use crate::e2e;
 /// How long an agent may run before it is killed (a hung agent, not a slow one).
 const AGENT_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// The path, on the sandbox's model server, that every sandbox names as npm's registry
+/// (`npm_config_registry`): an agent that would install a package at run time asks the test's
+/// server instead of the network, and the test sees it in the server's requests (see
+/// [`asks_npm_registry`]).
+pub const NPM_REGISTRY_PATH: &str = "/npm-registry/";
+
+/// The cache's folder of the packages OpenCode wants in its config folder (installed by
+/// `cargo xtask e2e-setup`; see [`Sandbox::new`]).
+const OPENCODE_CONFIG: &str = "opencode-config";
+
+/// Whether a request path on the model server was meant for npm's registry.
+pub fn asks_npm_registry(path: &str) -> bool {
+    path.starts_with(NPM_REGISTRY_PATH)
+}
+
 /// One of the agent CLIs that `cargo xtask e2e-setup` installs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Agent {
@@ -88,12 +103,18 @@ impl Agent {
     }
 
     /// The installed executable, or `None` after a skip notice (see [`e2e::agent_cli`]).
+    /// For OpenCode, the packages of its config folder must be in the cache too.
     ///
     /// # Panics
     ///
     /// When it is not installed and `ATIF_E2E_REQUIRED` is set.
     pub fn program(self) -> Option<PathBuf> {
-        e2e::agent_cli(self.bin())
+        let program = e2e::agent_cli(self.bin())?;
+        if self == Agent::OpenCode {
+            let lock = format!("{OPENCODE_CONFIG}/package-lock.json");
+            e2e::cached(&lock, "OpenCode's config packages")?;
+        }
+        Some(program)
     }
 }
 
@@ -125,9 +146,13 @@ impl Sandbox {
     /// Creates `root/cwd` and `root/home` and writes the agent's configuration files for a model
     /// server at `base_url`.
     ///
+    /// OpenCode's config folder also gets the packages OpenCode would otherwise install there
+    /// from npm's registry on every start: `package.json` and `package-lock.json` copied from
+    /// the cache's `opencode-config` folder, and its `node_modules` linked.
+    ///
     /// # Errors
     ///
-    /// When a folder or file cannot be written.
+    /// When a folder or file cannot be written, or OpenCode's packages are not in the cache.
     pub fn new(agent: Agent, root: &Path, base_url: &str) -> io::Result<Sandbox> {
         let base_url = base_url.trim_end_matches('/').to_owned();
         let cwd = root.join("cwd");
@@ -141,6 +166,9 @@ impl Sandbox {
                 std::fs::create_dir_all(parent)?;
             }
             std::fs::write(path, text)?;
+        }
+        if agent == Agent::OpenCode {
+            sandbox.install_opencode_packages()?;
         }
         Ok(sandbox)
     }
@@ -193,6 +221,23 @@ impl Sandbox {
         }
     }
 
+    /// Puts the cache's `opencode-config` packages into OpenCode's config folder. OpenCode checks
+    /// only that `node_modules` exists and that the lock file names what `package.json` asks
+    /// for, so the folder is shared through a link rather than copied (64 MB a run).
+    fn install_opencode_packages(&self) -> io::Result<()> {
+        let from = e2e::cache_dir().join(OPENCODE_CONFIG);
+        let to = self.home.join(".config").join("opencode");
+        std::fs::create_dir_all(&to)?;
+        for file in ["package.json", "package-lock.json"] {
+            std::fs::copy(from.join(file), to.join(file)).map_err(|err| {
+                let setup = e2e::SETUP_COMMAND;
+                let from = from.join(file);
+                io::Error::new(err.kind(), format!("{}: {err}; run `{setup}`", from.display()))
+            })?;
+        }
+        link_dir(&from.join("node_modules"), &to.join("node_modules"))
+    }
+
     /// The agent's command line for a prompt: `program` followed by its arguments for a
     /// non-interactive run with JSON output and its shell tool allowed.
     pub fn argv(&self, program: &Path, prompt: &str) -> Vec<OsString> {
@@ -232,7 +277,8 @@ impl Sandbox {
     }
 
     /// The whole environment of a run (meant for `env_clear`): `PATH` with the cache's CLIs,
-    /// `HOME`, a plain terminal, dummy API keys and the agent's base-URL variables.
+    /// `HOME`, a plain terminal, dummy API keys, the agent's base-URL variables, and npm's
+    /// registry on the model server ([`NPM_REGISTRY_PATH`]).
     pub fn env(&self) -> Vec<(OsString, OsString)> {
         let url = &self.base_url;
         let mut env: Vec<(&str, String)> = vec![
@@ -240,6 +286,7 @@ impl Sandbox {
             ("LANG", "C.UTF-8".to_owned()),
             ("TERM", "dumb".to_owned()),
             ("NO_COLOR", "1".to_owned()),
+            ("npm_config_registry", format!("{url}{NPM_REGISTRY_PATH}")),
         ];
         match self.agent {
             Agent::ClaudeCode => env.extend([
@@ -340,6 +387,16 @@ impl Sandbox {
         files.sort();
         files
     }
+}
+
+#[cfg(unix)]
+fn link_dir(target: &Path, link: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, link)
+}
+
+#[cfg(windows)]
+fn link_dir(target: &Path, link: &Path) -> io::Result<()> {
+    std::os::windows::fs::symlink_dir(target, link)
 }
 
 fn has_extension(path: &Path, extension: &str) -> bool {

@@ -47,6 +47,16 @@ pub fn agent_cli(bin: &str) -> Option<PathBuf> {
     )
 }
 
+/// A file or folder that `cargo xtask e2e-setup` puts in the cache, by its path relative to the
+/// cache (e.g. `opencode-config`), or `None` after a skip notice when it is not there.
+///
+/// # Panics
+///
+/// When it is not there and [`required`] is true.
+pub fn cached(relative: &str, what: &str) -> Option<PathBuf> {
+    present(cache_dir().join(relative), what)
+}
+
 /// The Python interpreter of the cache's venv (with the pinned SDKs and pytest), or `None`
 /// after a skip notice when it is not installed.
 ///

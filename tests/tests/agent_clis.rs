@@ -1,6 +1,7 @@
 //! Each real agent CLI completes one tool-using loop against the fake provider, in a fresh
 //! working directory and HOME: it calls its shell tool with the scripted command, runs it, and
-//! ends with the provider's final text quoting the command's output.
+//! ends with the provider's final text quoting the command's output. It asks npm's registry for
+//! nothing: the sandbox names the fake provider as the registry, which sees no such request.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not installed the CLIs; required
 //! under `ATIF_E2E_REQUIRED=1` (`.ci/run`).
@@ -8,7 +9,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 use atif_fake_provider::{Config, FakeProvider};
-use tests::agents::{Agent, Sandbox};
+use tests::agents::{Agent, Sandbox, asks_npm_registry};
 
 fn check(agent: Agent) {
     let Some(program) = agent.program() else { return };
@@ -33,6 +34,12 @@ fn check(agent: Agent) {
     let answered =
         requests.iter().filter(|request| request.body.to_string().contains("atif-e2e-42")).count();
     assert!(answered >= 1, "no request carried the tool result back: {context}");
+    let registry: Vec<&str> = requests
+        .iter()
+        .map(|request| request.path.as_str())
+        .filter(|path| asks_npm_registry(path))
+        .collect();
+    assert!(registry.is_empty(), "asked npm's registry for {registry:?}: {context}");
     assert!(
         !run.session_files.is_empty(),
         "no session file under {}: {context}",

@@ -17,7 +17,7 @@ use atif_import::{ImportOptions, import};
 use atif_normalize::{normalize, preset, shape, to_canonical_string};
 use atif_schema::{Profile, ValidateOptions, validate};
 use serde_json::Value;
-use tests::agents::{Agent, Sandbox};
+use tests::agents::{Agent, Sandbox, asks_npm_registry};
 
 /// One run's logs: a name for messages (`stdout`, a session file name) and the bytes.
 fn run_logs(
@@ -49,6 +49,15 @@ fn run_logs(
             logs.push((file.display().to_string(), std::fs::read(file).unwrap()));
         }
     }
+    // The sandbox names the fake provider as npm's registry: OpenCode must find its config
+    // packages in place instead of installing them, in `run` and in `export`.
+    let registry: Vec<String> = provider
+        .requests()
+        .into_iter()
+        .map(|request| request.path)
+        .filter(|path| asks_npm_registry(path))
+        .collect();
+    assert!(registry.is_empty(), "{}: asked npm's registry for {registry:?}", agent.name());
     logs
 }
 

@@ -17,6 +17,18 @@ const REQUIREMENTS: &str = "tests/e2e/requirements.txt";
 /// Written in the venv once the requirements are installed: a copy of the requirements file.
 const REQUIREMENTS_STAMP: &str = ".atif-requirements.txt";
 
+/// The cache's folder that each OpenCode sandbox gets as its config folder's packages.
+///
+/// On every start OpenCode installs `@opencode-ai/plugin`, at its own version, into each config
+/// folder it reads (`~/.config/opencode`), from the npm registry, unless the folder already
+/// holds it: a `node_modules` folder, and a `package-lock.json` naming every dependency of
+/// `package.json`. The tests copy this folder's `package.json` and `package-lock.json` into the
+/// sandbox and link its `node_modules`, so OpenCode never asks the registry at test time.
+const OPENCODE_CONFIG: &str = "opencode-config";
+
+/// The package OpenCode installs into its config folder, at the version of `opencode-ai`.
+const OPENCODE_PLUGIN: &str = "@opencode-ai/plugin";
+
 pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
     if let Some(arg) = args.first() {
         bail!("e2e-setup takes no arguments, got `{arg}`");
@@ -56,6 +68,10 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         }
     }
 
+    if let Some(opencode) = pins.iter().find(|pin| pin.name == "opencode-ai") {
+        install_opencode_config(&cache, &opencode.version)?;
+    }
+
     let requirements_path = root.join(REQUIREMENTS);
     let requirements = std::fs::read_to_string(&requirements_path)
         .with_context(|| format!("cannot read {}", requirements_path.display()))?;
@@ -80,6 +96,34 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
     }
     println!("e2e-setup: ready; tests find the cache at {}", cache.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Installs [`OPENCODE_PLUGIN`] at OpenCode's version into the cache's [`OPENCODE_CONFIG`]
+/// folder, as OpenCode itself would (exact version, no install scripts), unless it is there.
+fn install_opencode_config(cache: &Path, version: &str) -> anyhow::Result<()> {
+    let folder = cache.join(OPENCODE_CONFIG);
+    let pin = Pin { name: OPENCODE_PLUGIN.to_owned(), version: version.to_owned() };
+    let stale = || {
+        !folder.join("package-lock.json").exists()
+            || !stale_packages(&folder, std::slice::from_ref(&pin)).is_empty()
+    };
+    if !stale() {
+        println!("e2e-setup: OpenCode's config packages already installed in {}", folder.display());
+        return Ok(());
+    }
+    println!("e2e-setup: installing {} into {}", pin.spec(), folder.display());
+    std::fs::create_dir_all(&folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
+    run(Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--save-exact", "--ignore-scripts"])
+        .arg("--prefix")
+        .arg(&folder)
+        .arg(pin.spec()))
+    .context("npm (Node.js 20 or later) is needed for OpenCode's config packages")?;
+    if stale() {
+        bail!("npm finished but {} is not installed in {}", pin.spec(), folder.display());
+    }
+    Ok(())
 }
 
 /// `$ATIF_E2E_CACHE`, or `target/e2e-cache` in the project.
@@ -137,11 +181,11 @@ fn parse_pins(text: &str) -> anyhow::Result<Vec<Pin>> {
     Ok(pins)
 }
 
-/// The pins whose package is missing from the cache or installed at another version.
-fn stale_packages(cache: &Path, pins: &[Pin]) -> Vec<Pin> {
+/// The pins whose package is missing from `prefix/node_modules` or installed at another version.
+fn stale_packages(prefix: &Path, pins: &[Pin]) -> Vec<Pin> {
     pins.iter()
         .filter(|pin| {
-            let manifest = node_modules(cache).join(&pin.name).join("package.json");
+            let manifest = node_modules(prefix).join(&pin.name).join("package.json");
             let installed = std::fs::read_to_string(manifest)
                 .ok()
                 .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
