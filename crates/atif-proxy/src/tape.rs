@@ -73,8 +73,9 @@ struct Recorded {
     /// The compact JSON body.
     json: Option<Bytes>,
     text: Option<String>,
-    /// The events in their wire framing, which [`parse_sse`] reads back as the same events.
-    events: Option<Vec<Bytes>>,
+    /// The events in their wire framing, one after the other, which [`parse_sse`] reads back
+    /// as the same events.
+    events: Option<Bytes>,
     crlf: bool,
 }
 
@@ -130,7 +131,7 @@ impl Tape {
         exchange.headers = recorded.headers.clone();
         exchange.body = recorded.json.as_ref().and_then(|json| serde_json::from_slice(json).ok());
         exchange.text = recorded.text.clone();
-        exchange.events = recorded.events.as_ref().map(|events| parse_sse(&events.concat()));
+        exchange.events = recorded.events.as_ref().map(|events| parse_sse(events));
         exchange.crlf = recorded.crlf;
         exchange.cut = entry.reply.cut.clone();
         exchange
@@ -245,19 +246,24 @@ impl Reply {
         let HttpExchange { status, headers, body, text, events, crlf, cut, .. } = exchange;
         let mut recorded = Recorded { headers, json: None, text: None, events: None, crlf };
         let body = if let Some(events) = events {
-            let (sent, kept): (Vec<Bytes>, Vec<Bytes>) = events
-                .into_iter()
-                .map(|mut event| {
-                    let kept = Bytes::from(event.to_wire_with(line_end));
-                    let sent = match normalizer.fill_placeholders(&mut event.data) {
-                        true => Bytes::from(event.to_wire_with(line_end)),
-                        false => kept.clone(),
-                    };
-                    (sent, kept)
-                })
-                .unzip();
+            let mut kept = String::new();
+            let mut sent = String::new();
+            let mut filled = false;
+            for mut event in events {
+                let wire = event.to_wire_with(line_end);
+                if normalizer.fill_placeholders(&mut event.data) {
+                    filled = true;
+                    sent.push_str(&event.to_wire_with(line_end));
+                } else {
+                    sent.push_str(&wire);
+                }
+                kept.push_str(&wire);
+            }
+            let kept = Bytes::from(kept);
+            // Most replies name no directory: then the bytes sent are the bytes kept.
+            let sent = if filled { Bytes::from(sent) } else { kept.clone() };
             recorded.events = Some(kept);
-            Body::Events(Bytes::from(sent.concat()))
+            Body::Events(sent)
         } else if let Some(mut json) = body {
             let kept = Bytes::from(json.to_string());
             let sent = match normalizer.fill_placeholders(&mut json) {
