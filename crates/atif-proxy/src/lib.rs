@@ -17,7 +17,8 @@
 //! It speaks OpenAI Chat Completions (`POST /v1/chat/completions`), OpenAI Responses
 //! (`POST /v1/responses`), Anthropic Messages (`POST /v1/messages`, `/v1/messages/count_tokens`)
 //! and Gemini (`POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`),
-//! streamed and not, and answers `GET /v1/models` with the models recorded.
+//! streamed and not, and records `GET /v1/models` like any exchange: a replay answers the
+//! recorded listing as often as it is asked.
 //!
 //! The key design decision: a replay matches by content, not by position. Each request is
 //! normalised (dates, times, UUIDs, long hex ids, session and user ids, the working and home

@@ -641,8 +641,8 @@ pub(crate) fn json_reply(status: StatusCode, body: &Value) -> Response {
     response
 }
 
-/// `GET /v1/models` in a replay: the models the script's requests asked for, in a shape both
-/// OpenAI's and Anthropic's SDKs read.
+/// `GET /v1/models` in a replay of a script that recorded no listing: the models the script's
+/// requests asked for, in a shape both OpenAI's and Anthropic's SDKs read.
 fn model_list(models: &[String]) -> Value {
     let data: Vec<Value> = models
         .iter()
