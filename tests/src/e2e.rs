@@ -89,38 +89,8 @@ pub fn path_with_cache() -> OsString {
     std::env::join_paths(paths).unwrap_or(rest)
 }
 
-/// The `atif` binary the tests run: `$ATIF_BIN`, or `atif` in the target folder of the
-/// running test (built by `cargo test --workspace`, which builds every binary before running
-/// any test).
-///
-/// # Panics
-///
-/// When it does not exist, naming the command that builds it.
-pub fn atif_binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("ATIF_BIN").filter(|path| !path.is_empty()) {
-        return PathBuf::from(path);
-    }
-    let exe = std::env::current_exe().unwrap_or_default();
-    // The test runs from target/<profile>/deps/; the binaries sit one folder up.
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap_or(Path::new("."));
-    let atif = profile_dir.join(format!("atif{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        atif.exists(),
-        "no atif binary at {}: run the tests with `cargo test --workspace`, or `cargo build -p atif-cli` first",
-        atif.display()
-    );
-    atif
-}
-
-/// A finished process's status, stdout and stderr, for assertion messages.
-pub fn describe(output: &std::process::Output) -> String {
-    format!(
-        "{}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+// The one copy of these lives in atif-test-support; the end-to-end tests reach it from here.
+pub use atif_test_support::{atif_binary, describe};
 
 /// The folder of the committed end-to-end assets (`tests/e2e`: pins, Python agents).
 pub fn assets_dir() -> PathBuf {

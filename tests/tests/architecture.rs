@@ -156,6 +156,17 @@ fn only_replay_the_proxy_and_the_cli_pull_in_an_async_runtime() {
 }
 
 #[test]
+fn the_test_support_crate_is_a_dev_dependency_only() {
+    let graph = normal_dependency_graph();
+    for package in OURS {
+        let deps = closure(&graph, package);
+        assert!(!deps.contains("atif-test-support"), "{package} depends on atif-test-support");
+    }
+    let tests = closure(&graph, "tests");
+    assert!(tests.contains("atif-test-support"), "the check itself still works: {tests:?}");
+}
+
+#[test]
 fn the_workspace_forces_no_tokio_feature_on_its_members() {
     // A feature named in [workspace.dependencies] is on for every member that uses tokio, and so
     // for every library user; each member names the features it uses instead.

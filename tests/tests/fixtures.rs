@@ -115,21 +115,9 @@ fn a_run_that_no_longer_crashes_fails_against_a_crash_golden() {
     ));
 }
 
-/// The corpus folder: `$ATIF_CORPUS`, else `<workspace root>/../shared/corpus`.
-fn corpus_dir() -> PathBuf {
-    match std::env::var_os("ATIF_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpus"),
-    }
-}
-
 #[test]
 fn every_valid_corpus_trajectory_goes_through_the_protocol_in_a_temp_folder() {
-    let valid = corpus_dir().join("atif/valid");
-    if !valid.is_dir() {
-        eprintln!("skipping: corpus not found at {}", valid.display());
-        return;
-    }
+    let Some(valid) = atif_test_support::corpus("atif/valid") else { return };
     let goldens = tempfile::tempdir().unwrap();
     let mut update = Settings::new();
     update.set_mode(Some(Mode::Update));

@@ -361,7 +361,7 @@ fn the_actual_can_come_from_standard_input() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
     atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+    let mut child = Command::new(atif_test_support::atif_binary())
         .current_dir(dir.path())
         .args(["check", "golden.json", "-"])
         .env_remove("ATIF_GOLDEN")
@@ -389,7 +389,7 @@ fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intac
     }
     let children: Vec<_> = (0..32)
         .map(|idx| {
-            Command::new(env!("CARGO_BIN_EXE_atif"))
+            Command::new(atif_test_support::atif_binary())
                 .current_dir(dir.path())
                 .args([
                     "check",

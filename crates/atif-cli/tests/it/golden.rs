@@ -176,7 +176,10 @@ fn pending_lists_temp_files_of_dead_writers_and_clean_removes_only_those() {
 fn update_runs_the_given_test_command_in_update_mode_and_sums_it_up() {
     let dir = project();
     // Any test runner: here a shell re-recording one golden through `atif check`.
-    let script = format!("{} check tests/golden/one.json two.json", env!("CARGO_BIN_EXE_atif"));
+    let script = format!(
+        "{} check tests/golden/one.json two.json",
+        atif_test_support::atif_binary().display()
+    );
     let output = atif_golden(dir.path(), &["update", "--", "sh", "-c", &script]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = stdout(&output);

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::{atif_command, run_with_closed_stdout, run_with_stdin, stderr};
 
 fn fixture(rel: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../atif-import/tests/fixtures").join(rel)
+    atif_test_support::workspace_path("crates/atif-import/tests/fixtures").join(rel)
 }
 
 fn atif(args: &[&str], stdin: Option<&[u8]>) -> Output {
@@ -150,15 +150,7 @@ fn a_truncated_log_imports_with_a_warning_and_is_marked_crashed() {
 
 #[test]
 fn every_claude_code_and_codex_sample_of_the_corpus_imports_in_strict_mode() {
-    let root = match std::env::var_os("ATIF_CORPUS") {
-        Some(root) => PathBuf::from(root),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-    };
-    let logs = root.join("logs");
-    if !logs.is_dir() {
-        eprintln!("skipping: corpus not found at {}", logs.display());
-        return;
-    }
+    let Some(logs) = atif_test_support::corpus("logs") else { return };
     let mut n_samples = 0;
     for dir in std::fs::read_dir(&logs).unwrap().flatten() {
         let name = dir.file_name().to_string_lossy().into_owned();

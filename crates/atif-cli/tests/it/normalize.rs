@@ -73,7 +73,7 @@ fn normalize_prints_the_canonical_text_of_the_normalised_trajectory() {
 
 #[test]
 fn normalize_reads_standard_input_for_a_dash() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_atif"))
+    let mut child = Command::new(atif_test_support::atif_binary())
         .args(["normalize", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -393,7 +393,7 @@ fn the_diff_example_in_the_normalisation_guide_is_real_output() {
         guide.find(command).expect("the example is in docs/normalization.md") + command.len();
     let shown = &guide[start..start + guide[start..].find("```").unwrap()];
 
-    let output = Command::new(env!("CARGO_BIN_EXE_atif"))
+    let output = Command::new(atif_test_support::atif_binary())
         .args(["diff", "examples/calculator-run.json", "examples/calculator-regressed.json"])
         .current_dir(&root)
         .output()

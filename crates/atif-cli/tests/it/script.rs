@@ -75,7 +75,7 @@ fn show_prints_the_model_the_calls_their_tool_calls_and_usage() {
 fn show_reads_standard_input() {
     let dir = tempfile::tempdir().unwrap();
     let path = write_sample(dir.path());
-    let output = Command::new(env!("CARGO_BIN_EXE_atif"))
+    let output = Command::new(atif_test_support::atif_binary())
         .args(["script", "show", "-"])
         .stdin(std::fs::File::open(&path).unwrap())
         .output()

@@ -346,7 +346,7 @@ fn the_example_in_docs_validation_md_is_real_output() {
         ]
     });
     std::fs::write(dir.path().join("run.json"), doc_bytes(&document)).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_atif"))
+    let output = Command::new(atif_test_support::atif_binary())
         .args(["validate", "run.json"])
         .current_dir(dir.path())
         .output()
@@ -381,7 +381,7 @@ fn the_command_examples_in_docs_validation_md_are_real_output() {
     });
     std::fs::write(dir.path().join("old.json"), doc_bytes(&old)).unwrap();
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_atif"))
+        Command::new(atif_test_support::atif_binary())
             .args(args)
             .current_dir(dir.path())
             .output()

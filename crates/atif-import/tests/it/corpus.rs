@@ -30,17 +30,7 @@ struct Expected {
 }
 
 fn corpus_logs() -> Option<PathBuf> {
-    let root = match std::env::var_os("ATIF_CORPUS") {
-        Some(root) => PathBuf::from(root),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-    };
-    let logs = root.join("logs");
-    if logs.is_dir() {
-        Some(logs)
-    } else {
-        eprintln!("skipping: corpus not found at {}", logs.display());
-        None
-    }
+    atif_test_support::corpus("logs")
 }
 
 const ALL_SHELL_16: &[&str] = &["shell"; 16];

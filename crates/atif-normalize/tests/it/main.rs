@@ -47,17 +47,7 @@ fn normalized(doc: &Value) -> Value {
 
 /// The ATIF corpus folder, or `None` after printing a skip notice.
 fn corpus_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("ATIF_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-    };
-    let atif = dir.join("atif");
-    if atif.is_dir() {
-        Some(atif)
-    } else {
-        eprintln!("skipping: corpus not found at {}", atif.display());
-        None
-    }
+    atif_test_support::corpus("atif")
 }
 
 /// The JSON files of one corpus subfolder (`valid` or `invalid`), sorted.

@@ -246,14 +246,7 @@ async fn a_user_pattern_matching_hex_digits_leaves_the_fingerprints_readable() {
 /// Every file of the shared corpus (real trajectories and coding-agent logs), or `None` after a
 /// skip notice.
 fn corpus_files() -> Option<Vec<std::path::PathBuf>> {
-    let root = match std::env::var_os("ATIF_CORPUS") {
-        Some(dir) => std::path::PathBuf::from(dir),
-        None => std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-    };
-    if !root.is_dir() {
-        eprintln!("skipping: corpus not found at {}", root.display());
-        return None;
-    }
+    let root = atif_test_support::corpus("")?;
     let mut files = Vec::new();
     let mut dirs = vec![root];
     while let Some(dir) = dirs.pop() {

@@ -16,19 +16,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The public ATIF corpus folder (`$ATIF_CORPUS`, else `<workspace>/../shared/corpus`), or
-/// `None` after printing a skip notice when it is absent.
+/// The ATIF trajectories of the shared corpus (its `atif` folder), or `None` after a skip
+/// notice.
 pub(crate) fn corpus_dir() -> Option<PathBuf> {
-    let dir = match std::env::var_os("ATIF_CORPUS") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
-    };
-    if dir.join("atif").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: corpus not found at {}", dir.display());
-        None
-    }
+    atif_test_support::corpus("atif")
 }
 
 /// Every `*.json` file in `dir`, sorted, with its parsed value.
@@ -51,7 +42,7 @@ pub(crate) fn json_files(dir: &Path) -> Vec<(PathBuf, Value)> {
 
 /// The valid corpus files, or nothing (after a skip notice) without the corpus.
 pub(crate) fn valid_corpus() -> Vec<(PathBuf, Value)> {
-    corpus_dir().map(|dir| json_files(&dir.join("atif/valid"))).unwrap_or_default()
+    corpus_dir().map(|dir| json_files(&dir.join("valid"))).unwrap_or_default()
 }
 
 /// Our own valid fixtures, in `tests/fixtures/valid/`.

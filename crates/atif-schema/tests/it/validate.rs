@@ -1317,7 +1317,7 @@ fn the_typed_model_fixtures_are_valid_in_both_profiles() {
 fn every_valid_corpus_file_is_valid_in_both_profiles() {
     let Some(corpus) = crate::corpus_dir() else { return };
     let mut n_files = 0;
-    for entry in std::fs::read_dir(corpus.join("atif/valid")).unwrap() {
+    for entry in std::fs::read_dir(corpus.join("valid")).unwrap() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         for options in [strict(), harbor()] {
@@ -1339,7 +1339,7 @@ fn every_valid_corpus_file_is_valid_in_both_profiles() {
 #[test]
 fn every_invalid_corpus_file_fails_naming_the_real_problem() {
     let Some(corpus) = crate::corpus_dir() else { return };
-    let dir = corpus.join("atif/invalid");
+    let dir = corpus.join("invalid");
     let read = |suffix: &str| {
         let entry = std::fs::read_dir(&dir)
             .unwrap()

@@ -1,0 +1,164 @@
+//! What the workspace's tests share, in one place: where the shared corpus and the workspace's
+//! files are, and how to run the real `atif` binary.
+//!
+//! A dev-dependency only (`publish = false`; `tests/tests/architecture.rs` checks that no
+//! published crate depends on it otherwise). Its helpers panic with a message naming what is
+//! missing, as a broken test setup should.
+//!
+//! - [`corpus`] finds a folder of the shared corpus of real trajectories and agent logs
+//!   (`$ATIF_CORPUS`, else `../shared/corpus` beside the checkout), or prints the skip notice
+//!   and returns `None`, so a test without it passes with a notice.
+//! - [`workspace_root`] and [`workspace_path`] locate committed fixtures from any crate.
+//! - [`atif_binary`], [`atif_command`], [`run_with_stdin`], [`stdout`], [`stderr`],
+//!   [`describe`] run the real binary the way the CLI tests do.
+//! - [`dead_pid`] is a process id that no longer runs, for temporary files of killed writers.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let Some(logs) = atif_test_support::corpus("logs") else { return Ok(()) };
+//! let output = atif_test_support::atif_command(&["import", "--help"]).output()?;
+//! assert!(output.status.success(), "{}", atif_test_support::describe(&output));
+//! # let _ = logs;
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![allow(clippy::print_stderr, reason = "a skip notice goes to the test's standard error")]
+#![allow(clippy::expect_used, reason = "a broken test setup panics with the reason")]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// The environment variable naming the shared corpus folder.
+pub const CORPUS_ENV: &str = "ATIF_CORPUS";
+
+/// The workspace's root folder (the one holding the root `Cargo.toml`).
+pub fn workspace_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // This crate lives at crates/atif-test-support.
+    manifest.ancestors().nth(2).unwrap_or(manifest).to_path_buf()
+}
+
+/// `relative` under the workspace root: `workspace_path("tests/fixtures/crash.json")`.
+pub fn workspace_path(relative: &str) -> PathBuf {
+    workspace_root().join(relative)
+}
+
+/// The folder `sub` of the shared corpus (`""` for the corpus itself), from `$ATIF_CORPUS`,
+/// else `../shared/corpus` beside the workspace; or `None` after printing a skip notice naming
+/// where it was looked for, when that folder does not exist.
+pub fn corpus(sub: &str) -> Option<PathBuf> {
+    let root = match std::env::var_os(CORPUS_ENV) {
+        Some(dir) => PathBuf::from(dir),
+        None => workspace_root().join("../shared/corpus"),
+    };
+    let dir = if sub.is_empty() { root } else { root.join(sub) };
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    eprintln!("skipping: corpus not found at {} (set {CORPUS_ENV})", dir.display());
+    None
+}
+
+/// The `atif` binary: `$ATIF_BIN` when set, else the one cargo built beside the running test
+/// (tests run from `target/<profile>/deps/`, binaries sit one folder up).
+///
+/// # Panics
+/// When it does not exist, naming the command that builds it.
+pub fn atif_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("ATIF_BIN").filter(|path| !path.is_empty()) {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap_or(Path::new("."));
+    let atif = profile_dir.join(format!("atif{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        atif.exists(),
+        "no atif binary at {}: run the tests with `cargo test --workspace`, or `cargo build -p atif-cli` first",
+        atif.display()
+    );
+    atif
+}
+
+/// The real `atif` binary with `args`, and none of the variables that change what it writes
+/// (`ATIF_GOLDEN`, `ATIF_GOLDEN_REPORT`, `CI`) inherited from the environment the tests run in,
+/// so that `atif golden update` or a CI runner cannot change a test's outcome.
+pub fn atif_command(args: &[&str]) -> Command {
+    let mut command = Command::new(atif_binary());
+    command.args(args).env_remove("ATIF_GOLDEN").env_remove("ATIF_GOLDEN_REPORT").env_remove("CI");
+    command
+}
+
+/// Runs `command` with `stdin` on its standard input and collects what it printed.
+///
+/// # Panics
+/// When the command cannot be started.
+pub fn run_with_stdin(mut command: Command, stdin: &[u8]) -> Output {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the command starts");
+    // A command that fails on its arguments may exit before reading: ignore a broken pipe.
+    if let Some(mut input) = child.stdin.take() {
+        let _ = input.write_all(stdin);
+    }
+    child.wait_with_output().expect("the command's output can be collected")
+}
+
+/// What the command printed on standard output.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// What the command printed on standard error.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A finished process's status, standard output and standard error, for assertion messages.
+pub fn describe(output: &Output) -> String {
+    format!("{}\nstdout:\n{}\nstderr:\n{}", output.status, stdout(output), stderr(output))
+}
+
+/// The id of a process that has exited and been reaped: what a temporary file left by a killed
+/// writer carries in its name.
+///
+/// # Panics
+/// When `true` cannot be run.
+pub fn dead_pid() -> u32 {
+    let mut child = Command::new("true").spawn().expect("`true` runs");
+    let pid = child.id();
+    child.wait().expect("`true` exits");
+    pid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_root_holds_the_root_manifest_and_this_crate() {
+        let root = workspace_root();
+        assert!(root.join("Cargo.toml").is_file(), "{}", root.display());
+        assert!(workspace_path("crates/atif-test-support/src/lib.rs").is_file());
+    }
+
+    #[test]
+    fn a_dead_pid_names_no_running_process() {
+        let pid = dead_pid();
+        assert_ne!(pid, std::process::id());
+        if Path::new("/proc/self").exists() {
+            assert!(!Path::new("/proc").join(pid.to_string()).exists(), "{pid} still runs");
+        }
+    }
+
+    #[test]
+    fn a_missing_corpus_folder_is_none() {
+        assert_eq!(corpus("no/such/folder/in/any/corpus"), None);
+    }
+}
