@@ -62,6 +62,9 @@ pub struct Tally {
 }
 
 /// Every pending file under `dir` whose path relative to `dir` contains `filter`, sorted.
+/// A filter that is exactly a golden's file name or its path relative to `dir` (or the pending
+/// file's) selects only the goldens it names exactly: `one.json` does not also pick
+/// `another_one.json`, so the command a failure suggests acts on that golden alone.
 ///
 /// The walk skips `target/`, `node_modules/` and hidden folders; a pending file is any
 /// `*.json.new` file, so goldens kept in any folder are found.
@@ -76,6 +79,17 @@ pub fn find_pending(dir: &Path, filter: Option<&str>) -> Result<Vec<Pending>> {
         }
         if let Some(golden) = file::golden_for_pending(&pending) {
             found.push(Pending { golden, pending });
+        }
+    }
+    if let Some(filter) = filter {
+        let names_exactly = |item: &Pending| {
+            [&item.golden, &item.pending].into_iter().any(|path| {
+                relative(dir, path) == Path::new(filter)
+                    || path.file_name().is_some_and(|name| name == filter)
+            })
+        };
+        if found.iter().any(names_exactly) {
+            found.retain(names_exactly);
         }
     }
     Ok(found)

@@ -116,6 +116,29 @@ fn the_commands_review_suggests_keep_its_filter_and_folder() {
 }
 
 #[test]
+fn the_command_a_failure_suggests_accepts_that_golden_and_no_other() {
+    let dir = project();
+    let check = |golden: &str| {
+        atif_command(&["check", golden, "two.json"]).current_dir(dir.path()).output().unwrap()
+    };
+    assert_eq!(check("tests/golden/another_one.json").status.code(), Some(1));
+    let output = check("tests/golden/one.json");
+    let text = stdout(&output);
+    let suggested = text
+        .lines()
+        .find_map(|line| line.strip_prefix("review it: "))
+        .and_then(|line| line.split(", or accept it: ").nth(1))
+        .unwrap_or_else(|| panic!("no accept command in {text}"));
+    assert_eq!(suggested, "atif golden accept one.json");
+    let words: Vec<&str> = suggested.split(' ').skip(2).collect();
+    let accepted = atif_golden(dir.path(), &words);
+    assert_eq!(stdout(&accepted), "accepted tests/golden/one.json\n", "{}", stderr(&accepted));
+    assert!(dir.path().join("tests/golden/another_one.json.new").exists(), "not accepted too");
+    let substring = atif_golden(dir.path(), &["pending", "one"]);
+    assert!(stdout(&substring).contains("another_one.json"), "a partial filter still matches");
+}
+
+#[test]
 fn a_pending_file_that_is_not_a_trajectory_is_refused_with_exit_1_and_never_accepted() {
     let dir = project();
     let golden = dir.path().join("tests/golden/one.json");
