@@ -143,8 +143,8 @@ pub struct AgentRun {
 }
 
 impl Sandbox {
-    /// Creates `root/cwd` and `root/home` and writes the agent's configuration files for a model
-    /// server at `base_url`.
+    /// Creates `root/cwd`, `root/home` and `root/tmp` and writes the agent's configuration files
+    /// for a model server at `base_url`.
     ///
     /// OpenCode's config folder also gets the packages OpenCode would otherwise install there
     /// from npm's registry on every start: `package.json` and `package-lock.json` copied from
@@ -159,6 +159,7 @@ impl Sandbox {
         let home = root.join("home");
         std::fs::create_dir_all(&cwd)?;
         std::fs::create_dir_all(&home)?;
+        std::fs::create_dir_all(root.join("tmp"))?;
         let sandbox = Sandbox { agent, root: root.to_path_buf(), cwd, home, base_url };
         for (path, text) in sandbox.config_files() {
             let path = sandbox.home.join(path);
@@ -277,8 +278,9 @@ impl Sandbox {
     }
 
     /// The whole environment of a run (meant for `env_clear`): `PATH` with the cache's CLIs,
-    /// `HOME`, a plain terminal, dummy API keys, the agent's base-URL variables, and npm's
-    /// registry on the model server ([`NPM_REGISTRY_PATH`]).
+    /// `HOME`, a plain terminal, dummy API keys, the agent's base-URL variables, npm's
+    /// registry on the model server ([`NPM_REGISTRY_PATH`]), and for OpenCode `TMPDIR` in the
+    /// sandbox.
     pub fn env(&self) -> Vec<(OsString, OsString)> {
         let url = &self.base_url;
         let mut env: Vec<(&str, String)> = vec![
@@ -301,6 +303,9 @@ impl Sandbox {
                 ("GEMINI_API_KEY", "atif-fake-key".to_owned()),
             ]),
             Agent::OpenCode => env.extend([
+                // Each OpenCode process leaves a 5 MB native library it unpacked in the
+                // temporary folder; this one goes with the sandbox.
+                ("TMPDIR", self.root.join("tmp").display().to_string()),
                 ("OPENCODE_DISABLE_MODELS_FETCH", "1".to_owned()),
                 ("OPENCODE_DISABLE_AUTOUPDATE", "1".to_owned()),
                 ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".to_owned()),

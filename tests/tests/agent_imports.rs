@@ -2,7 +2,8 @@
 //! machine: each agent runs the same tool loop twice against the fake provider, in two working
 //! directories under two HOMEs, and for its standard output and its session file(s) (OpenCode:
 //! `opencode export`), the import validates in both profiles, its Shape lists the shell call,
-//! and the two runs normalise to the same bytes with the agent's preset.
+//! and the two runs normalise to the same bytes with the agent's preset. `atif import --latest`
+//! with the run's HOME finds the session file the test imports by path.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not installed the CLIs; required
 //! under `ATIF_E2E_REQUIRED=1` (`.ci/run`). The logs of such runs are committed as fixtures in
@@ -11,6 +12,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::Command;
 
 use atif_fake_provider::{Config, FakeProvider};
 use atif_import::{ImportOptions, import};
@@ -18,6 +21,7 @@ use atif_normalize::{normalize, preset, shape, to_canonical_string};
 use atif_schema::{Profile, ValidateOptions, validate};
 use serde_json::Value;
 use tests::agents::{Agent, Sandbox, asks_npm_registry};
+use tests::e2e;
 
 /// One run's logs: a name for messages (`stdout`, a session file name) and the bytes.
 fn run_logs(
@@ -48,6 +52,7 @@ fn run_logs(
         for file in &run.session_files {
             logs.push((file.display().to_string(), std::fs::read(file).unwrap()));
         }
+        check_latest(&sandbox, &run.session_files);
     }
     // The sandbox names the fake provider as npm's registry: OpenCode must find its config
     // packages in place instead of installing them, in `run` and in `export`.
@@ -59,6 +64,34 @@ fn run_logs(
         .collect();
     assert!(registry.is_empty(), "{}: asked npm's registry for {registry:?}", agent.name());
     logs
+}
+
+/// `atif import --latest AGENT --cwd DIR`, with the sandbox's HOME, names one of the session
+/// files the run wrote (the only one, when there is one) and imports it.
+fn check_latest(sandbox: &Sandbox, session_files: &[PathBuf]) {
+    let agent = sandbox.agent().name();
+    let output = Command::new(e2e::atif_binary())
+        .args(["import", "--latest", agent, "--cwd"])
+        .arg(sandbox.cwd())
+        .env("HOME", sandbox.home())
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{agent} --latest: {}", e2e::describe(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let prefix = format!("atif import: newest {agent} session: ");
+    let named = stderr.lines().find_map(|line| line.strip_prefix(&prefix));
+    let Some(named) = named.map(PathBuf::from) else {
+        panic!("{agent} --latest names no file: {}", e2e::describe(&output));
+    };
+    assert!(session_files.contains(&named), "{agent} --latest: {named:?} not in {session_files:?}");
+    if let [only] = session_files {
+        assert_eq!(&named, only, "{agent} --latest");
+    }
+    let imported: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let steps = imported["steps"].as_array().map_or(0, Vec::len);
+    assert!(steps > 0, "{agent} --latest imported no steps: {}", e2e::describe(&output));
 }
 
 fn check(agent: Agent) {
