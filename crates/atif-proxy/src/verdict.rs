@@ -74,6 +74,16 @@ impl Verdict {
 
     /// One paragraph saying whether the run was exact and, if not, every reason.
     pub fn summary(&self) -> String {
+        self.summary_with(false)
+    }
+
+    /// [`summary`](Verdict::summary) for a run whose agent failed or was killed: exchanges it
+    /// never requested are then blamed on that failure, not on fewer model calls.
+    pub fn summary_after_failed_run(&self) -> String {
+        self.summary_with(true)
+    }
+
+    fn summary_with(&self, run_failed: bool) -> String {
         let mode = match self.mode {
             Mode::Record => "recording",
             Mode::Replay => "replay",
@@ -99,10 +109,17 @@ impl Verdict {
                     format!("#{} {} {}{model}", unused.number, unused.method, unused.path)
                 })
                 .collect();
+            let cause = if run_failed {
+                "The agent's run failed before requesting them: that failure is the one to fix"
+            } else if !self.errors.is_empty() {
+                "The replay already failed above, so the agent stopped asking: that failure is \
+                 the one to fix"
+            } else {
+                "The agent is making fewer model calls than when it was recorded: that is the \
+                 regression; re-record if intended"
+            };
             text.push_str(&format!(
-                "\n- {} of the {} recorded exchanges were never requested: {}. The agent is \
-                 making fewer model calls than when it was recorded: that is the regression; \
-                 re-record if intended",
+                "\n- {} of the {} recorded exchanges were never requested: {}. {cause}",
                 self.unused_exchanges.len(),
                 self.exchanges_recorded,
                 names.join(", ")

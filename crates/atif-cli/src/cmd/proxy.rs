@@ -235,7 +235,7 @@ fn run_around(
                 writeln!(out, "atif {mode}: `{program}` {how}; the script was not saved")
             }),
             _ => output::error(|out| {
-                writeln!(out, "atif {mode}: `{program}` {how}; {}", verdict.summary())
+                writeln!(out, "atif {mode}: `{program}` {how}; {}", verdict.summary_after_failed_run())
             }),
         };
         let code = status.code().or_else(|| signal_of(&status).map(|signal| 128 + signal));

@@ -468,3 +468,45 @@ fn script_show_lists_each_exchange_with_its_model_tool_calls_and_tokens() {
          exchange 3: POST /v1beta/models/gemini-x:generateContent (gemini-x); status 429\n"
     );
 }
+
+#[test]
+fn a_replay_whose_command_fails_blames_the_failure_not_fewer_model_calls() {
+    if !has_curl() {
+        return;
+    }
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("one.script.json");
+    let script = script.to_str().unwrap();
+    let recorded = run_in(
+        dir.path(),
+        &[
+            "record",
+            "--script",
+            script,
+            "--upstream",
+            provider.url(),
+            "--",
+            "sh",
+            "-c",
+            &agent("hi"),
+        ],
+    );
+    assert_eq!(recorded.status.code(), Some(0), "{}", stderr(&recorded));
+
+    // The agent dies before its model call: the unused exchange is the failure's doing.
+    let replayed = run_in(dir.path(), &["replay", "--script", script, "--", "sh", "-c", "exit 3"]);
+    assert_eq!(replayed.status.code(), Some(3), "{}", stderr(&replayed));
+    let text = stderr(&replayed);
+    assert!(
+        text.starts_with("atif replay: `sh` exited with status 3; replay not exact:\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(
+            "The agent's run failed before requesting them: that failure is the one to fix\n"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("fewer model calls"), "{text}");
+}

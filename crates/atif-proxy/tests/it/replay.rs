@@ -123,8 +123,8 @@ async fn a_changed_request_fails_with_a_diff_against_the_next_unused_exchange() 
     assert!(
         err.ends_with(
             "- 2 of the 2 recorded exchanges were never requested: #1 POST /v1/chat/completions \
-             (gpt-test), #2 POST /v1/chat/completions (gpt-test). The agent is making fewer model \
-             calls than when it was recorded: that is the regression; re-record if intended"
+             (gpt-test), #2 POST /v1/chat/completions (gpt-test). The replay already failed above, \
+             so the agent stopped asking: that failure is the one to fix"
         ),
         "{err}"
     );
@@ -154,6 +154,15 @@ async fn exchanges_never_requested_fail_the_finish_naming_them() {
     let mid_run = proxy.verdict();
     assert!(!mid_run.ok);
     assert_eq!(mid_run.unused_exchanges.len(), 1);
+    // Had the agent's run failed, the failure would be blamed, not fewer model calls.
+    assert!(
+        mid_run.summary_after_failed_run().ends_with(
+            "#2 POST /v1/chat/completions (gpt-test). The agent's run failed before requesting \
+             them: that failure is the one to fix"
+        ),
+        "{}",
+        mid_run.summary_after_failed_run()
+    );
     let err = proxy.finish().await.unwrap_err();
     assert_eq!(
         err.to_string(),
