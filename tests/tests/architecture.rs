@@ -167,6 +167,24 @@ fn the_test_support_crate_is_a_dev_dependency_only() {
 }
 
 #[test]
+fn the_fuzz_crates_lock_file_is_current() {
+    // fuzz/ is outside the workspace, and `cargo xtask fuzz` builds it with --locked: a library
+    // that gains a dependency must update fuzz/Cargo.lock too, or the fuzz step of .ci/run fails.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--locked", "--manifest-path"])
+        .arg(workspace_root().join("fuzz/Cargo.toml"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        output.status.success(),
+        "fuzz/Cargo.lock is out of date; update it (only the entries that changed) with:\n  \
+         cargo metadata --format-version 1 --manifest-path fuzz/Cargo.toml > /dev/null\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
 fn the_workspace_forces_no_tokio_feature_on_its_members() {
     // A feature named in [workspace.dependencies] is on for every member that uses tokio, and so
     // for every library user; each member names the features it uses instead.

@@ -185,7 +185,12 @@ fn build(root: &Path, host: &str, target_dir: &Path) -> anyhow::Result<()> {
         .status()
         .context("cannot run cargo build for fuzz/")?;
     if !status.success() {
-        bail!("building the fuzz targets failed ({status})");
+        bail!(
+            "building the fuzz targets failed ({status}); if cargo said the lock file needs an \
+             update (a library gained a dependency), run \
+             `cargo metadata --format-version 1 --manifest-path fuzz/Cargo.toml > /dev/null` and \
+             commit fuzz/Cargo.lock"
+        );
     }
     Ok(())
 }
