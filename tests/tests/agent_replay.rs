@@ -55,21 +55,44 @@ impl Recording {
 
     /// Replays `script` in a fresh sandbox named `name`, with `prompt`.
     fn replay(&self, name: &str, script: &Path, prompt: &str) -> (Sandbox, AgentRun) {
+        run_on_free_port(self.agent, &self.dir.path().join(name), |sandbox, port| {
+            let mut argv: Vec<OsString> =
+                vec![e2e::atif_binary().into(), "replay".into(), "--script".into(), script.into()];
+            argv.extend([
+                "--listen".into(),
+                format!("127.0.0.1:{port}").into(),
+                "--trajectory".into(),
+            ]);
+            argv.push(sandbox.cwd().parent().unwrap().join("trajectory.json").into());
+            argv.push("--".into());
+            argv.extend(sandbox.argv(&self.program, prompt));
+            argv
+        })
+    }
+}
+
+/// Runs the `atif` command line `argv` builds for a sandbox at `root` and a port, with the
+/// sandbox configured for that port.
+///
+/// The port is found free and released before `atif` binds it, so another process may take
+/// it in between; `atif` then says `cannot listen on 127.0.0.1:PORT` before it starts the
+/// agent, and the run is tried again on another port, three times at most. Any other outcome
+/// is returned as it is.
+fn run_on_free_port(
+    agent: Agent,
+    root: &Path,
+    argv: impl Fn(&Sandbox, u16) -> Vec<OsString>,
+) -> (Sandbox, AgentRun) {
+    let mut tries = 0;
+    loop {
         let port = free_port();
-        let sandbox = Sandbox::new(
-            self.agent,
-            &self.dir.path().join(name),
-            &format!("http://127.0.0.1:{port}"),
-        )
-        .unwrap();
-        let mut argv: Vec<OsString> =
-            vec![e2e::atif_binary().into(), "replay".into(), "--script".into(), script.into()];
-        argv.extend(["--listen".into(), format!("127.0.0.1:{port}").into(), "--trajectory".into()]);
-        argv.push(sandbox.cwd().parent().unwrap().join("trajectory.json").into());
-        argv.push("--".into());
-        argv.extend(sandbox.argv(&self.program, prompt));
-        let run = sandbox.run(sandbox.command_for(&argv)).unwrap();
-        (sandbox, run)
+        let sandbox = Sandbox::new(agent, root, &format!("http://127.0.0.1:{port}")).unwrap();
+        let run = sandbox.run(sandbox.command_for(&argv(&sandbox, port))).unwrap();
+        tries += 1;
+        let taken = run.stderr.contains(&format!("cannot listen on 127.0.0.1:{port}"));
+        if !taken || tries == 3 {
+            return (sandbox, run);
+        }
     }
 }
 
@@ -77,27 +100,25 @@ fn record(agent: Agent) -> Option<Recording> {
     let program = agent.program()?;
     let provider = FakeProvider::start(Config::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let sandbox =
-        Sandbox::new(agent, &dir.path().join("record"), &format!("http://127.0.0.1:{port}"))
-            .unwrap();
-    let mut argv: Vec<OsString> =
-        vec![e2e::atif_binary().into(), "record".into(), "--script".into()];
-    argv.push(dir.path().join("agent.script.json").into());
-    argv.extend([
-        "--upstream".into(),
-        provider.url().into(),
-        "--listen".into(),
-        format!("127.0.0.1:{port}").into(),
-    ]);
-    for mask in masks(agent) {
-        argv.extend(["--mask".into(), OsString::from(mask)]);
-    }
-    argv.push("--trajectory".into());
-    argv.push(dir.path().join("record").join("trajectory.json").into());
-    argv.push("--".into());
-    argv.extend(sandbox.argv(&program, PROMPT));
-    let live = sandbox.run(sandbox.command_for(&argv)).unwrap();
+    let (sandbox, live) = run_on_free_port(agent, &dir.path().join("record"), |sandbox, port| {
+        let mut argv: Vec<OsString> =
+            vec![e2e::atif_binary().into(), "record".into(), "--script".into()];
+        argv.push(dir.path().join("agent.script.json").into());
+        argv.extend([
+            "--upstream".into(),
+            provider.url().into(),
+            "--listen".into(),
+            format!("127.0.0.1:{port}").into(),
+        ]);
+        for mask in masks(agent) {
+            argv.extend(["--mask".into(), OsString::from(mask)]);
+        }
+        argv.push("--trajectory".into());
+        argv.push(dir.path().join("record").join("trajectory.json").into());
+        argv.push("--".into());
+        argv.extend(sandbox.argv(&program, PROMPT));
+        argv
+    });
     assert!(live.status.success(), "record: {}", describe(&live));
     assert!(
         tool_result(agent, &live.stdout).is_some(),
