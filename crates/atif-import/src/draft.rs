@@ -333,7 +333,8 @@ impl Step {
             Source::User => atif_schema::StepSource::User,
             Source::Agent => atif_schema::StepSource::Agent,
         };
-        let reasoning: Vec<String> = self.reasoning.into_iter().filter(|r| !r.is_empty()).collect();
+        let mut reasoning: Vec<String> =
+            self.reasoning.into_iter().filter(|r| !r.is_empty()).collect();
         let reasoning_effort = match self.reasoning_effort {
             Some(Value::String(text)) => Some(atif_schema::ReasoningEffort::Text(text)),
             Some(Value::Number(number)) => Some(atif_schema::ReasoningEffort::Number(number)),
@@ -365,8 +366,12 @@ impl Step {
             model_name: self.model_name.filter(|_| is_agent),
             reasoning_effort: reasoning_effort.filter(|_| is_agent),
             message: message(self.parts, "\n\n"),
-            reasoning_content: (is_agent && calls_model && !reasoning.is_empty())
-                .then(|| reasoning.join("\n\n")),
+            reasoning_content: (is_agent && calls_model && !reasoning.is_empty()).then(|| {
+                match reasoning.as_mut_slice() {
+                    [only] => std::mem::take(only),
+                    _ => reasoning.join("\n\n"),
+                }
+            }),
             tool_calls: (is_agent && !tool_calls.is_empty()).then_some(tool_calls),
             observation: (!results.is_empty()).then_some(atif_schema::Observation { results }),
             metrics: metrics.filter(|_| is_agent && calls_model),
@@ -400,7 +405,11 @@ impl ObsResult {
 
 /// A message or result content: text when it is all text (joined by `separator`), else a list
 /// of content parts.
-fn message(parts: Vec<Part>, separator: &str) -> atif_schema::Message {
+fn message(mut parts: Vec<Part>, separator: &str) -> atif_schema::Message {
+    // One text part (most messages and tool outputs) is moved, not copied by a join.
+    if let [Part::Text(text)] = parts.as_mut_slice() {
+        return atif_schema::Message::Text(std::mem::take(text));
+    }
     if parts.iter().all(|p| matches!(p, Part::Text(_))) {
         let texts: Vec<String> = parts
             .into_iter()

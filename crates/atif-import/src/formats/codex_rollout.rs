@@ -137,9 +137,9 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         }
         let mut payload = value.get_mut("payload").map(Value::take).unwrap_or(Value::Null);
         let payload = &mut payload;
-        let record_type = value.get("type").and_then(Value::as_str).unwrap_or("").to_owned();
+        let record_type = value.get("type").and_then(Value::as_str).unwrap_or("");
         let timestamp = value.get("timestamp");
-        match record_type.as_str() {
+        match record_type {
             "session_meta" => state.session_meta(line, payload, ctx),
             "turn_context" => {
                 if let Some(model) = payload.get("model").and_then(Value::as_str) {
@@ -163,7 +163,7 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
                 );
                 state.trajectory.push(step);
             }
-            "world_state" | "inter_agent_communication_metadata" => ctx.ignore(&record_type),
+            "world_state" | "inter_agent_communication_metadata" => ctx.ignore(record_type),
             "token_usage_record" => {
                 // One model response's usage, which the `token_count` event after it repeats.
                 if let Some(usage) = payload.get("usage").filter(|u| u.is_object()) {
@@ -188,7 +188,10 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
     };
     trajectory.final_metrics = Some(match last_total.or(state.usage_records) {
         Some(total) => {
-            let metrics = usage_metrics(&total);
+            let metrics = usage_metrics(match &total {
+                Value::Object(map) => map.clone(),
+                _ => Map::new(),
+            });
             if (metrics.prompt, metrics.completion, metrics.cached)
                 != (sums.prompt, sums.completion, sums.cached)
             {
@@ -274,17 +277,13 @@ fn is_output_item(payload: &Value) -> bool {
 
 /// OpenAI usage as ATIF metrics: `input_tokens` already holds cached tokens, `output_tokens`
 /// already holds reasoning tokens.
-fn usage_metrics(usage: &Value) -> Metrics {
+fn usage_metrics(usage: Map<String, Value>) -> Metrics {
     let field = |key: &str| usage.get(key).and_then(Value::as_u64);
-    let extra = match usage {
-        Value::Object(map) => map.clone(),
-        _ => Map::new(),
-    };
     Metrics {
         prompt: field("input_tokens"),
         completion: field("output_tokens"),
         cached: field("cached_input_tokens"),
-        extra,
+        extra: usage,
     }
 }
 
@@ -423,14 +422,18 @@ impl State {
     fn event(
         &mut self,
         line: usize,
-        payload: &Value,
+        payload: &mut Value,
         timestamp: Option<&Value>,
         ctx: &mut Context,
     ) -> Result<()> {
+        if payload.get("type").and_then(Value::as_str) == Some("token_count") {
+            self.token_count(line, payload, ctx);
+            return Ok(());
+        }
+        let payload = &*payload;
         let event_type = payload.get("type").and_then(Value::as_str).unwrap_or("");
         let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
         match event_type {
-            "token_count" => self.token_count(line, payload, ctx),
             "turn_aborted" => {
                 self.open_call = None;
                 let reason = text("reason");
@@ -474,12 +477,16 @@ impl State {
         Ok(())
     }
 
-    fn token_count(&mut self, line: usize, payload: &Value, ctx: &mut Context) {
-        let Some(usage) = last_usage(payload) else {
-            ctx.ignore("event_msg/token_count (no usage)");
-            return;
+    fn token_count(&mut self, line: usize, payload: &mut Value, ctx: &mut Context) {
+        // Taken, not cloned: the payload is dropped after this.
+        let usage = match payload.pointer_mut("/info/last_token_usage").map(Value::take) {
+            Some(Value::Object(usage)) => usage,
+            _ => {
+                ctx.ignore("event_msg/token_count (no usage)");
+                return;
+            }
         };
-        let total = payload.get("info").and_then(|i| i.get("total_token_usage")).cloned();
+        let total = payload.pointer_mut("/info/total_token_usage").map(Value::take);
         if total.is_some() && total == self.last_total {
             ctx.ignore("event_msg/token_count (repeated totals)");
             return;
