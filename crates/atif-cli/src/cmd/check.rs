@@ -51,9 +51,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .set_token_tolerance(args.compare.token_tolerance)
         .set_compare_content(!args.compare.no_content)
         .set_update_command(Some(
-            args.update_command.clone().unwrap_or_else(|| this_command_as("check", "--update")),
+            args.update_command.clone().unwrap_or_else(|| fed_again("check", "--update")),
         ))
-        .set_full_diff_command(Some(this_command_as("diff", "--full")));
+        .set_full_diff_command(Some(fed_again("diff", "--full")));
     if args.update {
         settings.set_mode(Some(Mode::Update));
     }
@@ -116,6 +116,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             Err(invalid(err))
         }
         Err(err) => Err(err.into()),
+    }
+}
+
+/// This command line as `atif SUBCOMMAND FLAG ...`; when the run came on standard input, which
+/// is gone once read, the command says it needs the run piped in again.
+fn fed_again(subcommand: &str, flag: &str) -> String {
+    let command = this_command_as(subcommand, flag);
+    match std::env::args().skip(2).any(|arg| arg == "-") {
+        true => format!("<the run> | {command}"),
+        false => command,
     }
 }
 

@@ -379,6 +379,33 @@ fn the_actual_can_come_from_standard_input() {
 }
 
 #[test]
+fn a_run_from_standard_input_is_suggested_piped_in_again() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
+    atif_check(dir.path(), &[], &["--update", "golden.json", "run.json"]);
+    let changed = serde_json::to_vec(&trajectory(2, "grep", "a")).unwrap();
+    let mut command = atif_command(&["check", "golden.json", "-"]);
+    command.current_dir(dir.path()).env("CI", "true");
+    let output = atif_test_support::run_with_stdin(command, &changed);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.ends_with(
+            "if this change is intended: <the run> | atif check --update golden.json -\n"
+        ),
+        "{text}"
+    );
+
+    // A run read from a file is named as it is.
+    write(dir.path(), "two.json", &trajectory(2, "grep", "a"));
+    let output = atif_check(dir.path(), &[("CI", "true")], &["golden.json", "two.json"]);
+    assert!(
+        stdout(&output)
+            .ends_with("if this change is intended: atif check --update golden.json two.json\n")
+    );
+}
+
+#[test]
 fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intact() {
     // One process per test, as under nextest: each writes its own golden into the shared
     // folder and appends to the shared report at the same time.
