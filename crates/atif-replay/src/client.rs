@@ -54,43 +54,32 @@ pub trait LlmClient: Send + Sync {
     }
 }
 
-#[async_trait]
-impl<C: LlmClient + ?Sized> LlmClient for Arc<C> {
-    async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
-        (**self).complete(request).await
-    }
+/// `LlmClient` for a smart pointer to a client: every method goes to the client it holds.
+macro_rules! forward_client {
+    ($pointer:ident) => {
+        #[async_trait]
+        impl<C: LlmClient + ?Sized> LlmClient for $pointer<C> {
+            async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
+                (**self).complete(request).await
+            }
 
-    fn model(&self) -> Option<&str> {
-        (**self).model()
-    }
+            fn model(&self) -> Option<&str> {
+                (**self).model()
+            }
 
-    async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
-        (**self).complete_stream(request).await
-    }
+            async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
+                (**self).complete_stream(request).await
+            }
 
-    fn run_failed(&self, error: &LlmError) {
-        (**self).run_failed(error);
-    }
+            fn run_failed(&self, error: &LlmError) {
+                (**self).run_failed(error);
+            }
+        }
+    };
 }
 
-#[async_trait]
-impl<C: LlmClient + ?Sized> LlmClient for Box<C> {
-    async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
-        (**self).complete(request).await
-    }
-
-    fn model(&self) -> Option<&str> {
-        (**self).model()
-    }
-
-    async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
-        (**self).complete_stream(request).await
-    }
-
-    fn run_failed(&self, error: &LlmError) {
-        (**self).run_failed(error);
-    }
-}
+forward_client!(Arc);
+forward_client!(Box);
 
 /// Who wrote a message in the conversation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
