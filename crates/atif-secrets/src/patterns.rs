@@ -115,7 +115,14 @@ pub fn is_secret_name(name: &str) -> bool {
         "credentials",
     ];
     const WORDS: &[&str] = &["auth", "authorization", "cookie"];
-    let name = name.to_ascii_lowercase().replace(['-', '.'], "_");
+    // Keys are mostly lower-case snake_case already: only others are copied to normalise them.
+    let normalised;
+    let name = if name.bytes().any(|b| b.is_ascii_uppercase() || b == b'-' || b == b'.') {
+        normalised = name.to_ascii_lowercase().replace(['-', '.'], "_");
+        normalised.as_str()
+    } else {
+        name
+    };
     ENDINGS.iter().any(|ending| name.ends_with(ending))
         || WORDS.iter().any(|word| {
             name.strip_suffix(word).is_some_and(|head| head.is_empty() || head.ends_with('_'))

@@ -1,5 +1,6 @@
 //! [`Scanner`]: finds credentials in text and JSON and replaces each with `<redacted:KIND>`.
 
+use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -189,7 +190,8 @@ impl Scanner {
                 for (idx, item) in items.iter_mut().enumerate() {
                     let len = pointer.len();
                     pointer.push('/');
-                    pointer.push_str(&idx.to_string());
+                    // Writing to a `String` cannot fail.
+                    let _ = write!(pointer, "{idx}");
                     self.walk(item, pointer, report);
                     pointer.truncate(len);
                 }
@@ -376,7 +378,14 @@ fn overlaps(protected: &[Range<usize>], range: Range<usize>) -> bool {
 
 fn push_key(pointer: &mut String, key: &str) {
     pointer.push('/');
-    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    // Escaped as it is copied, without a temporary string per key.
+    for c in key.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
 }
 
 fn child(pointer: &str, key: &str) -> String {

@@ -31,3 +31,14 @@ fn long_reports_say_how_many_more_places_there_are() {
     assert!(line.ends_with("/steps/9/message and 2 more"), "{line}");
     assert_eq!(Report::new().to_string(), "no secrets redacted");
 }
+
+#[test]
+fn pointers_escape_tilde_and_slash_in_keys_and_names_are_matched_in_any_case() {
+    let mut doc = json!({"a/b": {"x~y": [0, "Bearer abcdefghijklmnopqrstuvwxyz012345"]},
+        "Proxy-Authorization": "Basic dXNlcjpwYXNz", "prompt_tokens": 12});
+    let report = Scanner::new().redact_value(&mut doc);
+    let pointers = report.pointers();
+    assert!(pointers.contains(&"/a~1b/x~0y/1"), "{pointers:?}");
+    assert!(pointers.contains(&"/Proxy-Authorization"), "{pointers:?}");
+    assert_eq!(doc["prompt_tokens"], 12);
+}
