@@ -6,17 +6,7 @@ use atif_import::{Import, ImportOptions, import};
 use atif_schema::{ValidateOptions, validate};
 use serde_json::Value;
 
-/// The error's message and each of its causes, as an error reporter (anyhow's `{:#}`) shows it.
-pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(source) = cause {
-        text.push_str(": ");
-        text.push_str(&source.to_string());
-        cause = source.source();
-    }
-    text
-}
+pub(crate) use atif_test_support::error_chain as chain;
 
 /// The folder of our own fixtures.
 pub(crate) fn fixtures() -> PathBuf {

@@ -91,14 +91,4 @@ pub(crate) async fn replay(path: &Path) -> Proxy {
     start(&quiet(Options::replay(path))).await.unwrap()
 }
 
-/// The error's message and each of its causes.
-pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(source) = cause {
-        text.push_str(": ");
-        text.push_str(&source.to_string());
-        cause = source.source();
-    }
-    text
-}
+pub(crate) use atif_test_support::error_chain as chain;

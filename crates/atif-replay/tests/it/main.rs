@@ -20,17 +20,7 @@ use atif_replay::{
 };
 use serde_json::json;
 
-/// The error's message and each of its causes, as an error reporter (anyhow's `{:#}`) shows it.
-pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(source) = cause {
-        text.push_str(": ");
-        text.push_str(&source.to_string());
-        cause = source.source();
-    }
-    text
-}
+pub(crate) use atif_test_support::error_chain as chain;
 
 /// A request whose only message is a user message saying `text`.
 pub(crate) fn ask(text: &str) -> LlmRequest {
