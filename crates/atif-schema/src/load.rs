@@ -21,6 +21,8 @@ use serde_json::Value;
 
 use crate::{Error, Result};
 
+mod walk;
+
 /// The default limit on the bytes read from one input: 4 GiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
@@ -134,6 +136,34 @@ pub fn parse_trajectory(bytes: &[u8], name: &str) -> Result<Value> {
     Ok(value)
 }
 
+/// Checks that `bytes` are an ATIF trajectory, as [`parse_trajectory`] does and with the same
+/// errors, without keeping the parsed document: for a caller that goes on to read the bytes its
+/// own way (`atif normalize` into a tree that borrows its strings), so that two whole trees are
+/// never held at once. `name` names the input in errors.
+///
+/// One pass of `serde_json` visits the document, keeping only the keys of the objects on the
+/// path to the current value and the kinds of the root's `schema_version` and `steps`. Input
+/// that the strict reader would refuse for more than the root's form (invalid JSON, a
+/// byte-order mark, a repeated key, an integer beyond 64 bits) is handed to
+/// [`parse_trajectory`], so its error is that reader's own.
+///
+/// ```
+/// let text = br#"{"schema_version": "ATIF-v1.8", "steps": []}"#;
+/// assert!(atif_schema::check_trajectory_bytes(text, "t.json").is_ok());
+/// let err = atif_schema::check_trajectory_bytes(br#"{"steps": []}"#, "t.json").unwrap_err();
+/// assert!(err.to_string().starts_with("t.json: /schema_version: missing"));
+/// ```
+///
+/// # Errors
+///
+/// [`Error::NotTrajectory`] as [`parse_trajectory`] gives it.
+pub fn check_trajectory_bytes(bytes: &[u8], name: &str) -> Result<()> {
+    match walk::form(bytes) {
+        Some(form) => check_form(form, name),
+        None => parse_trajectory(bytes, name).map(drop),
+    }
+}
+
 /// Checks that a parsed document has the form of a trajectory: a root object with a
 /// `schema_version` string and a `steps` array. For a value that did not come through
 /// [`parse_trajectory`] (duplicate keys and big integers are gone from a `Value`).
@@ -142,6 +172,17 @@ pub fn parse_trajectory(bytes: &[u8], name: &str) -> Result<Value> {
 ///
 /// [`Error::NotTrajectory`] naming `name` and the pointer of what is missing or wrong.
 pub fn check_trajectory(value: &Value, name: &str) -> Result<()> {
+    let member = |key: &str| value.as_object()?.get(key).map(crate::json_kind);
+    let form = walk::Form {
+        root: crate::json_kind(value),
+        schema_version: member("schema_version"),
+        steps: member("steps"),
+    };
+    check_form(form, name)
+}
+
+/// The one judgement of a document's form, for a parsed value and for the walk alike.
+fn check_form(form: walk::Form, name: &str) -> Result<()> {
     let fail = |pointer: &str, message: String| Error::NotTrajectory {
         file: name.to_owned(),
         pointer: Some(pointer.to_owned()),
@@ -149,18 +190,18 @@ pub fn check_trajectory(value: &Value, name: &str) -> Result<()> {
         column: None,
         message: format!("{}: {message}", if pointer.is_empty() { "(root)" } else { pointer }),
     };
-    let Value::Object(root) = value else {
+    if form.root != "an object" {
         return Err(fail(
             "",
             format!(
                 "the root is {}: an ATIF trajectory is a JSON object with `schema_version` and \
                  `steps`",
-                crate::json_kind(value)
+                form.root
             ),
         ));
-    };
-    match root.get("schema_version") {
-        Some(Value::String(_)) => {}
+    }
+    match form.schema_version {
+        Some("a string") => {}
         None => {
             return Err(fail(
                 "/schema_version",
@@ -172,23 +213,17 @@ pub fn check_trajectory(value: &Value, name: &str) -> Result<()> {
         Some(other) => {
             return Err(fail(
                 "/schema_version",
-                format!(
-                    "expected a string such as \"ATIF-v1.8\", found {}",
-                    crate::json_kind(other)
-                ),
+                format!("expected a string such as \"ATIF-v1.8\", found {other}"),
             ));
         }
     }
-    match root.get("steps") {
-        Some(Value::Array(_)) => Ok(()),
+    match form.steps {
+        Some("an array") => Ok(()),
         None => Err(fail(
             "/steps",
             "missing: not an ATIF trajectory (expected an array of steps)".to_owned(),
         )),
-        Some(other) => Err(fail(
-            "/steps",
-            format!("expected an array of steps, found {}", crate::json_kind(other)),
-        )),
+        Some(other) => Err(fail("/steps", format!("expected an array of steps, found {other}"))),
     }
 }
 
@@ -374,5 +409,59 @@ mod tests {
         }
         let ok = parse_trajectory(br#"{"schema_version": "ATIF-v1.8", "steps": []}"#, "input");
         assert!(ok.is_ok());
+    }
+
+    /// What [`parse_trajectory`] says of `bytes`, and what [`check_trajectory_bytes`] says.
+    fn both(bytes: &[u8]) -> (String, String) {
+        let outcome = |result: Result<()>| match result {
+            Ok(()) => "ok".to_owned(),
+            Err(err) => format!("{err:?}"),
+        };
+        (
+            outcome(parse_trajectory(bytes, "input").map(drop)),
+            outcome(check_trajectory_bytes(bytes, "input")),
+        )
+    }
+
+    #[test]
+    fn the_check_without_the_tree_says_what_the_parse_says() {
+        let cases: [&[u8]; 26] = [
+            br#"{"hello": "world"}"#,
+            br#"{"schema_version": "ATIF-v1.8"}"#,
+            br#"{"schema_version": 1, "steps": []}"#,
+            br#"{"schema_version": null, "steps": []}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": {}}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": "x"}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": false}"#,
+            br#"{"steps": [], "schema_version": ["ATIF-v1.8"]}"#,
+            br#"[]"#,
+            br#"42"#,
+            br#""ATIF-v1.8""#,
+            br#"null"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": [], "steps": []}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": [{"a": {"b": 1, "b": 2}, "a": 3}]}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": [{"step_id": 1180591620717411303424}]}"#,
+            br#"{"schema_version": 1, "steps": [], "x": -9223372036854775809}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": [], "m": 1e21}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": [], "m": NaN}"#,
+            b"\xEF\xBB\xBF{\"schema_version\": \"ATIF-v1.8\", \"steps\": []}",
+            b"\xFF\xFE{\0}\0",
+            b"{\"a\": \"\xff\"}",
+            br#"{"schema_version": "ATIF-v1.8", "steps": [1, 2,]}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": []} {}"#,
+            br#"{"schema_version": "ATIF-v1.8", "steps": ["#,
+            b" \n\t",
+            br#"{"a": "\ud800"}"#,
+        ];
+        for bytes in cases {
+            let (parsed, checked) = both(bytes);
+            assert_eq!(parsed, checked, "{}", String::from_utf8_lossy(bytes));
+        }
+        let deep = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
+        let (parsed, checked) = both(deep.as_bytes());
+        assert!(parsed.contains("nested deeper than 128"), "{parsed}");
+        assert_eq!(parsed, checked);
+        let (parsed, checked) = both(br#"{"schema_version": "ATIF-v1.8", "steps": [], "m": 1e21}"#);
+        assert_eq!((parsed.as_str(), checked.as_str()), ("ok", "ok"));
     }
 }

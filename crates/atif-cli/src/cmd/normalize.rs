@@ -27,10 +27,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
     let bytes = read_input(&args.file)?;
     let name = display_name(&args.file);
-    // The one loader decides what is a trajectory (duplicate keys, big integers, form); the
-    // fast path then reads the text again into a tree that borrows its strings and writes the
-    // canonical text in blocks, the same output as `load_normalized` then `write_canonical`.
-    drop(atif_schema::parse_trajectory(&bytes, name)?);
+    // The one loader decides what is a trajectory (duplicate keys, big integers, form), here
+    // without building a tree; the fast path then reads the text into a tree that borrows its
+    // strings and writes the canonical text in blocks, the same output as `load_normalized`
+    // then `write_canonical`.
+    atif_schema::check_trajectory_bytes(&bytes, name)?;
     let mut failure = None;
     let mut secrets = None;
     let written = args.output.write(|out| {

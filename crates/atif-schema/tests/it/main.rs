@@ -8,6 +8,7 @@
 mod builder;
 mod field_table;
 mod json_schema;
+mod load;
 mod types;
 mod upgrade;
 mod validate;

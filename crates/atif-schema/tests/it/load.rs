@@ -1,0 +1,50 @@
+//! The loader's check without the tree agrees with the strict parse on real files.
+
+use std::path::{Path, PathBuf};
+
+/// What `parse_trajectory` and `check_trajectory_bytes` say of `bytes`, as text.
+fn both(bytes: &[u8]) -> (String, String) {
+    let parsed = atif_schema::parse_trajectory(bytes, "input").map(drop);
+    let checked = atif_schema::check_trajectory_bytes(bytes, "input");
+    (format!("{parsed:?}"), format!("{checked:?}"))
+}
+
+/// Every `*.json` file below `dir`.
+fn json_files_below(dir: &Path, found: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            json_files_below(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "json") {
+            found.push(path);
+        }
+    }
+}
+
+#[test]
+fn the_check_without_the_tree_agrees_with_the_parse_on_every_file() {
+    let mut files = Vec::new();
+    json_files_below(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), &mut files);
+    let fixtures = files.len();
+    if let Some(corpus) = crate::corpus_dir() {
+        json_files_below(&corpus.join("atif"), &mut files);
+    }
+    assert!(fixtures >= 7, "{fixtures} fixtures");
+    let mut accepted = 0;
+    for path in &files {
+        let bytes = std::fs::read(path).unwrap();
+        let (parsed, checked) = both(&bytes);
+        assert_eq!(parsed, checked, "{}", path.display());
+        accepted += usize::from(parsed == "Ok(())");
+        // The same document with a repeated key in its last step, and cut short.
+        if let Some(end) = bytes.iter().rposition(|&byte| byte == b'}') {
+            let mut repeated = bytes[..end].to_vec();
+            repeated.extend_from_slice(br#", "schema_version": "ATIF-v1.8"}"#);
+            let (parsed, checked) = both(&repeated);
+            assert_eq!(parsed, checked, "{} with a repeated key", path.display());
+            let (parsed, checked) = both(&bytes[..end]);
+            assert_eq!(parsed, checked, "{} cut short", path.display());
+        }
+    }
+    assert!(accepted >= fixtures, "{accepted} of {} files accepted", files.len());
+}
