@@ -17,7 +17,8 @@
 //!   trajectory's folder, for Harbor's check that local media files exist.
 //! - [`check_timestamp`] is the one timestamp check of the workspace: what the validator's
 //!   `timestamp` rule and every producer (the importers, the builder's callers) accept.
-//! - [`load_trajectory`] (and [`read_path`], [`read_reader`], [`parse_trajectory`]) is the
+//! - [`load_trajectory`] (and [`read_path`], [`read_reader`], [`parse_trajectory`], and
+//!   [`check_trajectory_bytes`] for a caller that reads the bytes its own way) is the
 //!   one way a trajectory is read from outside: within a size limit ([`LoadOptions`]), stopped
 //!   at the first byte of binary input, and accepted only when it is strict JSON with the form
 //!   of a trajectory. Every tool of the workspace reads through it.
