@@ -1,5 +1,6 @@
 //! [`Scanner`]: finds credentials in text and JSON and replaces each with `<redacted:KIND>`.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -131,9 +132,9 @@ impl Scanner {
     /// Replaces every secret in `value` in place (object keys and strings at every depth, and
     /// the scalar value of a key whose name says secret) and reports what it replaced where.
     pub fn redact_value(&self, value: &mut Value) -> Report {
-        let mut report = Report::default();
-        self.walk(value, &mut String::new(), &mut report);
-        report
+        let mut walk = Walk::new(self);
+        walk.value(value);
+        walk.report
     }
 
     /// Whether `text`, as a string or as an object key, may make [`Scanner::redact_value`]
@@ -172,43 +173,99 @@ impl Scanner {
         }
         current
     }
+}
 
-    fn walk(&self, value: &mut Value, pointer: &mut String, report: &mut Report) {
+/// One walk of [`Scanner::redact_value`] over a document: where it is, what it found, and
+/// what it learnt about the object keys it met.
+struct Walk<'s, 'v> {
+    scanner: &'s Scanner,
+    /// The keys and indexes from the root to the value being walked; the JSON Pointer is
+    /// written from them only for a finding, not for every value.
+    path: Vec<Segment<'v>>,
+    /// The facts about each key met so far (up to [`MAX_REMEMBERED_KEYS`]): a trajectory repeats
+    /// the same few dozen keys (`prompt_tokens`, `tool_call_id`) on every step, and some of
+    /// them, with `token` in their name, pass the literal search and then cost every pattern.
+    keys: HashMap<String, KeyFacts>,
+    /// The facts of the keys of the objects from the root to the value being walked.
+    facts: Vec<KeyFacts>,
+    report: Report,
+}
+
+/// A step of the path from the root to a value.
+#[derive(Debug, Clone, Copy)]
+enum Segment<'v> {
+    Key(&'v str),
+    Index(usize),
+}
+
+/// What the walk needs to know about an object key.
+#[derive(Debug, Clone, Copy)]
+struct KeyFacts {
+    /// Whether redacting the key as text would change it (it holds a secret).
+    holds_secret: bool,
+    /// Whether the key says its scalar value is a secret ([`is_secret_name`]).
+    secret_name: bool,
+}
+
+/// How many distinct keys a walk remembers; keys past that are checked each time they occur,
+/// so a document with many distinct keys costs no more memory than this.
+const MAX_REMEMBERED_KEYS: usize = 1024;
+
+/// Keys longer than this are checked each time rather than remembered.
+const MAX_REMEMBERED_KEY_LEN: usize = 64;
+
+impl<'s, 'v> Walk<'s, 'v> {
+    fn new(scanner: &'s Scanner) -> Walk<'s, 'v> {
+        Walk {
+            scanner,
+            path: Vec::new(),
+            keys: HashMap::new(),
+            facts: Vec::new(),
+            report: Report::default(),
+        }
+    }
+
+    fn value(&mut self, value: &'v mut Value) {
         match value {
             Value::String(text) => {
                 let mut kinds = Vec::new();
                 if let Some(redacted) =
-                    self.redact_text_kinds(text, &mut |kind| kinds.push(kind.to_owned()))
+                    self.scanner.redact_text_kinds(text, &mut |kind| kinds.push(kind.to_owned()))
                 {
                     *text = redacted;
                     for kind in kinds {
-                        report.push(kind, pointer.clone());
+                        self.report.push(kind, self.pointer(None));
                     }
                 }
             }
             Value::Array(items) => {
                 for (idx, item) in items.iter_mut().enumerate() {
-                    let len = pointer.len();
-                    pointer.push('/');
-                    // Writing to a `String` cannot fail.
-                    let _ = write!(pointer, "{idx}");
-                    self.walk(item, pointer, report);
-                    pointer.truncate(len);
+                    self.path.push(Segment::Index(idx));
+                    self.value(item);
+                    self.path.pop();
                 }
             }
             Value::Object(map) => {
+                // The facts of this map's keys sit above `base` in the shared stack while its
+                // values are walked: one look-up per key.
+                let base = self.facts.len();
+                for key in map.keys() {
+                    let facts = self.key_facts(key);
+                    self.facts.push(facts);
+                }
                 // A key can hold a secret too (a header map keyed by token, say): rebuild the
                 // map when one does.
-                if map.keys().any(|key| self.any.is_match(key)) {
+                if self.facts[base..].iter().any(|facts| facts.holds_secret) {
                     let mut rebuilt = serde_json::Map::with_capacity(map.len());
                     for (key, item) in std::mem::take(map) {
                         let mut kinds = Vec::new();
                         let key = match self
+                            .scanner
                             .redact_text_kinds(&key, &mut |kind| kinds.push(kind.to_owned()))
                         {
                             Some(redacted) => {
                                 for kind in kinds {
-                                    report.push(kind, child(pointer, &redacted));
+                                    self.report.push(kind, self.pointer(Some(&redacted)));
                                 }
                                 redacted
                             }
@@ -217,22 +274,62 @@ impl Scanner {
                         rebuilt.insert(key, item);
                     }
                     *map = rebuilt;
+                    // Redacted keys are other keys, and two may have become one.
+                    self.facts.truncate(base);
+                    for key in map.keys() {
+                        let facts = self.key_facts(key);
+                        self.facts.push(facts);
+                    }
                 }
-                for (key, item) in map.iter_mut() {
-                    let len = pointer.len();
-                    push_key(pointer, key);
-                    if is_secret_name(key) && is_secret_scalar(item) {
+                for (idx, (key, item)) in map.iter_mut().enumerate() {
+                    self.path.push(Segment::Key(key));
+                    if self.facts[base + idx].secret_name && is_secret_scalar(item) {
                         let kind = kind_for_name(key);
                         *item = Value::String(marker(kind));
-                        report.push(kind.to_owned(), pointer.clone());
+                        self.report.push(kind.to_owned(), self.pointer(None));
                     } else {
-                        self.walk(item, pointer, report);
+                        self.value(item);
                     }
-                    pointer.truncate(len);
+                    self.path.pop();
                 }
+                self.facts.truncate(base);
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
+    }
+
+    /// What `key` holds and says, remembered for the next time it occurs.
+    fn key_facts(&mut self, key: &str) -> KeyFacts {
+        if let Some(facts) = self.keys.get(key) {
+            return *facts;
+        }
+        let facts = KeyFacts {
+            holds_secret: self.scanner.any.is_match(key)
+                && self.scanner.redact_text_kinds(key, &mut |_| {}).is_some(),
+            secret_name: is_secret_name(key),
+        };
+        if self.keys.len() < MAX_REMEMBERED_KEYS && key.len() <= MAX_REMEMBERED_KEY_LEN {
+            self.keys.insert(key.to_owned(), facts);
+        }
+        facts
+    }
+
+    /// The JSON Pointer of the value being walked, or of its child `key`.
+    fn pointer(&self, key: Option<&str>) -> String {
+        let mut pointer = String::new();
+        for segment in &self.path {
+            match segment {
+                Segment::Key(key) => push_key(&mut pointer, key),
+                // Writing to a `String` cannot fail.
+                Segment::Index(idx) => {
+                    let _ = write!(pointer, "/{idx}");
+                }
+            }
+        }
+        if let Some(key) = key {
+            push_key(&mut pointer, key);
+        }
+        pointer
     }
 }
 
@@ -386,12 +483,6 @@ fn push_key(pointer: &mut String, key: &str) {
             c => pointer.push(c),
         }
     }
-}
-
-fn child(pointer: &str, key: &str) -> String {
-    let mut child = pointer.to_owned();
-    push_key(&mut child, key);
-    child
 }
 
 fn any_set(patterns: &[Pattern]) -> RegexSet {

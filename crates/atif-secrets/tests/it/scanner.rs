@@ -120,6 +120,54 @@ fn json_values_under_secret_keys_are_redacted_and_schemas_kept() {
 }
 
 #[test]
+fn every_occurrence_of_a_key_is_judged_alike_however_many_distinct_keys_the_document_has() {
+    // The walk remembers what it learnt about the first keys it meets; keys past what it
+    // remembers, long keys and repeated ones must be treated as the first occurrence was.
+    let long_name = format!("{}_password", "x".repeat(80));
+    let mut items = Vec::new();
+    for idx in 0..1500 {
+        items.push(json!({
+            format!("key{idx}_token"): format!("value{idx}xyz"),
+            "prompt_tokens": idx,
+            long_name.as_str(): "hunter22",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123": "owner",
+        }));
+    }
+    let mut value = json!({ "items": items });
+    let report = Scanner::new().redact_value(&mut value);
+    for (idx, item) in value["items"].as_array().unwrap().iter().enumerate() {
+        let expected = json!({
+            format!("key{idx}_token"): "<redacted:token>",
+            "prompt_tokens": idx,
+            long_name.as_str(): "<redacted:password>",
+            "<redacted:github-token>": "owner",
+        });
+        assert_eq!(item, &expected, "item {idx}");
+    }
+    assert_eq!(report.len(), 1500 * 3);
+    let pointers: Vec<&str> =
+        report.findings().iter().take(3).map(|f| f.pointer.as_str()).collect();
+    assert_eq!(
+        pointers,
+        [
+            "/items/0/<redacted:github-token>",
+            "/items/0/key0_token",
+            &format!("/items/0/{long_name}"),
+        ]
+    );
+}
+
+#[test]
+fn two_keys_that_redact_to_the_same_marker_become_one() {
+    let mut value =
+        json!({"ghp_abcdefghijklmnopqrstuvwxyz0123": 1, "ghp_zyxwvutsrqponmlkjihgfedcba3210": 2});
+    let report = Scanner::new().redact_value(&mut value);
+    assert_eq!(value.as_object().unwrap().len(), 1);
+    assert!(value.get("<redacted:github-token>").is_some());
+    assert_eq!(report.len(), 2);
+}
+
+#[test]
 fn a_secret_used_as_an_object_key_is_redacted() {
     let mut value = json!({"tokens": {"ghp_abcdefghijklmnopqrstuvwxyz0123": "owner"}});
     let report = Scanner::new().redact_value(&mut value);
