@@ -94,6 +94,7 @@ macro_rules! assert_trajectory_snapshot {
 pub mod __private {
     use std::path::Path;
 
+    use atif_schema::error_chain;
     use serde::Serialize;
 
     use crate::{Error, Settings};
@@ -128,21 +129,8 @@ pub mod __private {
             });
         match result {
             Ok(outcome) => super::print_outcome(&outcome),
-            Err(err) => panic!("{}", with_causes(&err)),
+            Err(err) => panic!("{}", error_chain(&err)),
         }
-    }
-
-    /// The error's message followed by its causes (`cannot read golden file x: Is a
-    /// directory`), since a panic message is all a test log shows.
-    fn with_causes(err: &Error) -> String {
-        let mut message = err.to_string();
-        let mut cause = std::error::Error::source(err);
-        while let Some(source) = cause {
-            message.push_str(": ");
-            message.push_str(&source.to_string());
-            cause = source.source();
-        }
-        message
     }
 
     /// The body of `assert_trajectory_snapshot!`: the canonical text, or a panic.
@@ -154,7 +142,7 @@ pub mod __private {
     pub fn snapshot_text<T: Serialize + ?Sized>(actual: &T) -> String {
         match crate::canonical_text(actual, &Settings::clone_current()) {
             Ok(text) => text,
-            Err(err) => panic!("{}", with_causes(&err)),
+            Err(err) => panic!("{}", error_chain(&err)),
         }
     }
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use atif_replay::{HttpExchange, Recording, Script, SseParser};
+use atif_schema::error_chain;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
@@ -16,7 +17,7 @@ use serde_json::Value;
 
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, strip_credentials};
-use crate::server::{Logged, Shared, is_hop_header, with_causes};
+use crate::server::{Logged, Shared, is_hop_header};
 use crate::{Error, Result};
 
 /// The recording side of the server: the upstream client and what the recording notes.
@@ -99,7 +100,7 @@ impl Recorder {
                 let message = format!(
                     "cannot reach the upstream {origin} for {what}: {}; is it running, and is \
                      --upstream right?",
-                    with_causes(&err)
+                    error_chain(&err)
                 );
                 return shared.failure(provider, StatusCode::BAD_GATEWAY, message);
             }
@@ -188,7 +189,7 @@ impl Stream for Tee {
                 Poll::Ready(Some(Ok(bytes)))
             }
             Poll::Ready(Some(Err(err))) => {
-                let reason = format!("the upstream cut the reply off: {}", with_causes(&err));
+                let reason = format!("the upstream cut the reply off: {}", error_chain(&err));
                 self.end(Some(reason));
                 self.cut = Some(std::io::Error::other(err));
                 cx.waker().wake_by_ref();

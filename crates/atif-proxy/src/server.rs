@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use atif_replay::{CaptureOptions, HttpExchange, Recording};
+use atif_schema::error_chain;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -576,20 +577,13 @@ fn control_reply(shared: &Shared, control: &str) -> Response {
         "verdict" => json_reply(StatusCode::OK, &json!(shared.verdict())),
         "trajectory" => match shared.trajectory() {
             Ok(trajectory) => json_reply(StatusCode::OK, &json!(trajectory)),
-            Err(err) => json_reply(StatusCode::CONFLICT, &json!({"error": with_causes(&err)})),
+            Err(err) => json_reply(StatusCode::CONFLICT, &json!({"error": error_chain(&err)})),
         },
         _ => json_reply(
             StatusCode::NOT_FOUND,
             &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict and /_atif/trajectory")}),
         ),
     }
-}
-
-/// An error's message followed by each of its causes.
-pub(crate) fn with_causes(err: &(dyn std::error::Error + 'static)) -> String {
-    let chain: Vec<String> =
-        std::iter::successors(Some(err), |err| err.source()).map(ToString::to_string).collect();
-    chain.join(": ")
 }
 
 /// `exchanges` with every secret redacted, as a script would hold them.

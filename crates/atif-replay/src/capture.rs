@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
+use atif_schema::error_chain;
 use atif_secrets::{Report, Scanner};
 use serde_json::{Map, Value};
 
-use crate::error::with_causes;
 use crate::record::lock;
 use crate::steps::{self, ResultRecord, Source, StepRecord, TrajectoryRecord};
 use crate::{
@@ -206,7 +206,7 @@ where
         client.run_failed(err);
     }
     // The whole chain: an agent's failure keeps its cause in `source()`, not in its message.
-    let crash = result.as_ref().err().map(|err| with_causes(err));
+    let crash = result.as_ref().err().map(|err| error_chain(err));
     let mut trajectory = recorder.build(crash.as_deref());
     let secrets = match &options.secrets {
         Some(scanner) => scanner.redact_value(&mut trajectory),
@@ -514,7 +514,7 @@ impl Recorder {
             // The records are made so the builder accepts them; should a schema crate that
             // moved on refuse one, the caller still gets a trajectory saying why.
             Err(err) => {
-                let message = format!("the trajectory could not be built: {}", with_causes(&err));
+                let message = format!("the trajectory could not be built: {}", error_chain(&err));
                 record.steps = vec![timed(StepRecord::new(Source::System, message))];
                 record.subagents.clear();
                 steps::build(&record).map_or(Value::Null, |trajectory| trajectory.to_value())

@@ -391,19 +391,6 @@ fn at(pointer: &str) -> String {
     if pointer.is_empty() { String::new() } else { format!("at {pointer}: ") }
 }
 
-/// The error's message followed by each of its causes (`agent failed: <the agent's error>`),
-/// for text that is stored or sent on rather than shown by an error reporter.
-pub(crate) fn with_causes(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(source) = cause {
-        text.push_str(": ");
-        text.push_str(&source.to_string());
-        cause = source.source();
-    }
-    text
-}
-
 /// The error of a model call: the same type as [`Error`], named for the [`LlmClient`](crate::LlmClient) trait.
 pub type LlmError = Error;
 

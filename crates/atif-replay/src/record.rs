@@ -180,7 +180,7 @@ impl<C: LlmClient> LlmClient for RecordingClient<C> {
         let result = self.inner.complete(request).await;
         let outcome = match &result {
             Ok(response) => Outcome::Response(response.clone()),
-            Err(err) => Outcome::Failed(crate::error::with_causes(err)),
+            Err(err) => Outcome::Failed(atif_schema::error_chain(err)),
         };
         lock(&self.calls)[idx].outcome = outcome;
         result
@@ -199,7 +199,7 @@ impl<C: LlmClient> LlmClient for RecordingClient<C> {
         let mut inner = match self.inner.complete_stream(request).await {
             Ok(stream) => stream,
             Err(err) => {
-                lock(&self.calls)[idx].outcome = Outcome::Failed(crate::error::with_causes(&err));
+                lock(&self.calls)[idx].outcome = Outcome::Failed(atif_schema::error_chain(&err));
                 return Err(err);
             }
         };
@@ -219,8 +219,7 @@ impl<C: LlmClient> LlmClient for RecordingClient<C> {
                         }
                     }
                     Some(Err(err)) => {
-                        lock(&calls)[idx].outcome =
-                            Outcome::Failed(crate::error::with_causes(&err));
+                        lock(&calls)[idx].outcome = Outcome::Failed(atif_schema::error_chain(&err));
                         let _ = sender.send(Err(err)).await;
                         return;
                     }

@@ -15,6 +15,8 @@
 //!   with a rule id, a severity and a JSON Pointer; [`parse_json`] reads bytes strictly. It
 //!   never touches the file system unless [`ValidateOptions::set_media_folder`] names the
 //!   trajectory's folder, for Harbor's check that local media files exist.
+//! - [`json_kind`] and [`error_chain`] are how the workspace's messages name the kind of a JSON
+//!   value and write an error with its causes.
 //! - [`check_timestamp`] is the one timestamp check of the workspace: what the validator's
 //!   `timestamp` rule and every producer (the importers, the builder's callers) accept.
 //! - [`load_trajectory`] (and [`read_path`], [`read_reader`], [`parse_trajectory`], and
@@ -79,6 +81,7 @@
 
 mod builder;
 mod error;
+mod error_chain;
 mod field_table;
 mod json_kind;
 mod json_schema;
@@ -91,6 +94,7 @@ mod version;
 
 pub use builder::{AgentStepBuilder, StepBuilder, TrajectoryBuilder};
 pub use error::{Error, Result};
+pub use error_chain::error_chain;
 pub use field_table::{CHANGES, Change, ChangeKind, ObjectType};
 pub use json_kind::json_kind;
 pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};

@@ -125,19 +125,6 @@ pub fn describe(output: &Output) -> String {
     format!("{}\nstdout:\n{}\nstderr:\n{}", output.status, stdout(output), stderr(output))
 }
 
-/// An error's message followed by each of its causes, joined by `: `, as an error reporter
-/// (anyhow's `{:#}`) shows it.
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(source) = cause {
-        text.push_str(": ");
-        text.push_str(&source.to_string());
-        cause = source.source();
-    }
-    text
-}
-
 /// The id of a process that has exited and been reaped: what a temporary file left by a killed
 /// writer carries in its name.
 ///

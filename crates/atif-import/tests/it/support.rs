@@ -6,7 +6,7 @@ use atif_import::{Import, ImportOptions, import};
 use atif_schema::{ValidateOptions, validate};
 use serde_json::Value;
 
-pub(crate) use atif_test_support::error_chain as chain;
+pub(crate) use atif_schema::error_chain as chain;
 
 /// The folder of our own fixtures.
 pub(crate) fn fixtures() -> PathBuf {

@@ -91,4 +91,4 @@ pub(crate) async fn replay(path: &Path) -> Proxy {
     start(&quiet(Options::replay(path))).await.unwrap()
 }
 
-pub(crate) use atif_test_support::error_chain as chain;
+pub(crate) use atif_schema::error_chain as chain;

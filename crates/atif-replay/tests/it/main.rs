@@ -20,7 +20,7 @@ use atif_replay::{
 };
 use serde_json::json;
 
-pub(crate) use atif_test_support::error_chain as chain;
+pub(crate) use atif_schema::error_chain as chain;
 
 /// A request whose only message is a user message saying `text`.
 pub(crate) fn ask(text: &str) -> LlmRequest {
