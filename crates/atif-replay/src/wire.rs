@@ -296,13 +296,16 @@ impl StreamAssembler {
         if let Some(error) = data.get("error").filter(|error| !error.is_null()) {
             return Err(provider_error(error));
         }
+        // Responses and Anthropic events say their type in `type`, and also as the SSE event
+        // name, which is all a stream with the field left out still carries.
+        let event_type = || data.get("type").and_then(Value::as_str).or(name).unwrap_or_default();
         match self.protocol {
             WireProtocol::OpenAiChat => openai_chat::event(&self.wire, &mut self.draft, data),
             WireProtocol::OpenAiResponses => {
-                openai_responses::event(&self.wire, &mut self.draft, name, data)
+                openai_responses::event(&self.wire, &mut self.draft, event_type(), data)
             }
             WireProtocol::AnthropicMessages => {
-                anthropic::event(&self.wire, &mut self.draft, name, data)
+                anthropic::event(&self.wire, &mut self.draft, event_type(), data)
             }
             WireProtocol::Gemini => gemini::event(&self.wire, &mut self.draft, data),
         }
@@ -409,20 +412,36 @@ impl Draft {
     }
 
     /// The call with this key, created when it is new, remembering the full JSON Pointer of
-    /// where it started.
-    fn call(&mut self, key: &str, pointer: &str) -> &mut DraftCall {
+    /// where (`at`) it started.
+    fn call(&mut self, wire: &Wire, key: &str, at: &str) -> &mut DraftCall {
         let idx = match self.calls.iter().position(|call| call.key == key) {
             Some(idx) => idx,
             None => {
                 self.calls.push(DraftCall {
                     key: key.to_owned(),
-                    pointer: pointer.to_owned(),
+                    pointer: format!("{}{at}", wire.base),
                     ..DraftCall::default()
                 });
                 self.calls.len() - 1
             }
         };
         &mut self.calls[idx]
+    }
+
+    /// The call with this key (see [`Draft::call`]), given its id and name, for protocols
+    /// that send both when the call starts.
+    fn start_call(
+        &mut self,
+        wire: &Wire,
+        key: &str,
+        at: &str,
+        id: String,
+        name: String,
+    ) -> &mut DraftCall {
+        let call = self.call(wire, key, at);
+        call.id = Some(id);
+        call.name = Some(name);
+        call
     }
 
     fn merge_usage(&mut self, usage: &Value) {
@@ -436,6 +455,13 @@ impl Draft {
                     merged.insert(key.clone(), value.clone());
                 }
             }
+        }
+    }
+
+    /// Records the provider's stop or finish reason, when `reason` is a string.
+    fn set_finish(&mut self, reason: Option<&Value>) {
+        if let Some(reason) = reason.and_then(Value::as_str) {
+            self.finish = Some(FinishReason::from(reason.to_owned()));
         }
     }
 

@@ -4,9 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::wire::{Draft, Wire, count, text_of, tool_fields};
-use crate::{
-    FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage,
-};
+use crate::{LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage};
 
 pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
     let mut request = LlmRequest::default();
@@ -114,7 +112,7 @@ pub(super) fn response(wire: &Wire, body: &Value) -> Result<LlmResponse> {
     for (idx, block) in blocks.iter().enumerate() {
         start_block(wire, &mut draft, block, &format!("/content/{idx}"), &idx.to_string())?;
     }
-    read_stop(&mut draft, body.get("stop_reason"));
+    draft.set_finish(body.get("stop_reason"));
     if let Some(usage) = body.get("usage") {
         draft.merge_usage(usage);
     }
@@ -123,14 +121,8 @@ pub(super) fn response(wire: &Wire, body: &Value) -> Result<LlmResponse> {
     draft.into_response(wire, usage)
 }
 
-pub(super) fn event(
-    wire: &Wire,
-    draft: &mut Draft,
-    name: Option<&str>,
-    data: &Value,
-) -> Result<()> {
-    let kind_of_event = data.get("type").and_then(Value::as_str).or(name).unwrap_or_default();
-    match kind_of_event {
+pub(super) fn event(wire: &Wire, draft: &mut Draft, event_type: &str, data: &Value) -> Result<()> {
+    match event_type {
         "message_start" => {
             draft.set_model(data.pointer("/message/model"));
             if let Some(usage) = data.pointer("/message/usage") {
@@ -171,7 +163,7 @@ pub(super) fn event(
             }
         }
         "message_delta" => {
-            read_stop(draft, data.pointer("/delta/stop_reason"));
+            draft.set_finish(data.pointer("/delta/stop_reason"));
             if let Some(usage) = data.get("usage") {
                 draft.merge_usage(usage);
             }
@@ -199,10 +191,7 @@ fn start_block(wire: &Wire, draft: &mut Draft, block: &Value, at: &str, key: &st
         Some("tool_use") => {
             let id = wire.string(block, at, "/id")?;
             let name = wire.string(block, at, "/name")?;
-            let pointer = format!("{}{at}", wire.base);
-            let call = draft.call(key, &pointer);
-            call.id = Some(id);
-            call.name = Some(name);
+            let call = draft.start_call(wire, key, at, id, name);
             // A stream starts the input as `{}` and sends it as JSON text deltas.
             call.value = block.get("input").cloned();
         }
@@ -211,12 +200,6 @@ fn start_block(wire: &Wire, draft: &mut Draft, block: &Value, at: &str, key: &st
         None => return Err(wire.error(&format!("{at}/type"), "missing".to_owned())),
     }
     Ok(())
-}
-
-fn read_stop(draft: &mut Draft, reason: Option<&Value>) {
-    if let Some(reason) = reason.and_then(Value::as_str) {
-        draft.finish = Some(FinishReason::from(reason.to_owned()));
-    }
 }
 
 /// Anthropic's `input_tokens` leaves out cached input, which ATIF's `prompt_tokens` counts,

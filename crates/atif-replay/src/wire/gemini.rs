@@ -178,10 +178,8 @@ pub(super) fn event(wire: &Wire, draft: &mut Draft, data: &Value) -> Result<()> 
             if let Some(call) = part.get("functionCall") {
                 let number = draft.calls.len() + 1;
                 let call = function_call(wire, call, &format!("{part_at}/functionCall"), number)?;
-                let pointer = format!("{}{part_at}", wire.base);
-                let draft_call = draft.call(&number.to_string(), &pointer);
-                draft_call.id = Some(call.id);
-                draft_call.name = Some(call.name);
+                let key = number.to_string();
+                let draft_call = draft.start_call(wire, &key, &part_at, call.id, call.name);
                 draft_call.value = Some(call.arguments);
             } else if let Some(text) = part.get("text").and_then(Value::as_str) {
                 if part.get("thought").and_then(Value::as_bool) == Some(true) {

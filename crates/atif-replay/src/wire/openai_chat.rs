@@ -4,9 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::wire::{Draft, Wire, arguments_text, count, parse_arguments, text_of, tool_fields};
-use crate::{
-    FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage,
-};
+use crate::{LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage};
 
 pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {
     let mut request = LlmRequest::default();
@@ -75,7 +73,7 @@ pub(super) fn response(wire: &Wire, body: &Value) -> Result<LlmResponse> {
     let mut draft = Draft::default();
     draft.set_model(body.get("model"));
     read_message(wire, &mut draft, message, "/choices/0/message")?;
-    read_finish(&mut draft, body.pointer("/choices/0/finish_reason"));
+    draft.set_finish(body.pointer("/choices/0/finish_reason"));
     if let Some(usage) = body.get("usage") {
         draft.merge_usage(usage);
     }
@@ -97,7 +95,7 @@ pub(super) fn event(wire: &Wire, draft: &mut Draft, data: &Value) -> Result<()> 
         if let Some(delta) = choice.get("delta").filter(|delta| !delta.is_null()) {
             read_message(wire, draft, delta, &format!("/choices/{idx}/delta"))?;
         }
-        read_finish(draft, choice.get("finish_reason"));
+        draft.set_finish(choice.get("finish_reason"));
     }
     Ok(())
 }
@@ -120,8 +118,7 @@ fn read_message(wire: &Wire, draft: &mut Draft, message: &Value, at: &str) -> Re
             return Err(wire.unexpected(&call_at, "an object", call));
         }
         let key = call.get("index").and_then(Value::as_u64).unwrap_or(idx as u64).to_string();
-        let pointer = format!("{}{call_at}", wire.base);
-        let draft_call = draft.call(&key, &pointer);
+        let draft_call = draft.call(wire, &key, &call_at);
         if let Some(id) = call.get("id").and_then(Value::as_str).filter(|id| !id.is_empty()) {
             draft_call.id = Some(id.to_owned());
         }
@@ -137,12 +134,6 @@ fn read_message(wire: &Wire, draft: &mut Draft, message: &Value, at: &str) -> Re
         }
     }
     Ok(())
-}
-
-fn read_finish(draft: &mut Draft, reason: Option<&Value>) {
-    if let Some(reason) = reason.and_then(Value::as_str) {
-        draft.finish = Some(FinishReason::from(reason.to_owned()));
-    }
 }
 
 pub(super) fn usage(usage: &Value) -> Usage {

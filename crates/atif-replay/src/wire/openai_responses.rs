@@ -182,10 +182,7 @@ fn output_item(
         Some("function_call" | "custom_tool_call") => {
             let id = wire.string(item, at, "/call_id")?;
             let name = wire.string(item, at, "/name")?;
-            let pointer = format!("{}{at}", wire.base);
-            let call = draft.call(key, &pointer);
-            call.id = Some(id);
-            call.name = Some(name);
+            let call = draft.start_call(wire, key, at, id, name);
             match (item.get("arguments"), item.get("input")) {
                 (Some(Value::String(text)), _) | (None, Some(Value::String(text))) => {
                     call.arguments.clone_from(text)
@@ -219,13 +216,7 @@ fn output_item(
     Ok(())
 }
 
-pub(super) fn event(
-    wire: &Wire,
-    draft: &mut Draft,
-    name: Option<&str>,
-    data: &Value,
-) -> Result<()> {
-    let event_type = data.get("type").and_then(Value::as_str).or(name).unwrap_or_default();
+pub(super) fn event(wire: &Wire, draft: &mut Draft, event_type: &str, data: &Value) -> Result<()> {
     let key = || match data.get("output_index") {
         Some(Value::Number(index)) if index.is_u64() => Ok(index.to_string()),
         Some(other) => Err(wire.unexpected("/output_index", "an output index", other)),

@@ -1,9 +1,9 @@
 //! Unit tests of the wire mapping, on hand-written requests, replies and streams of each
 //! protocol.
 
+use atif_schema::error_chain;
 use serde_json::{Value, json};
 
-use crate::error::with_causes;
 use crate::wire::{
     SseEvent, StreamAssembler, WireProtocol, gemini_model_from_path, parse_request, parse_response,
     parse_stream, request_body,
@@ -235,12 +235,12 @@ fn a_provider_error_in_a_reply_or_a_stream_is_a_provider_error() {
     let raw = json!({"error": {"type": "invalid_request_error", "message": "bad model"}});
     let err = parse_response(OpenAiChat, &raw).unwrap_err();
     assert!(matches!(err, Error::Provider { .. }), "{err:?}");
-    assert_eq!(with_causes(&err), "model provider error: invalid_request_error: bad model");
+    assert_eq!(error_chain(&err), "model provider error: invalid_request_error: bad model");
     let stream = typed(&[
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
     ]);
     let err = parse_stream(AnthropicMessages, &stream).unwrap_err();
-    assert_eq!(with_causes(&err), "model provider error: overloaded_error: Overloaded");
+    assert_eq!(error_chain(&err), "model provider error: overloaded_error: Overloaded");
 }
 
 // --- OpenAI Responses --------------------------------------------------------------------
@@ -385,7 +385,7 @@ fn malformed_responses_input_names_the_event() {
     );
     let failed = json!({"type": "response.failed", "response": {"status": "failed", "error": {"message": "rate limited"}}});
     let err = parse_stream(OpenAiResponses, &typed(&[failed])).unwrap_err();
-    assert_eq!(with_causes(&err), "model provider error: rate limited");
+    assert_eq!(error_chain(&err), "model provider error: rate limited");
 }
 
 // --- Anthropic Messages ------------------------------------------------------------------
@@ -460,6 +460,34 @@ fn an_anthropic_stream_assembles_thinking_text_and_parallel_tool_inputs() {
     assert_eq!(response.finish_reason, FinishReason::ToolCalls);
     assert_eq!(response.usage, Usage::new(100, 33, 60), "input from the start, output at the end");
     assert_eq!(response.model.as_deref(), Some("claude-haiku-4-5"));
+}
+
+#[test]
+fn anthropic_and_responses_events_without_a_type_field_are_read_by_their_event_name() {
+    let anthropic = events(&[
+        (
+            Some("content_block_start"),
+            json!({"index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"index": 0, "delta": {"type": "text_delta", "text": "Hi."}}),
+        ),
+        (Some("message_delta"), json!({"delta": {"stop_reason": "end_turn"}})),
+        (Some("message_stop"), json!({})),
+    ]);
+    let response = parse_stream(AnthropicMessages, &anthropic).unwrap();
+    assert_eq!(response.text(), "Hi.");
+    assert_eq!(response.finish_reason, FinishReason::Stop);
+    let responses = events(&[
+        (Some("response.output_text.delta"), json!({"output_index": 0, "delta": "Hi."})),
+        // The field wins over the event name where both are sent.
+        (
+            Some("response.output_text.delta"),
+            json!({"type": "ping", "output_index": 0, "delta": "No."}),
+        ),
+    ]);
+    assert_eq!(parse_stream(OpenAiResponses, &responses).unwrap().text(), "Hi.");
 }
 
 #[test]
