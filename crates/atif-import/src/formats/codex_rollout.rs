@@ -150,7 +150,11 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
                     payload.get("effort").filter(|e| e.is_string() || e.is_number()).cloned();
             }
             "response_item" => state.response_item(line, payload, timestamp, ctx)?,
-            "event_msg" => state.event(line, payload, timestamp, ctx)?,
+            // Only `token_count` takes from its payload; every other event reads it.
+            "event_msg" => match payload.get("type").and_then(Value::as_str) {
+                Some("token_count") => state.token_count(line, payload, ctx),
+                _ => state.event(payload, timestamp, ctx),
+            },
             "compacted" => {
                 state.open_call = None;
                 let mut step = Step::new(Source::System);
@@ -419,18 +423,8 @@ impl State {
         Ok(())
     }
 
-    fn event(
-        &mut self,
-        line: usize,
-        payload: &mut Value,
-        timestamp: Option<&Value>,
-        ctx: &mut Context,
-    ) -> Result<()> {
-        if payload.get("type").and_then(Value::as_str) == Some("token_count") {
-            self.token_count(line, payload, ctx);
-            return Ok(());
-        }
-        let payload = &*payload;
+    /// An `event_msg` record other than `token_count`.
+    fn event(&mut self, payload: &Value, timestamp: Option<&Value>, ctx: &mut Context) {
         let event_type = payload.get("type").and_then(Value::as_str).unwrap_or("");
         let text = |key: &str| payload.get(key).and_then(Value::as_str).unwrap_or("").to_owned();
         match event_type {
@@ -474,7 +468,6 @@ impl State {
             }
             other => ctx.ignore(&format!("event_msg/{other}")),
         }
-        Ok(())
     }
 
     fn token_count(&mut self, line: usize, payload: &mut Value, ctx: &mut Context) {
