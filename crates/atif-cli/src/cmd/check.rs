@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use atif_golden::{Mode, Outcome, OutcomeKind, Settings};
 use serde_json::json;
 
-use crate::cmd::common::{
-    CompareArgs, Format, NormalizeArgs, invalid, load_trajectory, print, this_command_as,
-};
+use crate::cmd::common::{Format, RunArgs, invalid, load_trajectory, print, this_command_as};
 use crate::output;
 
 /// Arguments of `atif check`.
@@ -17,9 +15,6 @@ pub(crate) struct Args {
     /// The golden file (the canonical text of a normalised trajectory).
     #[arg(value_name = "GOLDEN")]
     pub(crate) golden: String,
-    /// The trajectory of the run under test (`-` for standard input).
-    #[arg(value_name = "ACTUAL")]
-    pub(crate) actual: String,
     /// Write the run as the new golden (atomically) when it no longer matches, and print the
     /// diff of what that erased. Without it, `ATIF_GOLDEN` and `CI` decide (see docs/golden.md).
     #[arg(long)]
@@ -33,9 +28,7 @@ pub(crate) struct Args {
     #[arg(long, value_enum, default_value_t)]
     pub(crate) format: Format,
     #[command(flatten)]
-    pub(crate) compare: CompareArgs,
-    #[command(flatten)]
-    pub(crate) normalize: NormalizeArgs,
+    pub(crate) run: RunArgs,
 }
 
 /// Runs `atif check`: exit 0 when the behaviour matches (or `--update` wrote the golden), 1 on
@@ -43,13 +36,13 @@ pub(crate) struct Args {
 /// trajectory, 2 when something cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The one loader: what is not a trajectory never becomes a golden.
-    let actual = load_trajectory(&args.actual)?;
+    let actual = load_trajectory(&args.run.actual)?;
 
     let mut settings = Settings::new();
     settings
-        .set_normalize_options(args.normalize.to_options()?)
-        .set_token_tolerance(args.compare.token_tolerance)
-        .set_compare_content(!args.compare.no_content)
+        .set_normalize_options(args.run.normalize.to_options()?)
+        .set_token_tolerance(args.run.compare.token_tolerance)
+        .set_compare_content(!args.run.compare.no_content)
         .set_update_command(Some(
             args.update_command.clone().unwrap_or_else(|| fed_again("check", "--update")),
         ))
@@ -63,7 +56,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Some(scanner) => scanner.scan_value(&actual),
         None => atif_secrets::Report::new(),
     };
-    args.normalize.secrets.report("check", &found)?;
+    args.run.normalize.secrets.report("check", &found)?;
     let golden = Path::new(&args.golden);
     match atif_golden::check(golden, &actual, &settings) {
         Ok(outcome) => {

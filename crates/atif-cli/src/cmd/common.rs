@@ -256,6 +256,20 @@ impl CompareArgs {
     }
 }
 
+/// The run under test and how it is compared with its golden: what `diff` and `check` share
+/// after their GOLDEN argument. Flattened last, so ACTUAL stays their second argument and these
+/// flags come after their own in `--help`.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct RunArgs {
+    /// The trajectory of the run under test (`-` for standard input).
+    #[arg(value_name = "ACTUAL")]
+    pub(crate) actual: String,
+    #[command(flatten)]
+    pub(crate) compare: CompareArgs,
+    #[command(flatten)]
+    pub(crate) normalize: NormalizeArgs,
+}
+
 /// The `-o/--output FILE` flag of the commands that print a document.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct OutputArgs {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use atif_normalize::{Delta, StepChange, StepChangeKind};
 use serde_json::{Value, json};
 
-use crate::cmd::common::{CompareArgs, Format, NormalizeArgs, print, this_command_as};
+use crate::cmd::common::{Format, RunArgs, print, this_command_as};
 use crate::cmd::normalize::load_normalized;
 use crate::output;
 
@@ -15,9 +15,6 @@ pub(crate) struct Args {
     /// The golden trajectory (normalised again, which changes nothing if it already is).
     #[arg(value_name = "GOLDEN")]
     pub(crate) golden: String,
-    /// The trajectory of the run under test.
-    #[arg(value_name = "ACTUAL")]
-    pub(crate) actual: String,
     /// Output format: `text` (the report: deltas, step-level explanation, the first changed
     /// places of the unified diff) or `json` (one object: `changed`, `deltas`, `steps`,
     /// `more_steps`, `diff`, as cut as the text unless `--full`; see docs/cli.md).
@@ -27,22 +24,20 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) full: bool,
     #[command(flatten)]
-    pub(crate) compare: CompareArgs,
-    #[command(flatten)]
-    pub(crate) normalize: NormalizeArgs,
+    pub(crate) run: RunArgs,
 }
 
 /// Runs `atif diff`: exit 0 when the Shapes agree, 1 when there are deltas (the report: the
 /// deltas, the step-level explanation and the first changed places of the unified diff, or all
 /// of it with `--full`) or an input is not a trajectory, 2 when an input cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let options = args.normalize.to_options()?;
-    if args.golden == "-" && args.actual == "-" {
+    let options = args.run.normalize.to_options()?;
+    if args.golden == "-" && args.run.actual == "-" {
         anyhow::bail!("GOLDEN and ACTUAL are both `-`: standard input can be read only once");
     }
     let golden = load_normalized(&args.golden, &options)?;
-    let actual = load_normalized(&args.actual, &options)?;
-    let diff_options = args.compare.to_options();
+    let actual = load_normalized(&args.run.actual, &options)?;
+    let diff_options = args.run.compare.to_options();
 
     let deltas = atif_normalize::diff(
         &atif_normalize::shape(&golden),
