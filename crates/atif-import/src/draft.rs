@@ -109,9 +109,9 @@ impl Step {
     /// Sets the timestamp when `timestamp` is a string in ISO 8601 as the validator reads it
     /// ([`atif_schema::check_timestamp`]); others are dropped: they would make the trajectory
     /// invalid, and timestamps are not behaviour.
-    pub(crate) fn set_timestamp(&mut self, timestamp: Option<&Value>) {
+    pub(crate) fn set_timestamp(&mut self, timestamp: impl Timestamp) {
         let valid = |text: &&str| atif_schema::check_timestamp(text).is_ok();
-        if let Some(text) = timestamp.and_then(Value::as_str).filter(valid) {
+        if let Some(text) = timestamp.text().filter(valid) {
             self.timestamp = Some(text.to_owned());
         }
     }
@@ -123,6 +123,25 @@ impl Step {
 
     pub(crate) fn is_error(&self) -> bool {
         self.extra.contains_key("error")
+    }
+}
+
+/// A record's timestamp as a step takes it: the member as parsed (`Option<&Value>`), or its
+/// text when a fast reader read it as a string.
+pub(crate) trait Timestamp {
+    /// The timestamp's text, when it is a string.
+    fn text(&self) -> Option<&str>;
+}
+
+impl Timestamp for Option<&Value> {
+    fn text(&self) -> Option<&str> {
+        self.and_then(Value::as_str)
+    }
+}
+
+impl Timestamp for Option<&str> {
+    fn text(&self) -> Option<&str> {
+        *self
     }
 }
 
@@ -205,7 +224,7 @@ impl Trajectory {
         &mut self,
         mut result: ObsResult,
         id_key: &str,
-        timestamp: Option<&Value>,
+        timestamp: impl Timestamp,
     ) -> String {
         let call_id = result.source_call_id.take().unwrap_or_default();
         result.extra.insert(id_key.into(), call_id.clone().into());
@@ -233,7 +252,7 @@ impl Trajectory {
     }
 
     /// Appends a system step that records an error or a cancellation.
-    pub(crate) fn push_error(&mut self, kind: &str, message: &str, timestamp: Option<&Value>) {
+    pub(crate) fn push_error(&mut self, kind: &str, message: &str, timestamp: impl Timestamp) {
         let mut step = Step::new(Source::System);
         step.parts.push(Part::Text(message.to_owned()));
         step.set_timestamp(timestamp);
@@ -509,7 +528,7 @@ mod tests {
         let mut t = Trajectory::new("a");
         t.push(Step::model_call());
         assert!(!t.ends_in_error());
-        t.push_error("aborted", "interrupted", None);
+        t.push_error("aborted", "interrupted", None::<&str>);
         assert!(t.ends_in_error());
         t.push(Step::model_call());
         assert!(!t.ends_in_error());

@@ -502,7 +502,12 @@ impl Context {
 
     /// Counts a record of a known type that carries nothing to import.
     pub(crate) fn ignore(&mut self, record_type: &str) {
-        *self.stats.ignored.entry(record_type.to_owned()).or_insert(0) += 1;
+        match self.stats.ignored.get_mut(record_type) {
+            Some(count) => *count += 1,
+            None => {
+                self.stats.ignored.insert(record_type.to_owned(), 1);
+            }
+        }
     }
 
     /// Counts a record of an unknown type, or fails in strict mode.

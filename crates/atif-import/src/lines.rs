@@ -24,6 +24,16 @@ pub(crate) struct Record {
     pub(crate) value: Value,
 }
 
+/// The next record of a log as [`Records::next_fast`] gives it: read from its line by the
+/// caller's fast reader, or parsed into a [`Record`] when that reader passed the line on.
+#[derive(Debug)]
+pub(crate) enum Fast<T> {
+    /// What the fast reader made of the record on `line`.
+    Read { line: usize, item: T },
+    /// A record the fast reader passed on (or one read ahead for detection).
+    Record(Record),
+}
+
 /// How a log is laid out, which decides how a place in it is named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Layout {
@@ -191,7 +201,40 @@ impl<'a> Records<'a> {
         std::mem::take(&mut self.bad_lines)
     }
 
+    /// The next record: read ahead, then `read` over the line's text, then parsed into a
+    /// [`Record`] when `read` gives `None`.
+    ///
+    /// `read` is a format's reader of its most frequent records into borrowed, typed values,
+    /// which skip what the import drops instead of building a `Value` of it. It must give
+    /// `Some` only for a line that is a JSON object which parses as JSON (as
+    /// `serde_json::Value` would); every other line, and every record it does not take whole,
+    /// it passes on, so errors, skips and their line numbers stay those of the `Value` path.
+    pub(crate) fn next_fast<T>(
+        &mut self,
+        read: &mut impl FnMut(&'a str) -> Option<T>,
+    ) -> Option<Result<Fast<T>>> {
+        if let Some(record) = self.ahead.pop_front() {
+            return Some(Ok(Fast::Record(record)));
+        }
+        if let Some(error) = self.pending_error.take() {
+            return Some(Err(error));
+        }
+        self.parse_next_with(Some(read))
+    }
+
     fn parse_next(&mut self) -> Option<Result<Record>> {
+        let none = None::<&mut fn(&'a str) -> Option<std::convert::Infallible>>;
+        match self.parse_next_with(none)? {
+            Ok(Fast::Record(record)) => Some(Ok(record)),
+            Ok(Fast::Read { item, .. }) => match item {},
+            Err(error) => Some(Err(error)),
+        }
+    }
+
+    fn parse_next_with<T>(
+        &mut self,
+        mut read: Option<&mut impl FnMut(&'a str) -> Option<T>>,
+    ) -> Option<Result<Fast<T>>> {
         while !self.failed && !self.rest.is_empty() {
             self.line_no += 1;
             let (line, has_end) = match memchr::memchr(b'\n', self.rest) {
@@ -206,10 +249,16 @@ impl<'a> Records<'a> {
                 continue;
             }
             let line_no = self.line_no;
+            if let Some(read) = read.as_mut() {
+                if let Some(item) = std::str::from_utf8(line).ok().and_then(&mut **read) {
+                    self.n_records += 1;
+                    return Some(Ok(Fast::Read { line: line_no, item }));
+                }
+            }
             let error = match serde_json::from_slice::<Value>(line) {
                 Ok(value @ Value::Object(_)) => {
                     self.n_records += 1;
-                    return Some(Ok(Record { line: line_no, value }));
+                    return Some(Ok(Fast::Record(Record { line: line_no, value })));
                 }
                 Ok(other) => Error::NotAnObject { line: line_no, found: json_kind(&other) },
                 Err(_) if !has_end && self.n_records > 0 => {
@@ -301,6 +350,28 @@ mod tests {
         assert!(matches!(err, Error::NotJson { line: 1, .. }), "{err}");
         let err = Records::open(b"\x00\x01\x02binary", false).unwrap_err();
         assert!(matches!(err, Error::NotJson { line: 1, .. }), "{err}");
+    }
+
+    #[test]
+    fn the_fast_reader_sees_lines_after_the_read_ahead_and_passes_others_on_with_their_numbers() {
+        let mut log = "{\"a\":1}\n".repeat(DETECT_RECORDS);
+        log.push_str("{\"fast\":1}\n\nnot json\n{\"b\":2}\n{\"fast\":2}\n");
+        let mut records = Records::open(log.as_bytes(), false).unwrap();
+        let mut read = |line: &str| line.starts_with("{\"fast\"").then_some(line.len());
+        let mut seen = Vec::new();
+        while let Some(next) = records.next_fast(&mut read) {
+            seen.push(match next.unwrap() {
+                Fast::Read { line, item } => (line, Some(item)),
+                Fast::Record(record) => (record.line, None),
+            });
+        }
+        let ahead: Vec<(usize, Option<usize>)> = (1..=DETECT_RECORDS).map(|n| (n, None)).collect();
+        assert_eq!(seen[..DETECT_RECORDS], ahead);
+        let n = DETECT_RECORDS;
+        assert_eq!(seen[n..], [(n + 1, Some(10)), (n + 4, None), (n + 5, Some(10))]);
+        assert_eq!(records.n_records(), n + 3);
+        let bad: Vec<usize> = records.take_bad_lines().iter().map(|bad| bad.line).collect();
+        assert_eq!(bad, [n + 3]);
     }
 
     #[test]

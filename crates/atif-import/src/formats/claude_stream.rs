@@ -167,7 +167,7 @@ fn apply_result(trajectory: &mut Trajectory, result: &Value) {
     if is_error || (subtype != "success" && !subtype.is_empty()) {
         let text = result.get("result").and_then(Value::as_str).unwrap_or(subtype);
         let text = if text.is_empty() { subtype } else { text };
-        trajectory.push_error(subtype, text, None);
+        trajectory.push_error(subtype, text, None::<&str>);
         trajectory.crashed = true;
     }
 }

@@ -95,12 +95,12 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .unwrap_or("turn failed");
-                trajectory.push_error("turn_failed", message, None);
+                trajectory.push_error("turn_failed", message, None::<&str>);
             }
             "error" => {
                 open_call = None;
                 let message = value.get("message").and_then(Value::as_str).unwrap_or("error");
-                trajectory.push_error("error", message, None);
+                trajectory.push_error("error", message, None::<&str>);
             }
             "item.started" => {
                 // A tool item that starts shows its call now; if the run dies before the item
@@ -193,7 +193,7 @@ fn item_completed(
         }
         "error" => {
             *open_call = None;
-            trajectory.push_error("error", field("message").unwrap_or("error"), None);
+            trajectory.push_error("error", field("message").unwrap_or("error"), None::<&str>);
         }
         other => ctx.unknown(line, &format!("item.completed/{other}"))?,
     }

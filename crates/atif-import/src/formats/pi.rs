@@ -276,7 +276,8 @@ impl Reader {
                     result.extra.insert("details".into(), details.clone());
                 }
                 if let Some(orphan) = self.trajectory.add_result(result) {
-                    let id = self.trajectory.push_orphan_result(orphan, "tool_call_id", None);
+                    let id =
+                        self.trajectory.push_orphan_result(orphan, "tool_call_id", None::<&str>);
                     ctx.warn(line, &format!("tool result for unknown toolCallId `{id}`"));
                 }
             }
