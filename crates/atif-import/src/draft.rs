@@ -295,10 +295,9 @@ impl Trajectory {
     /// The ATIF-v1.8 document, written through atif-schema's types (the one model of ATIF
     /// every crate writes with).
     pub(crate) fn into_value(self) -> Value {
-        let trajectory = self.into_atif();
-        // Serialising these types cannot fail: their maps have string keys, and their numbers
-        // are integers or finite `Number`s.
-        serde_json::to_value(&trajectory).unwrap_or_default()
+        // Moved into the value, not copied by `serde_json::to_value`: tool outputs and
+        // arguments are most of a trajectory's bytes.
+        self.into_atif().into_value()
     }
 
     /// The trajectory as atif-schema's typed model.

@@ -83,6 +83,7 @@ mod builder;
 mod error;
 mod error_chain;
 mod field_table;
+mod into_value;
 mod json_kind;
 mod json_schema;
 mod load;

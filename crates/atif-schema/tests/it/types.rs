@@ -8,11 +8,14 @@ use serde_json::{Value, json};
 
 use crate::{valid_corpus, valid_fixtures};
 
-/// Parses `value` into the typed model and serialises it back; the two values must be equal.
+/// Parses `value` into the typed model and serialises it back, by reference and by moving it
+/// (`into_value`); the values must be equal.
 fn check_round_trip(name: &str, value: &Value) {
     let trajectory =
         Trajectory::from_value(value).unwrap_or_else(|err| panic!("{name}: does not parse: {err}"));
     assert_eq!(&trajectory.to_value(), value, "{name}: value changed on the round trip");
+    let moved = trajectory.clone().into_value();
+    assert_eq!(&moved, value, "{name}: into_value differs from to_value");
     let text = trajectory.to_json_string_pretty();
     let reparsed = Trajectory::from_json_str(&text).unwrap();
     assert_eq!(reparsed, trajectory, "{name}: text round trip changed the model");
