@@ -115,17 +115,26 @@ pub fn is_secret_name(name: &str) -> bool {
         "credentials",
     ];
     const WORDS: &[&str] = &["auth", "authorization", "cookie"];
-    // Keys are mostly lower-case snake_case already: only others are copied to normalise them.
-    let normalised;
-    let name = if name.bytes().any(|b| b.is_ascii_uppercase() || b == b'-' || b == b'.') {
-        normalised = name.to_ascii_lowercase().replace(['-', '.'], "_");
-        normalised.as_str()
-    } else {
-        name
-    };
-    ENDINGS.iter().any(|ending| name.ends_with(ending))
+    // Only the end of a name decides, so only its last bytes are read and normalised (lower
+    // case, `-` and `.` as `_`, byte for byte): a long string costs no more than a short one.
+    // The longest ending, `_authorization`, is 14 bytes.
+    const TAIL: usize = 16;
+    let bytes = name.as_bytes();
+    let start = bytes.len().saturating_sub(TAIL);
+    let mut buffer = [0u8; TAIL];
+    let tail = &mut buffer[..bytes.len() - start];
+    for (out, &byte) in tail.iter_mut().zip(&bytes[start..]) {
+        *out = match byte {
+            b'-' | b'.' => b'_',
+            other => other.to_ascii_lowercase(),
+        };
+    }
+    let tail = &*tail;
+    let whole = start == 0;
+    ENDINGS.iter().any(|ending| tail.ends_with(ending.as_bytes()))
         || WORDS.iter().any(|word| {
-            name.strip_suffix(word).is_some_and(|head| head.is_empty() || head.ends_with('_'))
+            tail.strip_suffix(word.as_bytes())
+                .is_some_and(|head| (whole && head.is_empty()) || head.ends_with(b"_"))
         })
 }
 

@@ -224,6 +224,66 @@ fn secret_names_are_recognised_by_their_ending() {
     }
 }
 
+/// The rule of `is_secret_name` written the plain way: normalise the whole name, then look at
+/// its end.
+fn secret_name_by_definition(name: &str) -> bool {
+    let name = name.to_ascii_lowercase().replace(['-', '.'], "_");
+    let endings = [
+        "apikey",
+        "api_key",
+        "accesskey",
+        "access_key",
+        "secretkey",
+        "secret_key",
+        "privatekey",
+        "private_key",
+        "secret",
+        "password",
+        "passwd",
+        "passphrase",
+        "token",
+        "credential",
+        "credentials",
+    ];
+    endings.iter().any(|ending| name.ends_with(ending))
+        || ["auth", "authorization", "cookie"].iter().any(|word| {
+            name.strip_suffix(word).is_some_and(|head| head.is_empty() || head.ends_with('_'))
+        })
+}
+
+#[test]
+fn long_names_and_texts_are_judged_by_their_end() {
+    let long = "x".repeat(10_000);
+    for (name, secret) in [
+        (format!("{long}_auth"), true),
+        (format!("{long}auth"), false),
+        (format!("{long}.Authorization"), true),
+        (format!("{long}_AUTHORIZATION"), true),
+        (format!("{long}xauthorization"), false),
+        ("a_rather_long_prefix_before_GITHUB_TOKEN".to_owned(), true),
+        ("\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}-cookie".to_owned(), true),
+        ("\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}cookie".to_owned(), false),
+        (format!("{long}token\u{e9}"), false),
+    ] {
+        assert_eq!(is_secret_name(&name), secret, "{}", &name[name.len().saturating_sub(40)..]);
+        assert_eq!(secret_name_by_definition(&name), secret);
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn secret_names_follow_their_definition(
+        head in "[a-zA-Z_.\\-\u{e9}]{0,24}",
+        word in proptest::sample::select(vec![
+            "", "auth", "Auth", "AUTHORIZATION", "cookie", "token", "Api-Key", "secret",
+            "passwd", "credentials", "_", "-", ".",
+        ]),
+    ) {
+        let name = format!("{head}{word}");
+        proptest::prop_assert_eq!(is_secret_name(&name), secret_name_by_definition(&name), "{}", name);
+    }
+}
+
 #[test]
 fn all_samples_in_one_text_are_redacted_and_the_survivors_kept() {
     let redacted = Scanner::new().redact_text(&planted_text()).unwrap();
