@@ -100,7 +100,7 @@ pub use field_table::{CHANGES, Change, ChangeKind, ObjectType};
 pub use json_kind::json_kind;
 pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
 pub use load::{
-    DEFAULT_MAX_INPUT_BYTES, LoadOptions, check_trajectory, check_trajectory_bytes,
+    DEFAULT_MAX_INPUT_BYTES, LoadOptions, TrajectoryForm, check_trajectory, check_trajectory_bytes,
     load_trajectory, parse_trajectory, read_path, read_reader, read_stdin,
 };
 pub use timestamp::check_timestamp;

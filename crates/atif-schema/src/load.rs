@@ -159,7 +159,7 @@ pub fn parse_trajectory(bytes: &[u8], name: &str) -> Result<Value> {
 /// [`Error::NotTrajectory`] as [`parse_trajectory`] gives it.
 pub fn check_trajectory_bytes(bytes: &[u8], name: &str) -> Result<()> {
     match walk::form(bytes) {
-        Some(form) => check_form(form, name),
+        Some(form) => form.check(name),
         None => parse_trajectory(bytes, name).map(drop),
     }
 }
@@ -173,57 +173,90 @@ pub fn check_trajectory_bytes(bytes: &[u8], name: &str) -> Result<()> {
 /// [`Error::NotTrajectory`] naming `name` and the pointer of what is missing or wrong.
 pub fn check_trajectory(value: &Value, name: &str) -> Result<()> {
     let member = |key: &str| value.as_object()?.get(key).map(crate::json_kind);
-    let form = walk::Form {
+    let form = TrajectoryForm {
         root: crate::json_kind(value),
         schema_version: member("schema_version"),
         steps: member("steps"),
     };
-    check_form(form, name)
+    form.check(name)
 }
 
-/// The one judgement of a document's form, for a parsed value and for the walk alike.
-fn check_form(form: walk::Form, name: &str) -> Result<()> {
-    let fail = |pointer: &str, message: String| Error::NotTrajectory {
-        file: name.to_owned(),
-        pointer: Some(pointer.to_owned()),
-        line: None,
-        column: None,
-        message: format!("{}: {message}", if pointer.is_empty() { "(root)" } else { pointer }),
-    };
-    if form.root != "an object" {
-        return Err(fail(
-            "",
-            format!(
-                "the root is {}: an ATIF trajectory is a JSON object with `schema_version` and \
-                 `steps`",
-                form.root
-            ),
-        ));
-    }
-    match form.schema_version {
-        Some("a string") => {}
-        None => {
+/// The kinds of the three values that make a trajectory's form, named as
+/// [`json_kind`](crate::json_kind) names them (`an object`, `a string`, …): what
+/// [`check_trajectory`] and [`check_trajectory_bytes`] judge, for a caller that read the
+/// document its own way and knows these kinds.
+///
+/// ```
+/// let form = atif_schema::TrajectoryForm {
+///     root: "an object",
+///     schema_version: Some("a string"),
+///     steps: Some("an object"),
+/// };
+/// let err = form.check("t.json").unwrap_err();
+/// assert!(err.to_string().contains("/steps: expected an array of steps, found an object"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrajectoryForm {
+    /// The root's kind.
+    pub root: &'static str,
+    /// The kind of the root's `schema_version`, when the root is an object that has one.
+    pub schema_version: Option<&'static str>,
+    /// The kind of the root's `steps`, when the root is an object that has one.
+    pub steps: Option<&'static str>,
+}
+
+impl TrajectoryForm {
+    /// Checks that these are a trajectory's kinds: a root object with a `schema_version`
+    /// string and a `steps` array. `name` names the input in errors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotTrajectory`] naming `name` and the pointer of what is missing or wrong.
+    pub fn check(self, name: &str) -> Result<()> {
+        let fail = |pointer: &str, message: String| Error::NotTrajectory {
+            file: name.to_owned(),
+            pointer: Some(pointer.to_owned()),
+            line: None,
+            column: None,
+            message: format!("{}: {message}", if pointer.is_empty() { "(root)" } else { pointer }),
+        };
+        if self.root != "an object" {
             return Err(fail(
-                "/schema_version",
-                "missing: not an ATIF trajectory (expected `\"schema_version\": \"ATIF-v1.8\"` \
-                 or another ATIF-v1.x label)"
-                    .to_owned(),
+                "",
+                format!(
+                    "the root is {}: an ATIF trajectory is a JSON object with `schema_version` and \
+                     `steps`",
+                    self.root
+                ),
             ));
         }
-        Some(other) => {
-            return Err(fail(
-                "/schema_version",
-                format!("expected a string such as \"ATIF-v1.8\", found {other}"),
-            ));
+        match self.schema_version {
+            Some("a string") => {}
+            None => {
+                return Err(fail(
+                    "/schema_version",
+                    "missing: not an ATIF trajectory (expected `\"schema_version\": \"ATIF-v1.8\"` \
+                     or another ATIF-v1.x label)"
+                        .to_owned(),
+                ));
+            }
+            Some(other) => {
+                return Err(fail(
+                    "/schema_version",
+                    format!("expected a string such as \"ATIF-v1.8\", found {other}"),
+                ));
+            }
         }
-    }
-    match form.steps {
-        Some("an array") => Ok(()),
-        None => Err(fail(
-            "/steps",
-            "missing: not an ATIF trajectory (expected an array of steps)".to_owned(),
-        )),
-        Some(other) => Err(fail("/steps", format!("expected an array of steps, found {other}"))),
+        match self.steps {
+            Some("an array") => Ok(()),
+            None => Err(fail(
+                "/steps",
+                "missing: not an ATIF trajectory (expected an array of steps)".to_owned(),
+            )),
+            Some(other) => {
+                Err(fail("/steps", format!("expected an array of steps, found {other}")))
+            }
+        }
     }
 }
 
@@ -238,46 +271,50 @@ fn read_bounded(
 ) -> Result<Vec<u8>> {
     let limit = options.max_bytes;
     let mut bytes = Vec::with_capacity(capacity.min(usize::try_from(limit).unwrap_or(usize::MAX)));
-    let mut chunk = vec![0u8; CHUNK];
     let mut seen_start = false;
     loop {
-        let n = match reader.read(&mut chunk) {
+        // Read straight into the buffer, a chunk at a time, so that each chunk is checked
+        // before the next is read and no byte is copied twice.
+        let before = bytes.len();
+        let n = match reader.by_ref().take(CHUNK as u64).read_to_end(&mut bytes) {
             Ok(0) => return Ok(bytes),
             Ok(n) => n,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            // `read_to_end` retries when interrupted, so any error here is final.
             Err(source) => return Err(Error::Read { file: name.to_owned(), source }),
         };
-        let total = bytes.len() as u64 + n as u64;
-        if total > limit {
+        if bytes.len() as u64 > limit {
             return Err(Error::TooLarge { file: name.to_owned(), limit });
         }
-        let new = &chunk[..n];
-        if let Some(at) = first_bad_byte(new, bytes.is_empty(), &mut seen_start) {
-            bytes.extend_from_slice(&new[..at]);
-            return Err(not_json_at(&bytes, &new[at..], name));
+        let new = &bytes[before..before + n];
+        if let Some(at) = first_bad_byte(new, before == 0, &mut seen_start) {
+            let (good, bad) = bytes.split_at(before + at);
+            return Err(not_json_at(good, bad, name));
         }
-        bytes.extend_from_slice(new);
     }
 }
 
-/// Bytes that JSON text never holds: control characters other than tab, line feed and carriage
-/// return (strings must escape them), and bytes that never occur in UTF-8.
-const NEVER_IN_JSON: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 0x20 {
-        table[byte] = !matches!(byte, 0x09 | 0x0A | 0x0D);
-        byte += 1;
+/// Whether JSON text never holds `byte`: a control character other than tab, line feed and
+/// carriage return (strings must escape them), or a byte that never occurs in UTF-8. Written
+/// without branches, so that a scan over many bytes runs many at a time.
+fn never_in_json(byte: u8) -> bool {
+    let control = (byte < 0x20) & (byte != b'\t') & (byte != b'\n') & (byte != b'\r');
+    control | (byte >= 0xF5) | (byte & 0xFE == 0xC0)
+}
+
+/// The offset of the first byte of `bytes` that JSON text never holds: whole blocks are
+/// checked at once, and only a block that holds one is searched byte by byte.
+fn first_never_in_json(bytes: &[u8]) -> Option<usize> {
+    const BLOCK: usize = 64;
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut offset = 0;
+    for block in &mut blocks {
+        if block.iter().fold(false, |any, &byte| any | never_in_json(byte)) {
+            break;
+        }
+        offset += BLOCK;
     }
-    table[0xC0] = true;
-    table[0xC1] = true;
-    let mut byte = 0xF5;
-    while byte < 0x100 {
-        table[byte] = true;
-        byte += 1;
-    }
-    table
-};
+    bytes[offset..].iter().position(|&byte| never_in_json(byte)).map(|at| offset + at)
+}
 
 /// The offset in `chunk` of the first byte that cannot be part of JSON text; the first
 /// non-blank byte of the input (after a UTF-8 byte-order mark, which the parser explains) must
@@ -302,7 +339,7 @@ fn first_bad_byte(chunk: &[u8], at_start: bool, seen_start: &mut bool) -> Option
             None => return None,
         }
     }
-    chunk[from..].iter().position(|&byte| NEVER_IN_JSON[usize::from(byte)]).map(|at| from + at)
+    first_never_in_json(&chunk[from..]).map(|at| from + at)
 }
 
 /// The error for the first byte of `rest` (just past `before`), which cannot be where it is.
@@ -368,6 +405,24 @@ mod tests {
             let err = message(read(bytes, 1000).unwrap_err());
             assert!(err.contains(expected), "{expected}: {err}");
             assert!(err.starts_with("input: "), "{err}");
+        }
+    }
+
+    #[test]
+    fn the_block_scan_finds_the_first_bad_byte_wherever_it_is() {
+        let bad_bytes = (0..=255u8).filter(|&byte| never_in_json(byte));
+        let expected: Vec<u8> = (0..0x20).filter(|byte| ![9, 10, 13].contains(byte)).collect();
+        let expected = [expected, vec![0xC0, 0xC1], (0xF5..=0xFF).collect()].concat();
+        assert_eq!(bad_bytes.collect::<Vec<_>>(), expected);
+        let text = b"{\"a\": \"caf\xC3\xA9\"}\r\n\t".repeat(30);
+        assert_eq!(first_never_in_json(&text), None);
+        for at in [0, 1, 63, 64, 65, 127, 128, 200, text.len() - 1] {
+            for bad in [0x00, 0x1F, 0xC0, 0xFF] {
+                let mut broken = text.clone();
+                broken[at] = bad;
+                broken[text.len() - 1] = 0x01;
+                assert_eq!(first_never_in_json(&broken), Some(at), "{bad:#x} at {at}");
+            }
         }
     }
 

@@ -16,25 +16,15 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
-/// The kinds of the three values that make a trajectory's form, named as
-/// [`json_kind`](crate::json_kind) names them; `None` for a member that is missing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Form {
-    /// The root's kind.
-    pub(super) root: &'static str,
-    /// The kind of the root's `schema_version`, when the root is an object that has one.
-    pub(super) schema_version: Option<&'static str>,
-    /// The kind of the root's `steps`, when the root is an object that has one.
-    pub(super) steps: Option<&'static str>,
-}
+use super::TrajectoryForm;
 
 /// The form of the document in `bytes`, or `None` when the strict reader must look at it (see
 /// the module docs).
-pub(super) fn form(bytes: &[u8]) -> Option<Form> {
+pub(super) fn form(bytes: &[u8]) -> Option<TrajectoryForm> {
     if bytes.starts_with(b"\xEF\xBB\xBF") {
         return None;
     }
-    let mut form = Form { root: "null", schema_version: None, steps: None };
+    let mut form = TrajectoryForm { root: "null", schema_version: None, steps: None };
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let root = Walker { root: Some(&mut form) }.deserialize(&mut deserializer).ok()?;
     deserializer.end().ok()?;
@@ -72,7 +62,7 @@ impl<'de> Keys<'de> {
 
 /// Visits one value; `root` is set for the document's root only, to note its form.
 struct Walker<'f> {
-    root: Option<&'f mut Form>,
+    root: Option<&'f mut TrajectoryForm>,
 }
 
 impl<'de> DeserializeSeed<'de> for Walker<'_> {
@@ -190,7 +180,7 @@ mod tests {
         let form = form(br#"{"steps": {"a": [1, 2.5, -3]}, "x": null, "schema_version": 1}"#);
         assert_eq!(
             form,
-            Some(Form {
+            Some(TrajectoryForm {
                 root: "an object",
                 schema_version: Some("a number"),
                 steps: Some("an object")

@@ -31,12 +31,14 @@ fn the_check_without_the_tree_agrees_with_the_parse_on_every_file() {
         json_files_below(&corpus, &mut files);
     }
     assert!(fixtures >= 7, "{fixtures} fixtures");
-    let mut accepted = 0;
     for path in &files {
         let bytes = std::fs::read(path).unwrap();
         let (parsed, checked) = both(&bytes);
         assert_eq!(parsed, checked, "{}", path.display());
-        accepted += usize::from(parsed == "Ok(())");
+        // Our valid fixtures are accepted, so the agreement above is not only on refusals.
+        if path.parent().is_some_and(|dir| dir.ends_with("fixtures/valid")) {
+            assert_eq!(parsed, "Ok(())", "{}", path.display());
+        }
         // The same document with a repeated key in its last step, and cut short.
         if let Some(end) = bytes.iter().rposition(|&byte| byte == b'}') {
             let mut repeated = bytes[..end].to_vec();
@@ -47,5 +49,4 @@ fn the_check_without_the_tree_agrees_with_the_parse_on_every_file() {
             assert_eq!(parsed, checked, "{} cut short", path.display());
         }
     }
-    assert!(accepted >= fixtures, "{accepted} of {} files accepted", files.len());
 }
