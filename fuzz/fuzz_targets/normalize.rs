@@ -1,10 +1,14 @@
-//! The normaliser on arbitrary bytes: the fast path and the general path give the same text,
+//! The normaliser on arbitrary bytes: the fast path reads exactly the JSON that
+//! `atif-schema`'s strict reader reads, the fast path and the general path give the same text,
 //! and normalising that text again changes nothing.
 #![no_main]
 
 use atif_normalize::{NormalizeOptions, normalize_json, normalize_owned, to_canonical_string};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    let fast_reads = atif_normalize::JsonDocument::parse(data).is_ok();
+    let strict_reads = atif_schema::parse_json(data).is_ok();
+    assert_eq!(fast_reads, strict_reads, "the fast path and atif-schema's reader disagree");
     let options = NormalizeOptions::default();
     let mut fast = Vec::new();
     if normalize_json(data, &options, &mut fast).is_err() {

@@ -65,22 +65,23 @@ impl Text<'_> {
 /// Decodes a raw string whose escapes are all single-character ones.
 pub(crate) fn unescape_simple(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
+    let mut rest = raw;
+    // Copy the text between escapes whole; only the escapes are looked at one by one.
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let mut after = rest[at + 1..].chars();
+        match after.next() {
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some(other) => out.push(other),
+            None => return out,
         }
-        out.push(match chars.next() {
-            Some('b') => '\u{8}',
-            Some('f') => '\u{c}',
-            Some('n') => '\n',
-            Some('r') => '\r',
-            Some('t') => '\t',
-            Some(other) => other,
-            None => break,
-        });
+        rest = after.as_str();
     }
+    out.push_str(rest);
     out
 }
 

@@ -341,18 +341,29 @@ pub(crate) fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// The index of the first 32-byte block from `idx` on that may hold a byte to escape (or of the
-/// tail shorter than that). The test of a block has no early exit, so the compiler turns it
-/// into vector instructions.
+/// The index of the first byte from `idx` on that needs escaping, found eight bytes at a time;
+/// in the tail shorter than that, the index where the tail starts.
+///
+/// Each eight bytes are one `u64`, tested with the usual word tricks: `(x - 0x20 per byte) & !x`
+/// sets the high bit of a byte below 0x20, and of a zero byte after `x ^ '"'` or `x ^ '\\'`
+/// for a quote or a backslash. A borrow can also set the bit of a byte above a byte that was
+/// found, never below one, so the lowest set bit is the first byte that needs escaping.
 pub(crate) fn skip_plain(bytes: &[u8], mut idx: usize) -> usize {
-    const WIDTH: usize = 32;
-    while let Some(block) = bytes.get(idx..idx + WIDTH) {
-        let Ok(block) = <&[u8; WIDTH]>::try_from(block) else { break };
-        let escapes = block.iter().fold(false, |any, &byte| any | needs_escape(byte));
-        if escapes {
-            break;
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    while let Some(word) = bytes.get(idx..idx + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else { break };
+        let x = u64::from_le_bytes(word);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        let found = (x.wrapping_sub(ONES * 0x20) & !x)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash);
+        let found = found & HIGH;
+        if found != 0 {
+            return idx + (found.trailing_zeros() / 8) as usize;
         }
-        idx += WIDTH;
+        idx += 8;
     }
     idx
 }
@@ -449,6 +460,26 @@ pub(crate) fn write_f64(out: &mut String, f: f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_word_scan_stops_at_the_first_byte_to_escape() {
+        let plain: Vec<u8> = (0x20..=0xFF).filter(|&byte| !needs_escape(byte)).collect();
+        let text = plain.repeat(3);
+        // No byte to escape: the scan stops only at the tail shorter than a word.
+        let end = skip_plain(&text, 0);
+        assert!(end <= text.len() && text.len() - end < 8, "{end} of {}", text.len());
+        for at in 0..40 {
+            for escaped in [0x00, 0x01, 0x1F, b'"', b'\\'] {
+                // Bytes that borrow or look alike around the one to find, after it.
+                let mut bytes = text[..48].to_vec();
+                bytes[at] = escaped;
+                bytes[at + 1] = 0x00;
+                bytes[at + 2] = 0x21;
+                assert_eq!(skip_plain(&bytes, 0), at, "{escaped:#x} at {at}");
+                assert_eq!(skip_plain(&bytes, at), at, "{escaped:#x} at {at}, from there");
+            }
+        }
+    }
 
     fn check_float(f: f64, expected: &str) {
         let mut out = String::new();

@@ -75,7 +75,9 @@ pub use canonical::{content_hash, to_canonical_string, write_canonical};
 pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
 pub use explain::{StepChange, StepChangeKind, explain};
-pub use normalize::{normalize, normalize_json, normalize_owned, normalize_with_report};
+pub use normalize::{
+    JsonDocument, normalize, normalize_json, normalize_owned, normalize_with_report,
+};
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
 pub use report::{ReportDiff, ReportOptions, report, report_diff, shown_changes};

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::borrowed_tree::{Node, may_hold_secret};
 use crate::contract::normalize_tree;
+use crate::tree::{Object, Tree};
 use crate::{Error, NormalizeOptions, Result};
 
 /// Normalises a trajectory so that two runs of the same behaviour give the same document.
@@ -64,10 +65,11 @@ pub fn normalize_with_report(
 /// several times faster and in a fraction of the memory, because unchanged strings are copied
 /// from the input as they are.
 ///
-/// The JSON must be strict: a byte-order mark, a duplicate key, `NaN` or nesting deeper than
-/// 128 levels is an error. A document that may hold a secret the options' scanner replaces
-/// takes the general path through a `serde_json::Value` (same result, ordinary speed). It
-/// returns which secrets were replaced, and where, as [`normalize_with_report`] does.
+/// The JSON must be strict: a byte-order mark, a duplicate key, `NaN`, an integer outside
+/// -2^63 … 2^64-1 or nesting deeper than 127 levels is an error (the JSON that
+/// `atif_schema::parse_json` accepts, and no other). A document that may hold a secret the
+/// options' scanner replaces takes the general path through a `serde_json::Value` (same
+/// result, ordinary speed). It returns which secrets were replaced, and where, as [`normalize_with_report`] does.
 ///
 /// # Errors
 /// [`Error::InvalidJson`] with line and column when `json` is not strict JSON,
@@ -85,25 +87,82 @@ pub fn normalize_with_report(
 pub fn normalize_json<W: std::io::Write>(
     json: &[u8],
     options: &NormalizeOptions,
-    mut writer: W,
+    writer: W,
 ) -> Result<Report> {
-    normalize_json_inner(json, options, &mut writer)
+    JsonDocument::parse(json)?.normalize_to(options, writer)
 }
 
-fn normalize_json_inner(
-    json: &[u8],
-    options: &NormalizeOptions,
-    writer: &mut dyn std::io::Write,
-) -> Result<Report> {
-    let root = Node::parse(json)?;
-    // A document that may hold a secret goes through the scanner, which works on a `Value`;
-    // the others (almost all of them) stay borrowed and stream.
-    if options.secret_scanner().is_some_and(|scanner| may_hold_secret(&root, scanner)) {
-        let (normalized, report) = normalize_with_report(root.into_value(), options)?;
-        crate::canonical::stream(&normalized, writer).map_err(|source| Error::Write { source })?;
-        return Ok(report);
+/// JSON text read for [`normalize_json`] and not yet normalised: for a caller that looks at
+/// the root's members before it goes on, without reading the text twice. `atif normalize` asks
+/// `atif-schema` whether these kinds make a trajectory's form, then writes.
+///
+/// ```
+/// # fn main() -> atif_normalize::Result<()> {
+/// use atif_normalize::{JsonDocument, NormalizeOptions};
+///
+/// let document = JsonDocument::parse(br#"{"schema_version": "ATIF-v1.8", "steps": []}"#)?;
+/// assert_eq!(document.kind(), "an object");
+/// assert_eq!(document.member_kind("steps"), Some("an array"));
+/// assert_eq!(document.member_kind("agent"), None);
+/// let mut out = Vec::new();
+/// document.normalize_to(&NormalizeOptions::default(), &mut out)?;
+/// assert!(out.starts_with(b"{\n  \"schema_version\""));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct JsonDocument<'a> {
+    root: Node<'a>,
+}
+
+impl<'a> JsonDocument<'a> {
+    /// Reads `json`, which must be strict JSON as [`normalize_json`] says. Strings borrow from
+    /// `json`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidJson`] with line and column.
+    pub fn parse(json: &'a [u8]) -> Result<JsonDocument<'a>> {
+        Ok(JsonDocument { root: Node::parse(json)? })
     }
-    let normalized = normalize_tree(root, options)?;
-    crate::canonical::stream(&normalized, writer).map_err(|source| Error::Write { source })?;
-    Ok(Report::new())
+
+    /// The kind of the root, as error messages name kinds: `null`, `a boolean`, `a number`,
+    /// `a string`, `an array` or `an object`.
+    pub fn kind(&self) -> &'static str {
+        self.root.kind()
+    }
+
+    /// The kind of the root's member `key`, named as [`JsonDocument::kind`] names it; `None`
+    /// when the root is not an object or has no such member.
+    pub fn member_kind(&self, key: &str) -> Option<&'static str> {
+        self.root.as_object().and_then(|members| members.get(key)).map(Tree::kind)
+    }
+
+    /// Normalises the document and writes its canonical text to `writer`, as
+    /// [`normalize_json`] does.
+    ///
+    /// # Errors
+    /// As [`normalize_json`], less [`Error::InvalidJson`].
+    pub fn normalize_to<W: std::io::Write>(
+        self,
+        options: &NormalizeOptions,
+        mut writer: W,
+    ) -> Result<Report> {
+        let root = self.root;
+        // A document that may hold a secret goes through the scanner, which works on a
+        // `Value`; the others (almost all of them) stay borrowed and stream.
+        if options.secret_scanner().is_some_and(|scanner| may_hold_secret(&root, scanner)) {
+            let (normalized, report) = normalize_with_report(root.into_value(), options)?;
+            write(&normalized, &mut writer)?;
+            return Ok(report);
+        }
+        write(&normalize_tree(root, options)?, &mut writer)?;
+        Ok(Report::new())
+    }
+}
+
+fn write(
+    normalized: &impl crate::canonical::WriteCanonical,
+    writer: &mut dyn std::io::Write,
+) -> Result<()> {
+    crate::canonical::stream(normalized, writer).map_err(|source| Error::Write { source })
 }

@@ -10,7 +10,8 @@ use crate::canonical::{needs_escape, skip_plain};
 use crate::{Error, Result};
 
 /// Reads `json`, which must be strict JSON: UTF-8 without a byte-order mark, no duplicate keys,
-/// no `NaN`, nesting at most 128 levels deep.
+/// no `NaN`, no integer outside -2^63 … 2^64-1, nesting at most 127 levels deep (the
+/// limit of serde_json and `atif-schema`).
 ///
 /// # Errors
 /// [`Error::InvalidJson`] with the line and column of the first problem.
@@ -92,8 +93,9 @@ impl<'a> Parser<'a> {
     }
 
     fn enter(&self, depth: usize) -> ParseResult<()> {
-        if depth > MAX_DEPTH {
-            return Err((self.pos, format!("nesting deeper than {MAX_DEPTH} levels")));
+        // The root is at depth 0: at most `MAX_DEPTH - 1` levels, as serde_json allows.
+        if depth >= MAX_DEPTH {
+            return Err((self.pos, format!("nesting deeper than {} levels", MAX_DEPTH - 1)));
         }
         Ok(())
     }
@@ -251,6 +253,15 @@ impl<'a> Parser<'a> {
         } else {
             raw.parse::<u64>().ok().map(Number::from)
         };
+        // An integer is kept exactly or refused, as `atif-schema`'s reader does: past 64 bits
+        // it could only be a rounded float.
+        if number.is_none() && !is_float && raw != "-0" {
+            return Err((
+                start,
+                "an integer outside -2^63 … 2^64-1, which only a rounded float could hold"
+                    .to_owned(),
+            ));
+        }
         let number = match number {
             Some(number) => number,
             None => raw

@@ -27,15 +27,27 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
     let bytes = read_input(&args.file)?;
     let name = display_name(&args.file);
-    // The one loader decides what is a trajectory (duplicate keys, big integers, form), here
-    // without building a tree; the fast path then reads the text into a tree that borrows its
-    // strings and writes the canonical text in blocks, the same output as `load_normalized`
-    // then `write_canonical`.
-    atif_schema::check_trajectory_bytes(&bytes, name)?;
+    // One read of the text: the fast path reads it into a tree that borrows its strings and
+    // writes the canonical text in blocks (the same output as `load_normalized` then
+    // `write_canonical`). The one loader decides what is a trajectory: its form from the kinds
+    // of the root's members, and, for text the fast path refuses, the loader's own message.
+    let document = match atif_normalize::JsonDocument::parse(&bytes) {
+        Ok(document) => document,
+        Err(err) => {
+            atif_schema::check_trajectory_bytes(&bytes, name)?;
+            return Err(invalid(anyhow::Error::new(err).context(format!("cannot read {name}"))));
+        }
+    };
+    atif_schema::TrajectoryForm {
+        root: document.kind(),
+        schema_version: document.member_kind("schema_version"),
+        steps: document.member_kind("steps"),
+    }
+    .check(name)?;
     let mut failure = None;
     let mut secrets = None;
     let written = args.output.write(|out| {
-        match atif_normalize::normalize_json(&bytes, &options, &mut *out) {
+        match document.normalize_to(&options, &mut *out) {
             Ok(report) => {
                 secrets = Some(report);
                 Ok(())

@@ -10,6 +10,7 @@ mod normalize_json;
 mod path_placeholders;
 mod properties;
 mod shape;
+mod strict_reader;
 
 use std::path::PathBuf;
 

@@ -66,13 +66,18 @@ fn the_fast_path_agrees_with_normalize_on_our_trajectories() {
 fn escapes_numbers_and_keys_are_written_as_the_general_path_writes_them() {
     for json in [
         r#"{"s": "\u00e9\u0041\/\ud83d\ude00\u0000\u001f\u007f\u2028", "k\u0065y": 1, "key\n": 2, "\n": 3}"#,
-        r#"{"n": [0, -0, -1, 1.0, -0.0, 1e2, 1E-7, 12345678901234567890, 123456789012345678901234567890, -9223372036854775809]}"#,
+        r#"{"n": [0, -0, -1, 1.0, -0.0, 1e2, 1E-7, 12345678901234567890, 1.23456789012345678901234567890e29, -9223372036854775808]}"#,
         r#"{"tool_call_id": "x", "steps": [{"tool_calls": [{"tool_call_id": "a\/b", "arguments": {"a": null}}], "observation": {"results": [{"source_call_id": "a/b"}]}}]}"#,
         r#"{"deep": [[[[{"extra": {}}]]]], "extra": {"session_id": null}}"#,
         " {\"a\" : [ 1 , { } , [ ] ] } \n",
         "{\"masked\": \"0x1234567\\n0x\\u00301234567 \\b0xabcdef12\"}",
     ] {
         check(json);
+    }
+    // An integer beyond 64 bits is refused, as atif-schema refuses it, not rounded to a float.
+    for json in [r#"{"n": 123456789012345678901234567890}"#, r#"{"n": -9223372036854775809}"#] {
+        let err = fast(json.as_bytes(), &NormalizeOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("an integer outside -2^63 … 2^64-1"), "{err}");
     }
 }
 
@@ -130,7 +135,7 @@ fn input_that_is_not_strict_json_is_an_error_with_line_and_column() {
     let err = fast(deep.as_bytes(), &NormalizeOptions::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "invalid JSON at line 1 column 129: nesting deeper than 128 levels"
+        "invalid JSON at line 1 column 128: nesting deeper than 127 levels"
     );
 }
 
