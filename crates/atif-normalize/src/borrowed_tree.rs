@@ -17,15 +17,44 @@ use crate::selector::Selector;
 use crate::tree::{NodeMut, Object, StringValue, Tree};
 use crate::{Redaction, Result};
 
-/// Whether any key or string of `node` may hold a secret `scanner` would replace.
-pub(crate) fn may_hold_secret(node: &Node<'_>, scanner: &Scanner) -> bool {
-    match node {
-        Node::Null | Node::Bool(_) | Node::Number(_) => false,
-        Node::Str(text) => scanner.may_hold_secret(&text.decoded()),
-        Node::Array(items) => items.iter().any(|item| may_hold_secret(item, scanner)),
-        Node::Object(members) => members
-            .iter()
-            .any(|(key, value)| scanner.may_hold_secret(key) || may_hold_secret(value, scanner)),
+/// Whether any key or string of `root` may hold a secret `scanner` would replace.
+pub(crate) fn may_hold_secret(root: &Node<'_>, scanner: &Scanner) -> bool {
+    SecretProbe { scanner, keys: Vec::new() }.node(root)
+}
+
+/// The walk of [`may_hold_secret`]. A trajectory repeats a few dozen keys thousands of times,
+/// so the answer for each key is kept (for the first [`SecretProbe::KEYS`] distinct keys)
+/// rather than asked again.
+struct SecretProbe<'s, 't> {
+    scanner: &'s Scanner,
+    keys: Vec<(&'t str, bool)>,
+}
+
+impl<'t> SecretProbe<'_, 't> {
+    const KEYS: usize = 64;
+
+    fn node(&mut self, node: &'t Node<'_>) -> bool {
+        match node {
+            Node::Null | Node::Bool(_) | Node::Number(_) => false,
+            // Raw text is decoded only when it holds a hint of a secret.
+            Node::Str(Text::Raw(raw)) => self.scanner.may_hold_secret_escaped(raw, unescape_simple),
+            Node::Str(Text::Decoded(text)) => self.scanner.may_hold_secret(text),
+            Node::Array(items) => items.iter().any(|item| self.node(item)),
+            Node::Object(members) => {
+                members.iter().any(|(key, value)| self.key(key) || self.node(value))
+            }
+        }
+    }
+
+    fn key(&mut self, key: &'t str) -> bool {
+        if let Some(&(_, known)) = self.keys.iter().find(|(seen, _)| *seen == key) {
+            return known;
+        }
+        let answer = self.scanner.may_hold_secret(key);
+        if self.keys.len() < Self::KEYS {
+            self.keys.push((key, answer));
+        }
+        answer
     }
 }
 

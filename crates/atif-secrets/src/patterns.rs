@@ -97,45 +97,47 @@ pub(crate) const SCHEME_PATTERN: &str = r"^(?i:bearer|basic|token|digest)[ \t]+"
 /// assert!(!atif_secrets::is_secret_name("prompt_tokens"));
 /// ```
 pub fn is_secret_name(name: &str) -> bool {
-    const ENDINGS: &[&str] = &[
-        "apikey",
-        "api_key",
-        "accesskey",
-        "access_key",
-        "secretkey",
-        "secret_key",
-        "privatekey",
-        "private_key",
-        "secret",
-        "password",
-        "passwd",
-        "passphrase",
-        "token",
-        "credential",
-        "credentials",
+    // The endings, grouped by their last letter, each with whether it must be a whole word
+    // (the whole name, or after `_`, `-` or `.`). Only the end of a name decides, so a long
+    // string costs what a short one does, and most strings end in a letter that no ending
+    // ends in.
+    const KEYS: &[(&str, bool)] = &[
+        ("apikey", false),
+        ("api_key", false),
+        ("accesskey", false),
+        ("access_key", false),
+        ("secretkey", false),
+        ("secret_key", false),
+        ("privatekey", false),
+        ("private_key", false),
     ];
-    const WORDS: &[&str] = &["auth", "authorization", "cookie"];
-    // Only the end of a name decides, so only its last bytes are read and normalised (lower
-    // case, `-` and `.` as `_`, byte for byte): a long string costs no more than a short one.
-    // The longest ending, `_authorization`, is 14 bytes.
-    const TAIL: usize = 16;
     let bytes = name.as_bytes();
-    let start = bytes.len().saturating_sub(TAIL);
-    let mut buffer = [0u8; TAIL];
-    let tail = &mut buffer[..bytes.len() - start];
-    for (out, &byte) in tail.iter_mut().zip(&bytes[start..]) {
-        *out = match byte {
-            b'-' | b'.' => b'_',
-            other => other.to_ascii_lowercase(),
-        };
+    let Some(&last) = bytes.last() else { return false };
+    let endings: &[(&str, bool)] = match last.to_ascii_lowercase() {
+        b'y' => KEYS,
+        b't' => &[("secret", false)],
+        b'd' => &[("password", false), ("passwd", false)],
+        b'e' => &[("passphrase", false), ("cookie", true)],
+        b'n' => &[("token", false), ("authorization", true)],
+        b'l' => &[("credential", false)],
+        b's' => &[("credentials", false)],
+        b'h' => &[("auth", true)],
+        _ => &[],
+    };
+    endings.iter().any(|&(ending, whole_word)| {
+        let Some(head) = bytes.len().checked_sub(ending.len()) else { return false };
+        let ends =
+            bytes[head..].iter().zip(ending.bytes()).all(|(&byte, want)| name_byte(byte) == want);
+        ends && (!whole_word || head == 0 || name_byte(bytes[head - 1]) == b'_')
+    })
+}
+
+/// A byte of a name as the name rules compare it: lower case, with `-` and `.` as `_`.
+fn name_byte(byte: u8) -> u8 {
+    match byte {
+        b'-' | b'.' => b'_',
+        other => other.to_ascii_lowercase(),
     }
-    let tail = &*tail;
-    let whole = start == 0;
-    ENDINGS.iter().any(|ending| tail.ends_with(ending.as_bytes()))
-        || WORDS.iter().any(|word| {
-            tail.strip_suffix(word.as_bytes())
-                .is_some_and(|head| (whole && head.is_empty()) || head.ends_with(b"_"))
-        })
 }
 
 /// The kind of a value redacted because of its name.

@@ -304,3 +304,82 @@ fn may_hold_secret_is_false_for_token_counts_and_true_for_secrets_and_secret_nam
         assert!(scanner.may_hold_secret(text), "{text}");
     }
 }
+
+/// `text` as JSON writes it between quotes, using only two-character escapes (no control
+/// character other than backspace, form feed, newline, carriage return and tab is generated).
+fn escape_two_character(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+fn unescape_two_character(escaped: &str) -> String {
+    let mut out = String::new();
+    let mut chars = escaped.chars();
+    while let Some(c) = chars.next() {
+        out.push(match (c, c == '\\') {
+            (_, true) => match chars.next() {
+                Some('b') => '\u{8}',
+                Some('f') => '\u{c}',
+                Some('n') => '\n',
+                Some('r') => '\r',
+                Some('t') => '\t',
+                Some(other) => other,
+                None => break,
+            },
+            (c, false) => c,
+        });
+    }
+    out
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_escaped_check_never_misses_what_the_value_check_finds(
+        parts in proptest::collection::vec(proptest::sample::select(vec![
+            "sk-proj-", "abcdefghijklmnopqrstuvwxyz0123456789", "ABCDEFGHIJ", "\n", "\t", "\"",
+            "\\", "\u{8}", "password", "=", ": ", "token", "_", "-", "Bearer ", "ghp_",
+            "://", "user:", "@host", "AKIA", "key", " ", "é", "\\n",
+        ]), 0..12),
+    ) {
+        let value: String = parts.concat();
+        let escaped = escape_two_character(&value);
+        proptest::prop_assert_eq!(unescape_two_character(&escaped), value.clone());
+        let scanner = Scanner::new();
+        if scanner.may_hold_secret(&value) {
+            proptest::prop_assert!(
+                scanner.may_hold_secret_escaped(&escaped, unescape_two_character),
+                "{:?}", value
+            );
+        }
+    }
+}
+
+#[test]
+fn the_escaped_check_decodes_only_text_with_a_hint() {
+    let scanner = Scanner::new();
+    let decoded = std::cell::Cell::new(0);
+    let decode = |text: &str| {
+        decoded.set(decoded.get() + 1);
+        unescape_two_character(text)
+    };
+    assert!(!scanner.may_hold_secret_escaped(r"plain\nlines\tof output", decode));
+    assert!(scanner.may_hold_secret_escaped(r"export GITHUB_TOKEN", decode));
+    assert_eq!(decoded.get(), 1, "only the text holding `TOKEN` is decoded");
+    assert!(scanner.may_hold_secret_escaped(r"db\npassphrase", decode), "a name, no hint");
+    assert_eq!(decoded.get(), 1);
+    let mut with_pattern = Scanner::new();
+    with_pattern.add_user_pattern("line\\slines").unwrap();
+    assert!(with_pattern.may_hold_secret_escaped(r"line\nlines", unescape_two_character));
+}
