@@ -14,7 +14,7 @@ use crate::canonical::{
     Sink, WriteCanonical, write_array, write_members, write_number, write_string,
 };
 use crate::selector::Selector;
-use crate::tree::{NodeMut, Object, StringValue, Tree};
+use crate::tree::{Kind, NodeMut, Object, StringValue, Tree};
 use crate::{Redaction, Result};
 
 /// Whether any key or string of `root` may hold a secret `scanner` would replace.
@@ -209,14 +209,14 @@ impl<'a> Tree for Node<'a> {
         matches!(self, Node::Null)
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> Kind {
         match self {
-            Node::Null => "null",
-            Node::Bool(_) => "a boolean",
-            Node::Number(_) => "a number",
-            Node::Str(_) => "a string",
-            Node::Array(_) => "an array",
-            Node::Object(_) => "an object",
+            Node::Null => Kind::Null,
+            Node::Bool(_) => Kind::Boolean,
+            Node::Number(_) => Kind::Number,
+            Node::Str(_) => Kind::String,
+            Node::Array(_) => Kind::Array,
+            Node::Object(_) => Kind::Object,
         }
     }
 

@@ -391,7 +391,7 @@ fn not_an_object<T: Tree>(pointer: &str, found: &T) -> Error {
     Error::NotATrajectory {
         pointer: pointer.to_owned(),
         expected: "a trajectory object".to_owned(),
-        found: found.kind().to_owned(),
+        found: found.kind().name().to_owned(),
     }
 }
 

@@ -128,13 +128,13 @@ impl<'a> JsonDocument<'a> {
     /// The kind of the root, as error messages name kinds: `null`, `a boolean`, `a number`,
     /// `a string`, `an array` or `an object`.
     pub fn kind(&self) -> &'static str {
-        self.root.kind()
+        self.root.kind().name()
     }
 
     /// The kind of the root's member `key`, named as [`JsonDocument::kind`] names it; `None`
     /// when the root is not an object or has no such member.
     pub fn member_kind(&self, key: &str) -> Option<&'static str> {
-        self.root.as_object().and_then(|members| members.get(key)).map(Tree::kind)
+        self.root.as_object().and_then(|members| members.get(key)).map(|member| member.kind().name())
     }
 
     /// Normalises the document and writes its canonical text to `writer`, as

@@ -38,8 +38,8 @@ pub(crate) trait Tree: WriteCanonical + Sized {
     /// Whether the value is `null`.
     fn is_null(&self) -> bool;
 
-    /// What the value is, for error messages: `a string`, `an array`, ….
-    fn kind(&self) -> &'static str;
+    /// What the value is, for error messages.
+    fn kind(&self) -> Kind;
 
     /// An object value.
     fn from_object(object: Self::Object) -> Self;
@@ -69,6 +69,32 @@ pub(crate) trait Tree: WriteCanonical + Sized {
     /// The member `key`, when the value is an object that has it.
     fn get_mut(&mut self, key: &str) -> Option<&mut Self> {
         self.as_object_mut().and_then(|object| object.get_mut(key))
+    }
+}
+
+/// What a JSON value is, in either tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Null,
+    Boolean,
+    Number,
+    String,
+    Array,
+    Object,
+}
+
+impl Kind {
+    /// The kind as error messages name it (as `atif_schema::json_kind` does): `null`,
+    /// `a boolean`, `a number`, `a string`, `an array` or `an object`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Null => "null",
+            Kind::Boolean => "a boolean",
+            Kind::Number => "a number",
+            Kind::String => "a string",
+            Kind::Array => "an array",
+            Kind::Object => "an object",
+        }
     }
 }
 
@@ -169,14 +195,14 @@ impl Tree for Value {
         self.is_null()
     }
 
-    fn kind(&self) -> &'static str {
+    fn kind(&self) -> Kind {
         match self {
-            Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "an array",
-            Value::Object(_) => "an object",
+            Value::Null => Kind::Null,
+            Value::Bool(_) => Kind::Boolean,
+            Value::Number(_) => Kind::Number,
+            Value::String(_) => Kind::String,
+            Value::Array(_) => Kind::Array,
+            Value::Object(_) => Kind::Object,
         }
     }
 
