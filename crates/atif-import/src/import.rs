@@ -1,10 +1,11 @@
 //! The import entry point, its options, and the statistics it reports.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use atif_schema::LoadOptions;
 use atif_secrets::{Report, Scanner};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::draft::Trajectory;
 use crate::format::{Format, detect_records};
@@ -268,20 +269,72 @@ impl Import {
         &self.secrets
     }
 
-    /// The finished import: the options' scanner redacts the trajectory here, the one place
-    /// every import passes through.
+    /// The finished import: the trajectory is written as JSON and the options' scanner
+    /// redacts it here, the one place every import passes through.
     pub(crate) fn from_parts(
-        mut trajectory: Value,
+        trajectory: Trajectory,
         format: Format,
         stats: Stats,
         options: &ImportOptions,
     ) -> Import {
-        let secrets = match options.secret_scanner() {
-            Some(scanner) => scanner.redact_value(&mut trajectory),
-            None => Report::new(),
+        let (trajectory, secrets) = match options.secret_scanner() {
+            Some(scanner) => redacted_value(trajectory.into_atif(), scanner),
+            None => (trajectory.into_value(), Report::new()),
         };
         Import { trajectory, format, detected: options.format.is_none(), stats, secrets }
     }
+}
+
+/// `trajectory` as JSON with `scanner`'s secrets redacted, and the report of what was.
+///
+/// Each step is redacted as soon as it is written as JSON, while it is still in the cache,
+/// rather than in a second walk over the whole document (hundreds of megabytes for a 100 MB
+/// log). The root's other members are redacted before and after the steps, as their keys sort,
+/// so the findings come in the order of a walk over the whole document.
+fn redacted_value(mut trajectory: atif_schema::Trajectory, scanner: &Scanner) -> (Value, Report) {
+    let mut redactor = scanner.redactor();
+    let steps = std::mem::take(&mut trajectory.steps);
+    let root = match trajectory.into_value() {
+        Value::Object(root) => root,
+        mut other => {
+            redactor.redact_value(&mut other, "");
+            return (other, redactor.into_report());
+        }
+    };
+    let (mut before, mut after) = (Map::new(), Map::new());
+    for (key, value) in root {
+        match key.as_str().cmp("steps") {
+            std::cmp::Ordering::Less => before.insert(key, value),
+            std::cmp::Ordering::Equal => None,
+            std::cmp::Ordering::Greater => after.insert(key, value),
+        };
+    }
+    let mut before = Value::Object(before);
+    redactor.redact_value(&mut before, "");
+    let mut pointer = String::from("/steps/");
+    let steps: Vec<Value> = steps
+        .into_iter()
+        .enumerate()
+        .map(|(idx, step)| {
+            let mut step = step.into_value();
+            pointer.truncate("/steps/".len());
+            // Writing to a `String` cannot fail.
+            let _ = write!(pointer, "{idx}");
+            redactor.redact_value(&mut step, &pointer);
+            step
+        })
+        .collect();
+    let mut after = Value::Object(after);
+    redactor.redact_value(&mut after, "");
+    let mut root = match before {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    root.insert("steps".into(), Value::Array(steps));
+    if let Value::Object(after) = after {
+        root.extend(after);
+    }
+    (Value::Object(root), redactor.into_report())
 }
 
 /// Converts a Claude Code or Codex log into an ATIF-v1.8 trajectory.
@@ -299,7 +352,7 @@ impl Import {
 /// [`Error::UnknownRecord`] in strict mode.
 pub fn import(bytes: &[u8], options: &ImportOptions) -> Result<Import> {
     let (trajectory, format, stats) = import_raw(bytes, options)?;
-    Ok(Import::from_parts(trajectory.into_value(), format, stats, options))
+    Ok(Import::from_parts(trajectory, format, stats, options))
 }
 
 /// [`import`] before the trajectory is written as JSON (used to embed subagent files).
@@ -324,10 +377,7 @@ pub(crate) fn import_raw(
 /// As [`import`], except that several runs are not an error.
 pub fn import_runs(bytes: &[u8], options: &ImportOptions) -> Result<Vec<Import>> {
     let (runs, format, stats) = import_raw_runs(bytes, options)?;
-    Ok(runs
-        .into_iter()
-        .map(|t| Import::from_parts(t.into_value(), format, stats.clone(), options))
-        .collect())
+    Ok(runs.into_iter().map(|t| Import::from_parts(t, format, stats.clone(), options)).collect())
 }
 
 fn import_raw_runs(

@@ -56,7 +56,7 @@ pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
         Format::CodexRollout => embed_threads(&mut trajectory, &main, options, &mut stats, 0)?,
         _ => {}
     }
-    Ok(Import::from_parts(trajectory.into_value(), format, stats, options))
+    Ok(Import::from_parts(trajectory, format, stats, options))
 }
 
 /// The session file a path names.

@@ -37,7 +37,7 @@ impl Trajectory {
         put(&mut map, "session_id", session_id);
         put(&mut map, "trajectory_id", trajectory_id);
         map.insert("agent".into(), agent_value(agent));
-        map.insert("steps".into(), steps.into_iter().map(step_value).collect());
+        map.insert("steps".into(), steps.into_iter().map(Step::into_value).collect());
         put(&mut map, "notes", notes);
         put(&mut map, "final_metrics", final_metrics.map(final_metrics_value));
         put(&mut map, "continued_trajectory_ref", continued_trajectory_ref);
@@ -60,6 +60,14 @@ fn agent_value(agent: Agent) -> Value {
     put(&mut map, "tool_definitions", definitions);
     put(&mut map, "extra", extra);
     Value::Object(map)
+}
+
+impl Step {
+    /// The step as a JSON value, equal to its `serde_json::to_value`, with its strings and
+    /// maps moved into the value rather than copied.
+    pub fn into_value(self) -> Value {
+        step_value(self)
+    }
 }
 
 fn step_value(step: Step) -> Value {

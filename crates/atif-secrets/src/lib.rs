@@ -52,4 +52,4 @@ mod scanner;
 pub use error::{Error, Result};
 pub use patterns::{DEFAULT_PATTERNS, is_secret_name};
 pub use report::{Finding, Report};
-pub use scanner::{CUSTOM_KIND, MARKER_PREFIX, Scanner, marker};
+pub use scanner::{CUSTOM_KIND, MARKER_PREFIX, Redactor, Scanner, marker};

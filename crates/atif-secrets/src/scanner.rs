@@ -1,6 +1,5 @@
 //! [`Scanner`]: finds credentials in text and JSON and replaces each with `<redacted:KIND>`.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::OnceLock;
@@ -132,9 +131,15 @@ impl Scanner {
     /// Replaces every secret in `value` in place (object keys and strings at every depth, and
     /// the scalar value of a key whose name says secret) and reports what it replaced where.
     pub fn redact_value(&self, value: &mut Value) -> Report {
-        let mut walk = Walk::new(self);
-        walk.value(value);
-        walk.report
+        let mut redactor = self.redactor();
+        redactor.redact_value(value, "");
+        redactor.into_report()
+    }
+
+    /// A [`Redactor`]: [`Scanner::redact_value`] over several values, or several parts of one
+    /// document, sharing what it learns about object keys from one to the next.
+    pub fn redactor(&self) -> Redactor<'_> {
+        Redactor { scanner: self, keys: Vec::new(), facts: Vec::new(), report: Report::default() }
     }
 
     /// Whether `text`, as a string or as an object key, may make [`Scanner::redact_value`]
@@ -177,6 +182,15 @@ impl Scanner {
         self.redact_value(&mut value.clone())
     }
 
+    /// What `key` holds (a secret, by the patterns) and says (a secret value, by its name).
+    fn key_facts(&self, key: &str) -> KeyFacts {
+        KeyFacts {
+            holds_secret: self.any.is_match(key)
+                && self.redact_text_kinds(key, &mut |_| {}).is_some(),
+            secret_name: is_secret_name(key),
+        }
+    }
+
     /// The core of [`Scanner::redact_text`]: `found` is called with the kind of each secret.
     fn redact_text_kinds(&self, text: &str, found: &mut dyn FnMut(&str)) -> Option<String> {
         if !self.any.is_match(text) {
@@ -202,20 +216,86 @@ impl Scanner {
     }
 }
 
-/// One walk of [`Scanner::redact_value`] over a document: where it is, what it found, and
-/// what it learnt about the object keys it met.
-struct Walk<'s, 'v> {
+/// Redacts values as [`Scanner::redact_value`] does, one after the other, remembering what it
+/// learnt about object keys: a trajectory redacted step by step (each step while it is still in
+/// the cache) costs no more key checks than one walk over the whole document.
+///
+/// ```
+/// use serde_json::json;
+///
+/// let scanner = atif_secrets::Scanner::new();
+/// let mut redactor = scanner.redactor();
+/// let mut steps = [json!({"message": "hi"}), json!({"env": {"GITHUB_TOKEN": "abc123xyz"}})];
+/// for (idx, step) in steps.iter_mut().enumerate() {
+///     redactor.redact_value(step, &format!("/steps/{idx}"));
+/// }
+/// assert_eq!(steps[1], json!({"env": {"GITHUB_TOKEN": "<redacted:token>"}}));
+/// assert_eq!(redactor.into_report().pointers(), ["/steps/1/env/GITHUB_TOKEN"]);
+/// ```
+#[derive(Debug)]
+pub struct Redactor<'s> {
     scanner: &'s Scanner,
-    /// The keys and indexes from the root to the value being walked; the JSON Pointer is
-    /// written from them only for a finding, not for every value.
-    path: Vec<Segment<'v>>,
-    /// The facts about each key met so far (up to [`MAX_REMEMBERED_KEYS`]): a trajectory repeats
-    /// the same few dozen keys (`prompt_tokens`, `tool_call_id`) on every step, and some of
-    /// them, with `token` in their name, pass the literal search and then cost every pattern.
-    keys: HashMap<String, KeyFacts>,
+    /// The facts about keys met so far, in [`KEY_SLOTS`] slots chosen by a hash of the key:
+    /// a trajectory repeats the same few dozen keys (`prompt_tokens`, `tool_call_id`) on every
+    /// step, and some of them, with `token` in their name, pass the literal search and then
+    /// cost every pattern. A key whose slots all hold others is checked again and takes its
+    /// first slot, so memory stays bounded and no choice of keys costs more than checking each
+    /// one.
+    keys: Vec<Option<(Box<str>, KeyFacts)>>,
     /// The facts of the keys of the objects from the root to the value being walked.
     facts: Vec<KeyFacts>,
     report: Report,
+}
+
+impl Redactor<'_> {
+    /// Redacts `value` in place as [`Scanner::redact_value`] does; the findings' JSON Pointers
+    /// start with `pointer`, where `value` sits in its document (`""` for the root).
+    pub fn redact_value(&mut self, value: &mut Value, pointer: &str) {
+        let mut walk = Walk { redactor: self, prefix: pointer, path: Vec::new() };
+        walk.value(value);
+    }
+
+    /// What was redacted, in the order it was found.
+    pub fn into_report(self) -> Report {
+        self.report
+    }
+
+    /// What `key` holds and says, remembered for the next time it occurs.
+    fn key_facts(&mut self, key: &str) -> KeyFacts {
+        if key.len() > MAX_REMEMBERED_KEY_LEN {
+            return self.scanner.key_facts(key);
+        }
+        if self.keys.is_empty() {
+            self.keys.resize(KEY_SLOTS, None);
+        }
+        // Up to `KEY_PROBES` slots from the key's own, so that two frequent keys that hash alike
+        // both stay.
+        let home = slot_of(key);
+        let mut free = None;
+        for probe in 0..KEY_PROBES {
+            let idx = (home + probe) % KEY_SLOTS;
+            match &self.keys[idx] {
+                Some((known, facts)) if **known == *key => return *facts,
+                Some(_) => {}
+                None => {
+                    free.get_or_insert(idx);
+                }
+            }
+        }
+        let facts = self.scanner.key_facts(key);
+        self.keys[free.unwrap_or(home)] = Some((key.into(), facts));
+        facts
+    }
+}
+
+/// One walk of a [`Redactor`] over a value: where it is in the value.
+struct Walk<'r, 's, 'v> {
+    redactor: &'r mut Redactor<'s>,
+    /// The pointer of the walked value in its document.
+    prefix: &'r str,
+    /// The keys and indexes from the walked value to the value being walked; the JSON Pointer
+    /// is written from them only for a finding, not for every value.
+    path: Vec<Segment<'v>>,
 }
 
 /// A step of the path from the root to a value.
@@ -234,34 +314,28 @@ struct KeyFacts {
     secret_name: bool,
 }
 
-/// How many distinct keys a walk remembers; keys past that are checked each time they occur,
-/// so a document with many distinct keys costs no more memory than this.
-const MAX_REMEMBERED_KEYS: usize = 1024;
+/// How many keys a [`Redactor`] remembers at most.
+const KEY_SLOTS: usize = 512;
+
+/// How many slots a key may take, from the one its hash picks.
+const KEY_PROBES: usize = 4;
 
 /// Keys longer than this are checked each time rather than remembered.
 const MAX_REMEMBERED_KEY_LEN: usize = 64;
 
-impl<'s, 'v> Walk<'s, 'v> {
-    fn new(scanner: &'s Scanner) -> Walk<'s, 'v> {
-        Walk {
-            scanner,
-            path: Vec::new(),
-            keys: HashMap::new(),
-            facts: Vec::new(),
-            report: Report::default(),
-        }
-    }
-
+impl<'v> Walk<'_, '_, 'v> {
     fn value(&mut self, value: &'v mut Value) {
         match value {
             Value::String(text) => {
                 let mut kinds = Vec::new();
-                if let Some(redacted) =
-                    self.scanner.redact_text_kinds(text, &mut |kind| kinds.push(kind.to_owned()))
+                if let Some(redacted) = self
+                    .redactor
+                    .scanner
+                    .redact_text_kinds(text, &mut |kind| kinds.push(kind.to_owned()))
                 {
                     *text = redacted;
                     for kind in kinds {
-                        self.report.push(kind, self.pointer(None));
+                        self.redactor.report.push(kind, self.pointer(None));
                     }
                 }
             }
@@ -275,24 +349,25 @@ impl<'s, 'v> Walk<'s, 'v> {
             Value::Object(map) => {
                 // The facts of this map's keys sit above `base` in the shared stack while its
                 // values are walked: one look-up per key.
-                let base = self.facts.len();
+                let base = self.redactor.facts.len();
                 for key in map.keys() {
-                    let facts = self.key_facts(key);
-                    self.facts.push(facts);
+                    let facts = self.redactor.key_facts(key);
+                    self.redactor.facts.push(facts);
                 }
                 // A key can hold a secret too (a header map keyed by token, say): rebuild the
                 // map when one does.
-                if self.facts[base..].iter().any(|facts| facts.holds_secret) {
+                if self.redactor.facts[base..].iter().any(|facts| facts.holds_secret) {
                     let mut rebuilt = serde_json::Map::with_capacity(map.len());
                     for (key, item) in std::mem::take(map) {
                         let mut kinds = Vec::new();
                         let key = match self
+                            .redactor
                             .scanner
                             .redact_text_kinds(&key, &mut |kind| kinds.push(kind.to_owned()))
                         {
                             Some(redacted) => {
                                 for kind in kinds {
-                                    self.report.push(kind, self.pointer(Some(&redacted)));
+                                    self.redactor.report.push(kind, self.pointer(Some(&redacted)));
                                 }
                                 redacted
                             }
@@ -302,48 +377,32 @@ impl<'s, 'v> Walk<'s, 'v> {
                     }
                     *map = rebuilt;
                     // Redacted keys are other keys, and two may have become one.
-                    self.facts.truncate(base);
+                    self.redactor.facts.truncate(base);
                     for key in map.keys() {
-                        let facts = self.key_facts(key);
-                        self.facts.push(facts);
+                        let facts = self.redactor.key_facts(key);
+                        self.redactor.facts.push(facts);
                     }
                 }
                 for (idx, (key, item)) in map.iter_mut().enumerate() {
                     self.path.push(Segment::Key(key));
-                    if self.facts[base + idx].secret_name && is_secret_scalar(item) {
+                    if self.redactor.facts[base + idx].secret_name && is_secret_scalar(item) {
                         let kind = kind_for_name(key);
                         *item = Value::String(marker(kind));
-                        self.report.push(kind.to_owned(), self.pointer(None));
+                        self.redactor.report.push(kind.to_owned(), self.pointer(None));
                     } else {
                         self.value(item);
                     }
                     self.path.pop();
                 }
-                self.facts.truncate(base);
+                self.redactor.facts.truncate(base);
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
 
-    /// What `key` holds and says, remembered for the next time it occurs.
-    fn key_facts(&mut self, key: &str) -> KeyFacts {
-        if let Some(facts) = self.keys.get(key) {
-            return *facts;
-        }
-        let facts = KeyFacts {
-            holds_secret: self.scanner.any.is_match(key)
-                && self.scanner.redact_text_kinds(key, &mut |_| {}).is_some(),
-            secret_name: is_secret_name(key),
-        };
-        if self.keys.len() < MAX_REMEMBERED_KEYS && key.len() <= MAX_REMEMBERED_KEY_LEN {
-            self.keys.insert(key.to_owned(), facts);
-        }
-        facts
-    }
-
     /// The JSON Pointer of the value being walked, or of its child `key`.
     fn pointer(&self, key: Option<&str>) -> String {
-        let mut pointer = String::new();
+        let mut pointer = self.prefix.to_owned();
         for segment in &self.path {
             match segment {
                 Segment::Key(key) => push_key(&mut pointer, key),
@@ -564,6 +623,16 @@ fn scheme() -> &'static Regex {
     SCHEME.get_or_init(|| {
         Regex::new(SCHEME_PATTERN).expect("the scheme pattern is valid (a test uses it)")
     })
+}
+
+/// The [`Redactor`] slot of `key`: FNV-1a over its bytes (keys are short, and a collision only
+/// costs a check).
+fn slot_of(key: &str) -> usize {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in key.bytes() {
+        hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+    }
+    hash as usize % KEY_SLOTS
 }
 
 #[cfg(test)]

@@ -182,3 +182,36 @@ fn an_error_event_keeps_its_kind_and_message() {
     );
     assert_eq!(t["extra"]["crashed"], true);
 }
+
+#[test]
+fn secrets_are_redacted_as_one_walk_over_the_whole_trajectory_would_redact_them() {
+    // The import redacts each step as it writes it; the trajectory and the report (findings in
+    // document order) must be those of redacting the whole imported document at once.
+    let call = |id: &str, arguments: &str| json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": arguments, "call_id": id}});
+    let output = |id: &str, text: &str| json!({"type": "response_item", "payload": {"type": "function_call_output", "call_id": id, "output": text}});
+    let mut lines = vec![
+        json!({"timestamp": "2025-09-25T02:12:23.966Z", "type": "session_meta", "payload": {"id": "sk-ant-api03-abcdefghijkl", "cli_version": "0.40.0", "cwd": "/home/x/api_key=supersecret99", "source": {"GITHUB_TOKEN": "ghp_abcdefghijklmnopqrstuvwxyz0123"}}}),
+        json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "my key is AKIAABCDEFGHIJKLMNOP ok"}]}}),
+    ];
+    for idx in 0..80 {
+        let id = format!("c{idx}");
+        let arguments = json!({"command": ["ls"], "env": {"OPENAI_API_KEY": "sk-proj-abcdefghijklmnopqrstuv"}, "ghp_abcdefghijklmnopqrstuvwxyz0123": idx});
+        lines.push(call(&id, &arguments.to_string()));
+        lines.push(output(&id, "password=hunter2222 and Authorization: Bearer abcdefghijklmnop"));
+        lines.push(json!({"type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": {"input_tokens": 3}, "total_token_usage": {"input_tokens": 3 * (idx + 1)}}}}));
+    }
+    let log: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
+    let mut keep = ImportOptions::default();
+    keep.set_secret_scanner(None);
+    let mut whole = import(log.as_bytes(), &keep).unwrap().into_trajectory();
+    let report = atif_secrets::Scanner::new().redact_value(&mut whole);
+    assert_eq!(imported.trajectory(), &whole);
+    assert_eq!(imported.secrets(), &report);
+    let pointers = report.pointers();
+    assert_eq!(
+        pointers[..4],
+        ["/extra/cwd", "/extra/source/GITHUB_TOKEN", "/session_id", "/steps/0/message"]
+    );
+    assert_eq!(report.len(), 4 + 80 * 4);
+}
