@@ -36,7 +36,7 @@ impl Default for ImportOptions {
             home: None,
             run: None,
             secrets: Some(Scanner::default()),
-            load: LoadOptions::default(),
+            load: *LoadOptions::new().set_expected(atif_schema::Expected::AgentLog),
         }
     }
 }

@@ -134,7 +134,10 @@ impl<'a> JsonDocument<'a> {
     /// The kind of the root's member `key`, named as [`JsonDocument::kind`] names it; `None`
     /// when the root is not an object or has no such member.
     pub fn member_kind(&self, key: &str) -> Option<&'static str> {
-        self.root.as_object().and_then(|members| members.get(key)).map(|member| member.kind().name())
+        self.root
+            .as_object()
+            .and_then(|members| members.get(key))
+            .map(|member| member.kind().name())
     }
 
     /// Normalises the document and writes its canonical text to `writer`, as

@@ -100,8 +100,8 @@ pub use field_table::{CHANGES, Change, ChangeKind, ObjectType};
 pub use json_kind::json_kind;
 pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
 pub use load::{
-    DEFAULT_MAX_INPUT_BYTES, LoadOptions, TrajectoryForm, check_trajectory, check_trajectory_bytes,
-    load_trajectory, parse_trajectory, read_path, read_reader, read_stdin,
+    DEFAULT_MAX_INPUT_BYTES, Expected, LoadOptions, TrajectoryForm, check_trajectory,
+    check_trajectory_bytes, load_trajectory, parse_trajectory, read_path, read_reader, read_stdin,
 };
 pub use timestamp::check_timestamp;
 pub use trajectory::{

@@ -26,15 +26,51 @@ mod walk;
 /// The default limit on the bytes read from one input: 4 GiB.
 pub const DEFAULT_MAX_INPUT_BYTES: u64 = 4 * 1024 * 1024 * 1024;
 
-/// How inputs are read: today, the size limit.
+/// How inputs are read: the size limit, and what the input should be, for the words of an
+/// error about its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LoadOptions {
     max_bytes: u64,
+    expected: Expected,
+}
+
+/// What an input read through [`read_path`] and the other readers should be, so that an error
+/// about bytes that cannot be JSON says what was expected instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Expected {
+    /// An ATIF trajectory: a JSON object (the default).
+    #[default]
+    Trajectory,
+    /// A document of another kind that is a JSON object, such as a replay script, named by
+    /// the noun phrase given (`"a replay script"`).
+    Object(&'static str),
+    /// An agent's log: JSON, or JSON Lines.
+    AgentLog,
+}
+
+impl Expected {
+    /// What the input is, with its article: `an ATIF trajectory`.
+    fn noun(self) -> &'static str {
+        match self {
+            Expected::Trajectory => "an ATIF trajectory",
+            Expected::Object(noun) => noun,
+            Expected::AgentLog => "an agent log",
+        }
+    }
+
+    /// How its text starts.
+    fn start(self) -> &'static str {
+        match self {
+            Expected::Trajectory | Expected::Object(_) => "a JSON object, starting with `{`",
+            Expected::AgentLog => "JSON or JSON Lines, starting with `{` or `[`",
+        }
+    }
 }
 
 impl Default for LoadOptions {
     fn default() -> LoadOptions {
-        LoadOptions { max_bytes: DEFAULT_MAX_INPUT_BYTES }
+        LoadOptions { max_bytes: DEFAULT_MAX_INPUT_BYTES, expected: Expected::Trajectory }
     }
 }
 
@@ -53,6 +89,18 @@ impl LoadOptions {
     /// The most bytes read from one input.
     pub fn max_bytes(&self) -> u64 {
         self.max_bytes
+    }
+
+    /// Sets what the input should be (an ATIF trajectory by default), which an error about
+    /// bytes that cannot be JSON names.
+    pub fn set_expected(&mut self, expected: Expected) -> &mut LoadOptions {
+        self.expected = expected;
+        self
+    }
+
+    /// What the input should be.
+    pub fn expected(&self) -> Expected {
+        self.expected
     }
 }
 
@@ -288,7 +336,7 @@ fn read_bounded(
         let new = &bytes[before..before + n];
         if let Some(at) = first_bad_byte(new, before == 0, &mut seen_start) {
             let (good, bad) = bytes.split_at(before + at);
-            return Err(not_json_at(good, bad, name));
+            return Err(not_json_at(good, bad, name, options.expected));
         }
     }
 }
@@ -343,7 +391,7 @@ fn first_bad_byte(chunk: &[u8], at_start: bool, seen_start: &mut bool) -> Option
 }
 
 /// The error for the first byte of `rest` (just past `before`), which cannot be where it is.
-fn not_json_at(before: &[u8], rest: &[u8], name: &str) -> Error {
+fn not_json_at(before: &[u8], rest: &[u8], name: &str, expected: Expected) -> Error {
     let offset = before.len();
     let found = rest.first().copied().unwrap_or(0);
     let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
@@ -356,11 +404,14 @@ fn not_json_at(before: &[u8], rest: &[u8], name: &str) -> Error {
                 .to_owned()
         }
         byte if byte.is_ascii_graphic() => format!(
-            "`{}` cannot start JSON text (an ATIF trajectory is a JSON object, starting with `{{`)",
-            char::from(byte)
+            "`{}` cannot start JSON text ({} is {})",
+            char::from(byte),
+            expected.noun(),
+            expected.start()
         ),
         byte => format!(
-            "byte 0x{byte:02X} cannot appear in JSON text: this is binary data, not a trajectory"
+            "byte 0x{byte:02X} cannot appear in JSON text: this is binary data, not {}",
+            expected.noun()
         ),
     };
     Error::NotTrajectory {
@@ -406,6 +457,27 @@ mod tests {
             assert!(err.contains(expected), "{expected}: {err}");
             assert!(err.starts_with("input: "), "{err}");
         }
+    }
+
+    #[test]
+    fn the_error_says_what_the_input_should_be() {
+        let mut options = LoadOptions::new();
+        let mut words = |expected: Expected, bytes: &[u8]| {
+            options.set_expected(expected);
+            message(read_reader(bytes, "input", &options).unwrap_err())
+        };
+        let trajectory = words(Expected::Trajectory, b"\0");
+        assert!(
+            trajectory.ends_with("this is binary data, not an ATIF trajectory"),
+            "{trajectory}"
+        );
+        let script = words(Expected::Object("a replay script"), b"x");
+        assert!(
+            script.ends_with("(a replay script is a JSON object, starting with `{`)"),
+            "{script}"
+        );
+        let log = words(Expected::AgentLog, b"\x89PNG");
+        assert!(log.ends_with("binary data, not an agent log"), "{log}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use anyhow::Context;
 use atif_normalize::{Masker, NormalizeOptions, Redaction};
-use atif_schema::LoadOptions;
+use atif_schema::{Expected, LoadOptions};
 use atif_secrets::{Report, Scanner};
 use serde_json::Value;
 
@@ -35,7 +35,14 @@ pub(crate) fn max_input_bytes() -> u64 {
 /// A missing file, a directory or an unreadable file is an error naming the path (exit 2);
 /// binary input is invalid input (exit 1).
 pub(crate) fn read_input(path: &str) -> anyhow::Result<Vec<u8>> {
-    let options = load_options();
+    read_input_expecting(path, Expected::Trajectory)
+}
+
+/// [`read_input`] for an input that is not a trajectory: `expected` says what it should be
+/// in an error about bytes that cannot be JSON.
+pub(crate) fn read_input_expecting(path: &str, expected: Expected) -> anyhow::Result<Vec<u8>> {
+    let mut options = load_options();
+    options.set_expected(expected);
     if path == "-" {
         return Ok(atif_schema::read_stdin(&options)?);
     }

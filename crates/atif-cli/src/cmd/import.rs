@@ -4,8 +4,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use atif_import::{Format, Import, ImportOptions};
+use atif_schema::Expected;
 
-use crate::cmd::common::{SecretArgs, display_name, invalid, max_input_bytes, print, read_input};
+use crate::cmd::common::{
+    SecretArgs, display_name, invalid, max_input_bytes, print, read_input_expecting,
+};
 use crate::output;
 
 /// Arguments of `atif import`.
@@ -77,14 +80,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     options.set_run(args.run).set_max_input_bytes(max_input_bytes());
     if let Some(dir) = &args.split {
-        let bytes = read_input(&input)?;
+        let bytes = read_input_expecting(&input, Expected::AgentLog)?;
         return match atif_import::import_runs(&bytes, &options) {
             Ok(runs) => split(runs, dir, &args.secrets),
             Err(err) => Err(failed(args, err)),
         };
     }
     let result = if input == "-" {
-        let bytes = read_input("-")?;
+        let bytes = read_input_expecting("-", Expected::AgentLog)?;
         atif_import::import(&bytes, &options)
     } else {
         // Read within `--max-input-bytes` and stopped at the first byte of binary data, as

@@ -8,9 +8,10 @@ use atif_replay::{
     Content, HttpExchange, LlmResponse, RecordedCall, Script, WireProtocol, gemini_model_from_path,
     parse_response, parse_stream,
 };
+use atif_schema::Expected;
 use serde_json::{Value, json};
 
-use crate::cmd::common::{Format, invalid, print, read_input};
+use crate::cmd::common::{Format, invalid, print, read_input_expecting};
 
 /// Arguments of `atif script`.
 #[derive(Debug, clap::Args)]
@@ -55,7 +56,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 fn show(file: &str, format: Format) -> anyhow::Result<ExitCode> {
-    let bytes = read_input(file)?;
+    let bytes = read_input_expecting(file, Expected::Object("a replay script"))?;
     let label = if file == "-" { "<stdin>" } else { file };
     let script = atif_replay::parse_script(&bytes, Path::new(label)).map_err(invalid_input)?;
     // What is shown is redacted like what is saved: a listing gets pasted into issues too.

@@ -474,7 +474,15 @@ fn a_log_file_is_read_within_the_input_limit_and_binary_data_fails_at_once() {
     assert_eq!(
         stderr(&output).trim_end(),
         "error: /dev/zero: invalid JSON at line 1, column 1: byte 0x00 cannot appear in JSON text: \
-         this is binary data, not a trajectory"
+         this is binary data, not an agent log"
+    );
+    let output = atif(&["import", "-"], Some(b"<html>"));
+    assert!(
+        stderr(&output).contains(
+            "`<` cannot start JSON text (an agent log is JSON or JSON Lines, starting with `{` or `[`)"
+        ),
+        "{}",
+        stderr(&output)
     );
 
     let dir = tempfile::tempdir().unwrap();

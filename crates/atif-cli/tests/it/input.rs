@@ -50,6 +50,21 @@ fn endless_binary_devices_fail_at_their_first_byte_with_exit_1() {
 }
 
 #[test]
+fn the_binary_data_error_names_what_each_command_reads() {
+    for (args, what) in [
+        (&["normalize", "-"][..], "not an ATIF trajectory"),
+        (&["validate", "-"], "not an ATIF trajectory"),
+        (&["script", "show", "-"], "not a replay script"),
+        (&["import", "-"], "not an agent log"),
+    ] {
+        let output = run_with_stdin(atif_command(args), b"\x89PNG\r\n");
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {}", stderr(&output));
+        let text = format!("{}{}", stdout(&output), stderr(&output));
+        assert!(text.contains(&format!("this is binary data, {what}")), "{args:?}: {text}");
+    }
+}
+
+#[test]
 fn standard_input_is_read_within_the_limit_too() {
     let output = run_with_stdin(atif_command(&["normalize", "-"]), &[0u8; 100_000]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
