@@ -13,11 +13,16 @@ use crate::{Chunk, Error, HttpExchange, LlmRequest, LlmResponse, Recording, Resu
 /// The value of a script's `format` field.
 pub const SCRIPT_FORMAT: &str = "atif-replay-script";
 
-/// The script format version this crate writes. It reads this one and every older one.
+/// The newest script format version, which this crate reads with every older one.
 ///
 /// Version 2 added [`Script::exchanges`] and [`Script::recording`]; a version 1 script reads
-/// as a version 2 script without them.
-pub const SCRIPT_VERSION: u32 = 2;
+/// as a version 2 script without them. Version 3 added the comment lines and `retry:` field of
+/// a streamed reply's blocks ([`SseEvent::comments`](crate::SseEvent::comments),
+/// [`SseEvent::retry`](crate::SseEvent::retry)). [`write_script`] writes the oldest version that
+/// holds the script (3 only when a reply kept such lines), so an older build of atif refuses
+/// a script it cannot read with [`Error::UnsupportedVersion`] instead of an unknown field, and
+/// reads every other one.
+pub const SCRIPT_VERSION: u32 = 3;
 
 /// The oldest script format version this crate reads.
 pub const OLDEST_SCRIPT_VERSION: u32 = 1;
@@ -372,10 +377,20 @@ pub fn write_script(path: &Path, script: &Script, secret_patterns: &[String]) ->
     if let Some((pattern, pointer)) = surviving_secret(&redacted, &redactor)? {
         return Err(Error::SecretSurvived { path: path.to_owned(), pattern, pointer });
     }
+    let mut redacted = redacted;
+    redacted.version = needed_version(&redacted);
     let mut text = serde_json::to_string_pretty(&redacted)
         .map_err(|source| Error::Serialize { what: "script", source })?;
     text.push('\n');
     write_atomically(path, text.as_bytes())
+}
+
+/// The oldest format version that holds `script`: 3 when a streamed reply kept comment lines
+/// or a `retry:` field, else 2.
+fn needed_version(script: &Script) -> u32 {
+    let events = script.exchanges.iter().filter_map(|exchange| exchange.events.as_ref());
+    let uses_v3 = events.flatten().any(|event| !event.comments.is_empty() || event.retry.is_some());
+    if uses_v3 { 3 } else { 2 }
 }
 
 /// Reads the script at `path`, redacts it with the default patterns and `secret_patterns`, and

@@ -62,7 +62,10 @@ async fn recording_forwards_replies_and_saves_the_inner_model_name() {
     assert_eq!(recorder.len(), 2);
     let script = read_script(&path).unwrap();
     assert_eq!(script.model.as_deref(), Some("echo-1"));
-    assert_eq!(script.version, 2);
+    // Read, it is the newest version; on disk, the oldest that holds it.
+    assert_eq!(script.version, atif_replay::SCRIPT_VERSION);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\n  \"version\": 2,\n"), "{text}");
     let texts: Vec<String> =
         script.calls.iter().map(|call| call.response.as_ref().unwrap().text()).collect();
     assert_eq!(texts, ["reply to a", "reply to b"]);

@@ -38,8 +38,8 @@ fn a_hand_written_valid_script_reads() {
     let script = read_script(&path).unwrap();
     assert_eq!(script.calls.len(), 1);
     assert_eq!(script.calls[0].response.as_ref().unwrap().text(), "hi");
-    // A version 1 script is a version 2 script without HTTP exchanges.
-    assert_eq!(script.version, 2);
+    // A version 1 script is a script of the newest version without HTTP exchanges.
+    assert_eq!(script.version, atif_replay::SCRIPT_VERSION);
     assert!(script.exchanges.is_empty() && script.recording.is_none());
 }
 
@@ -128,9 +128,9 @@ fn an_unknown_field_names_the_field_and_its_line() {
 #[test]
 fn another_format_version_is_its_own_error() {
     check_error(
-        &VALID.replace("\"version\": 1", "\"version\": 3"),
-        "$PATH: unsupported script format version 3 at /version: this build reads versions 1 to \
-         2; use the atif version that wrote it, or re-record the script with this one",
+        &VALID.replace("\"version\": 1", "\"version\": 4"),
+        "$PATH: unsupported script format version 4 at /version: this build reads versions 1 to \
+         3; use the atif version that wrote it, or re-record the script with this one",
     );
 }
 
@@ -138,7 +138,7 @@ fn another_format_version_is_its_own_error() {
 fn a_version_that_is_not_a_number_says_what_was_expected() {
     check_error(
         &VALID.replace("\"version\": 1", "\"version\": \"1\""),
-        "$PATH: at /version: expected the format version as a number (2), found \"1\"",
+        "$PATH: at /version: expected the format version as a number (3), found \"1\"",
     );
 }
 
@@ -306,4 +306,25 @@ fn writing_a_script_through_a_link_updates_its_target_and_keeps_the_link() {
         .collect();
     names.sort();
     assert_eq!(names, ["link.script.json", "real.script.json"]);
+}
+
+#[test]
+fn a_script_is_written_in_the_oldest_version_that_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("http.json");
+    std::fs::write(&path, HTTP).unwrap();
+    let mut script = read_script(&path).unwrap();
+    let written_version = |script: &atif_replay::Script| {
+        atif_replay::write_script(&path, script, &[]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["version"].as_u64().unwrap()
+    };
+    // Without keep-alive comments or `retry:`, version 2, which older builds read.
+    assert_eq!(written_version(&script), 2);
+    let events = script.exchanges[0].events.as_mut().unwrap();
+    events.insert(0, atif_replay::SseEvent::comment(vec![" ping".to_owned()]));
+    // With them, version 3: an older build says it cannot read the version, not the field.
+    assert_eq!(written_version(&script), 3);
+    let read_back = read_script(&path).unwrap();
+    assert_eq!(read_back.exchanges[0].events.as_ref().unwrap()[0].comments, [" ping"]);
 }
