@@ -75,7 +75,10 @@ mod server;
 mod tape;
 mod verdict;
 
+/// What a replay does with a request that differs from the recorded one: the one policy of
+/// `atif-replay`, used by the server too.
+pub use atif_replay::DriftPolicy;
 pub use error::{Error, Result};
 pub use protocol::Provider;
-pub use server::{DriftPolicy, Options, Proxy, start};
+pub use server::{Options, Proxy, start};
 pub use verdict::{Mode, UnusedExchange, Verdict};

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use atif_replay::{CaptureOptions, HttpExchange, Recording};
+use atif_replay::{CaptureOptions, DriftPolicy, HttpExchange, Recording};
 use atif_schema::error_chain;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -28,18 +28,6 @@ const MAX_REQUEST_BYTES: usize = 256 * 1024 * 1024;
 
 /// How long [`Proxy::finish`] waits for replies still in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What a replay does with a request that matches no recorded exchange while unused ones of
-/// its endpoint remain.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DriftPolicy {
-    /// Fail the request with the diff (the default).
-    #[default]
-    Strict,
-    /// Serve the next unused exchange of the endpoint anyway and report the diff as a warning.
-    Warn,
-}
 
 /// How to run the server: record or replay, the script, where to listen.
 ///

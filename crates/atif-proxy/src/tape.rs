@@ -198,11 +198,16 @@ impl Tape {
             nearest + 1
         );
         match drift {
-            DriftPolicy::Strict => Answer::Fail(message),
+            DriftPolicy::Off => {
+                self.entries[nearest].used = true;
+                Answer::Serve { index: nearest, drift: None }
+            }
             DriftPolicy::Warn => {
                 self.entries[nearest].used = true;
                 Answer::Serve { index: nearest, drift: Some(message) }
             }
+            // Strict, and any policy this server does not know yet.
+            _ => Answer::Fail(message),
         }
     }
 

@@ -13,8 +13,9 @@ use crate::script::{RecordedCall, Script, canonical_request, fingerprint_with, r
 use crate::secrets::Redactor;
 use crate::{ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, Role};
 
-/// What a replay does when a request differs from the one recorded (the same idea as
-/// `atif replay --drift` and the proxy's drift policy).
+/// What a replay does when a request differs from the one recorded: by [`ReplayClient`] in
+/// process, and by the record/replay server (`atif-proxy`, `atif replay --drift`) for a request
+/// that matches no recorded exchange while unused ones of its endpoint remain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum DriftPolicy {

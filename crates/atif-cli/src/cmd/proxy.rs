@@ -88,7 +88,8 @@ struct ServerArgs {
 #[derive(Debug, clap::Args)]
 struct DriftArgs {
     /// A request that matches no recorded exchange: `strict` fails it with a diff, `warn`
-    /// serves the next unused exchange anyway and reports the diff.
+    /// serves the next unused exchange of its endpoint anyway and reports the diff, `off`
+    /// serves it without a word.
     #[arg(long, value_enum, default_value = "strict", value_name = "MODE")]
     drift: Drift,
 }
@@ -97,6 +98,7 @@ struct DriftArgs {
 enum Drift {
     Strict,
     Warn,
+    Off,
 }
 
 impl ServerArgs {
@@ -123,6 +125,7 @@ impl DriftArgs {
         options.set_drift(match self.drift {
             Drift::Strict => DriftPolicy::Strict,
             Drift::Warn => DriftPolicy::Warn,
+            Drift::Off => DriftPolicy::Off,
         });
     }
 }

@@ -146,6 +146,24 @@ async fn drift_warn_serves_the_next_exchange_and_reports_it() {
 }
 
 #[tokio::test]
+async fn drift_off_serves_the_next_exchange_without_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), vec![chat_exchange("What is 2 + 2?", "4")]);
+    let mut options = quiet(Options::replay(&path));
+    options.set_drift(DriftPolicy::Off);
+    let proxy = start(&options).await.unwrap();
+    let reply = post(proxy.url(), "/v1/chat/completions", &chat_request("What is 2 + 3?")).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["choices"][0]["message"]["content"], "4");
+    // One request more than recorded still fails: `off` waives the comparison, not the count.
+    let extra = post(proxy.url(), "/v1/chat/completions", &chat_request("What is 2 + 4?")).await;
+    assert_eq!(extra.status, 400);
+    let err = proxy.finish().await.unwrap_err().to_string();
+    assert!(err.contains("the agent made request #2"), "{err}");
+    assert!(!err.contains("normalised request changed"), "{err}");
+}
+
+#[tokio::test]
 async fn exchanges_never_requested_fail_the_finish_naming_them() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), vec![chat_exchange("one", "1"), chat_exchange("two", "2")]);
