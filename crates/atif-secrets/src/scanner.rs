@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use regex::{Regex, RegexSet};
 use serde_json::Value;
@@ -35,13 +35,15 @@ pub fn marker(kind: &str) -> String {
 /// (`api_key=abc123 next=word` keeps `next=word`). In JSON it also redacts the whole scalar
 /// value of an object key whose name says secret, and secrets used as object keys.
 ///
-/// Build it once and reuse it: construction compiles the regexes.
+/// Build it once and reuse it: construction compiles the regexes. Clones share the compiled
+/// regexes and the search state they build up as they run (the default scanner is one shared
+/// value), so a fresh `Scanner::default()` per import does not start cold.
 #[derive(Debug, Clone)]
 pub struct Scanner {
-    patterns: Vec<Pattern>,
+    patterns: Arc<[Pattern]>,
     /// The words every default pattern and secret name holds, and the user patterns: a
     /// string none of them matches is left alone without running the patterns one by one.
-    any: RegexSet,
+    any: Arc<RegexSet>,
 }
 
 #[derive(Debug, Clone)]
@@ -66,7 +68,7 @@ impl PartialEq for Scanner {
             && self
                 .patterns
                 .iter()
-                .zip(&other.patterns)
+                .zip(other.patterns.iter())
                 .all(|(a, b)| a.kind == b.kind && a.regex.as_str() == b.regex.as_str())
     }
 }
@@ -98,8 +100,10 @@ impl Scanner {
         if regex.is_match("") {
             return Err(Error::EmptyMatch { pattern: pattern.to_owned() });
         }
-        self.patterns.push(Pattern::new(kind, regex));
-        self.any = any_set(&self.patterns);
+        let mut patterns = self.patterns.to_vec();
+        patterns.push(Pattern::new(kind, regex));
+        self.any = Arc::new(any_set(&patterns));
+        self.patterns = patterns.into();
         Ok(self)
     }
 
@@ -197,7 +201,7 @@ impl Scanner {
             return None;
         }
         let mut current: Option<String> = None;
-        for pattern in &self.patterns {
+        for pattern in self.patterns.iter() {
             // A pattern that needs the character before or after a secret consumes it, so a
             // second secret right after the first is found on the next pass.
             for _ in 0..64 {
@@ -607,7 +611,7 @@ fn defaults() -> &'static Scanner {
             })
             .collect();
         let any = any_set(&patterns);
-        Scanner { patterns, any }
+        Scanner { patterns: patterns.into(), any: Arc::new(any) }
     })
 }
 
