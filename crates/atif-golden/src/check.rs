@@ -99,7 +99,16 @@ pub fn check<T: Serialize + ?Sized>(
     settings: &Settings,
 ) -> Result<Outcome> {
     let actual = serde_json::to_value(actual).map_err(|source| Error::Serialize { source })?;
-    check_value(path, actual, settings, None)
+    check_named(path, actual, settings, None)
+}
+
+/// [`check`] for a run already read into a `serde_json::Value`, taken by value: a run of a
+/// hundred megabytes is normalised in place rather than copied first, as [`check`] must.
+///
+/// # Errors
+/// As [`check`].
+pub fn check_value(path: &Path, actual: Value, settings: &Settings) -> Result<Outcome> {
+    check_named(path, actual, settings, None)
 }
 
 /// [`check`] for a run saved as a file: `run` is read with atif-schema's strict loader, so a
@@ -112,7 +121,7 @@ pub fn check<T: Serialize + ?Sized>(
 pub fn check_file(path: &Path, run: &Path, settings: &Settings) -> Result<Outcome> {
     let actual = atif_schema::load_trajectory(run, &atif_schema::LoadOptions::new())
         .map_err(|err| Error::Load(Box::new(err)))?;
-    check_value(path, actual, settings, None)
+    check_named(path, actual, settings, None)
 }
 
 /// The normalised canonical text of `actual`: exactly what a golden file holds.
@@ -127,7 +136,7 @@ pub fn canonical_text<T: Serialize + ?Sized>(actual: &T, settings: &Settings) ->
 
 /// The non-generic core of [`check`]; `test` names the test in the report and the default fix
 /// (by default the harness thread's name, else the golden's file stem).
-pub(crate) fn check_value(
+pub(crate) fn check_named(
     path: &Path,
     actual: Value,
     settings: &Settings,
@@ -166,7 +175,6 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
     atif_schema::check_trajectory(&actual, "the actual trajectory")
         .map_err(|err| Error::Load(Box::new(err)))?;
     let actual = normalize_actual(actual, settings)?;
-    let actual_text = atif_normalize::to_canonical_string(&actual);
     let command = match settings.update_command() {
         Some(command) => command.to_owned(),
         None => test.update_command(),
@@ -179,20 +187,27 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
 
     let Some(golden_text) = golden_text else {
         if mode == Mode::Update {
-            file::write_atomic(path, actual_text.as_bytes())?;
+            file::write_atomic(path, atif_normalize::to_canonical_string(&actual).as_bytes())?;
             remove_stale_pending(path)?;
             return Ok(Outcome::Created { path: path.to_owned() });
         }
-        let pending = write_pending(mode, path, &actual_text)?;
+        let pending = write_pending(mode, path, &actual)?;
         return Err(Error::MissingGolden { path: path.to_owned(), command, pending });
     };
 
     // The same canonical text is the same behaviour: no need to parse the golden at all, which
-    // on a run of a hundred megabytes is most of the time and memory a check takes.
-    let comparison = match golden_text == actual_text {
-        true => Ok(Comparison::Same),
-        false => compare(path, &golden_text, &actual, settings),
-    };
+    // on a run of a hundred megabytes is most of the time and memory a check takes. The run's
+    // text is compared as it is written, never held whole, and only update mode keeps the
+    // golden's text once it is parsed.
+    let (comparison, golden_text) =
+        match atif_normalize::is_canonical_text_of(&actual, golden_text.as_bytes()) {
+            true => (Ok(Comparison::Same), Some(golden_text)),
+            false => {
+                let golden = parse_golden(path, &golden_text, settings);
+                let kept = (mode == Mode::Update).then_some(golden_text);
+                (golden.and_then(|golden| compare(golden, &actual, settings)), kept)
+            }
+        };
     if mode == Mode::Update {
         // A golden that cannot even be read as a trajectory is rewritten too: update mode is
         // the way out of a broken golden.
@@ -200,7 +215,8 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
             remove_stale_pending(path)?;
             return Ok(Outcome::Unchanged { path: path.to_owned() });
         }
-        let erased = text_diff(&golden_text, &actual_text);
+        let actual_text = atif_normalize::to_canonical_string(&actual);
+        let erased = text_diff(golden_text.as_deref().unwrap_or_default(), &actual_text);
         file::write_atomic(path, actual_text.as_bytes())?;
         remove_stale_pending(path)?;
         return Ok(Outcome::Changed { path: path.to_owned(), erased });
@@ -214,7 +230,7 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
             Ok(Outcome::Matched { path: path.to_owned() })
         }
         Comparison::VersionChanged { golden, actual: actual_version } => {
-            let pending = write_pending(mode, path, &actual_text)?;
+            let pending = write_pending(mode, path, &actual)?;
             Err(Error::SchemaVersionChanged {
                 path: path.to_owned(),
                 golden,
@@ -224,7 +240,7 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
             })
         }
         Comparison::Changed { golden, deltas } => {
-            let pending = write_pending(mode, path, &actual_text)?;
+            let pending = write_pending(mode, path, &actual)?;
             let report = behaviour_report(&Failure {
                 path,
                 golden: &golden,
@@ -268,12 +284,8 @@ enum Comparison {
     Changed { golden: Value, deltas: Vec<Delta> },
 }
 
-fn compare(
-    path: &Path,
-    golden_text: &str,
-    actual: &Value,
-    settings: &Settings,
-) -> Result<Comparison> {
+/// The golden read with the one strict loader and normalised again.
+fn parse_golden(path: &Path, golden_text: &str, settings: &Settings) -> Result<Value> {
     // The one strict loader: a duplicate key or an integer out of range in a golden edited by
     // hand is named with its pointer, not silently read.
     let name = format!("golden file {}", path.display());
@@ -281,9 +293,12 @@ fn compare(
         .map_err(|err| Error::Load(Box::new(err)))?;
     // Normalising the golden again is a no-op for a golden this crate wrote (normalisation is
     // idempotent), and makes a golden recorded before a new volatile key was added still match.
-    let golden = atif_normalize::normalize_owned(golden, settings.normalize_options()).map_err(
-        |source| Error::Normalize { what: format!("golden file {}", path.display()), source },
-    )?;
+    atif_normalize::normalize_owned(golden, settings.normalize_options()).map_err(|source| {
+        Error::Normalize { what: format!("golden file {}", path.display()), source }
+    })
+}
+
+fn compare(golden: Value, actual: &Value, settings: &Settings) -> Result<Comparison> {
     let golden_version = version_label(&golden);
     let actual_version = version_label(actual);
     if golden_version != actual_version {
@@ -314,13 +329,14 @@ fn version_label(doc: &Value) -> String {
     }
 }
 
-/// Writes the pending file in review mode; returns its path when written.
-fn write_pending(mode: Mode, golden: &Path, actual_text: &str) -> Result<Option<PathBuf>> {
+/// Writes the pending file (the canonical text of `actual`) in review mode; returns its path
+/// when written.
+fn write_pending(mode: Mode, golden: &Path, actual: &Value) -> Result<Option<PathBuf>> {
     if mode != Mode::Review {
         return Ok(None);
     }
     let pending = file::pending_path(golden);
-    file::write_atomic(&pending, actual_text.as_bytes())?;
+    file::write_atomic(&pending, atif_normalize::to_canonical_string(actual).as_bytes())?;
     Ok(Some(pending))
 }
 

@@ -8,7 +8,8 @@
 //! pending `<name>.json.new` beside the golden for review, or rewrites the golden atomically.
 //!
 //! The main pieces:
-//! - [`check`] (and [`check_file`] for a run saved as a file) and its [`Outcome`]; the three
+//! - [`check`] (and [`check_file`] for a run saved as a file, [`check_value`] for one already
+//!   parsed) and its [`Outcome`]; the three
 //!   test failures of [`Error`] ([`Error::MissingGolden`], [`Error::SchemaVersionChanged`],
 //!   [`Error::BehaviourChanged`]), and [`Error::Load`] for what is not a trajectory.
 //! - [`assert_golden!`], which names the golden after the test function.
@@ -80,7 +81,7 @@ mod report;
 mod settings;
 mod update;
 
-pub use check::{Outcome, canonical_text, check, check_file};
+pub use check::{Outcome, canonical_text, check, check_file, check_value};
 pub use error::{Error, Result};
 pub use file::{
     PENDING_SUFFIX, accept_pending, golden_for_pending, pending_path, reject_pending, write_atomic,

@@ -172,7 +172,7 @@ pub(crate) fn assert_value(
     let path = dir.join(crate::golden_file_name(function_path, name.as_deref()));
     crate::name::claim(&path, &test)?;
     let who = crate::check::Test { name: &test, package: Some(package) };
-    crate::check::check_value(&path, actual, settings, Some(&who))
+    crate::check::check_named(&path, actual, settings, Some(&who))
 }
 
 #[allow(clippy::print_stderr, reason = "an assertion macro reports what it wrote, like insta")]

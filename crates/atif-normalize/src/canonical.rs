@@ -59,6 +59,27 @@ pub(crate) fn stream<T: WriteCanonical>(
     sink.writer.write_all(sink.out.as_bytes())
 }
 
+/// Whether `text` is exactly the [canonical text](to_canonical_string) of `doc`.
+///
+/// The text of `doc` is compared block by block as it is written, never held whole, and the
+/// writing stops at the first block that differs: a golden check of a run of a hundred
+/// megabytes that changed early costs almost nothing here.
+///
+/// ```
+/// let doc = serde_json::json!({"b": 1, "a": [true]});
+/// let text = atif_normalize::to_canonical_string(&doc);
+/// assert!(atif_normalize::is_canonical_text_of(&doc, text.as_bytes()));
+/// assert!(!atif_normalize::is_canonical_text_of(&doc, b"{}\n"));
+/// ```
+pub fn is_canonical_text_of(doc: &Value, text: &[u8]) -> bool {
+    let mut sink = Comparing { out: String::with_capacity(2 * BLOCK), rest: text, equal: true };
+    if !doc.write_canonical(&mut sink, 0) {
+        return false;
+    }
+    sink.out.push('\n');
+    sink.equal && sink.out.as_bytes() == sink.rest
+}
+
 /// The canonical text of `doc` cut after about `limit` bytes (all of it for `None`), as bytes
 /// (the cut may fall inside a character). Comparing two such prefixes orders the full texts
 /// whenever they differ within the prefix, so sorting rarely needs whole texts.
@@ -160,6 +181,34 @@ impl Sink for Streaming<'_> {
             if let Err(err) = self.writer.write_all(self.out.as_bytes()) {
                 self.error = Some(err);
                 return false;
+            }
+            self.out.clear();
+        }
+        true
+    }
+}
+
+/// The text compared block by block with the text it should be.
+struct Comparing<'t> {
+    out: String,
+    /// What the text still to come should be.
+    rest: &'t [u8],
+    equal: bool,
+}
+
+impl Sink for Comparing<'_> {
+    fn buf(&mut self) -> &mut String {
+        &mut self.out
+    }
+    fn checkpoint(&mut self) -> bool {
+        if self.out.len() >= BLOCK {
+            let written = self.out.as_bytes();
+            match self.rest.strip_prefix(written) {
+                Some(rest) => self.rest = rest,
+                None => {
+                    self.equal = false;
+                    return false;
+                }
             }
             self.out.clear();
         }

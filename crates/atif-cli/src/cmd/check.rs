@@ -36,7 +36,7 @@ pub(crate) struct Args {
 /// trajectory, 2 when something cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The one loader: what is not a trajectory never becomes a golden.
-    let actual = load_trajectory(&args.run.actual)?;
+    let mut actual = load_trajectory(&args.run.actual)?;
 
     let mut settings = Settings::new();
     settings
@@ -51,14 +51,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         settings.set_mode(Some(Mode::Update));
     }
 
-    // The same scanner redacts the run inside the check; this only says what it finds.
+    // The same scanner redacts the run again inside the check, where it finds nothing more
+    // (redacting is idempotent); redacting here, in place, says what it finds without a copy
+    // of the run.
     let found = match settings.normalize_options().secret_scanner() {
-        Some(scanner) => scanner.scan_value(&actual),
+        Some(scanner) => scanner.redact_value(&mut actual),
         None => atif_secrets::Report::new(),
     };
     args.run.normalize.secrets.report("check", &found)?;
     let golden = Path::new(&args.golden);
-    match atif_golden::check(golden, &actual, &settings) {
+    match atif_golden::check_value(golden, actual, &settings) {
         Ok(outcome) => {
             if args.format == Format::Json {
                 let erased = match &outcome {

@@ -469,3 +469,18 @@ fn what_the_strict_loader_refuses_fails_the_check_with_its_pointer_and_is_never_
     let expected = format!("golden file {}: /steps/0/source: ", golden.display());
     assert!(message.starts_with(&expected), "{message}");
 }
+
+#[test]
+fn a_run_given_by_value_gets_the_same_outcomes_and_report_as_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("by_value.json");
+    let recorded = atif_golden::check_value(&golden, run(2, "grep", "a"), &settings(Mode::Update));
+    assert_eq!(recorded.unwrap(), Outcome::Created { path: golden.clone() });
+    let matched = atif_golden::check_value(&golden, run(2, "grep", "b"), &settings(Mode::Check));
+    assert_eq!(matched.unwrap(), Outcome::Matched { path: golden.clone() });
+    let changed = run(3, "rg", "a");
+    let by_value = atif_golden::check_value(&golden, changed.clone(), &settings(Mode::Check));
+    let by_reference = check(&golden, &changed, &settings(Mode::Check));
+    assert!(matches!(by_value, Err(Error::BehaviourChanged { .. })));
+    assert_eq!(by_value.unwrap_err().to_string(), by_reference.unwrap_err().to_string());
+}

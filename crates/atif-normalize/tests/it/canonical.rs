@@ -176,3 +176,22 @@ fn the_hash_computed_block_by_block_is_the_hash_of_the_whole_text() {
     let expected: String = digest[..6].iter().map(|byte| format!("{byte:02x}")).collect();
     assert_eq!(content_hash(&doc), expected);
 }
+
+#[test]
+fn a_text_is_the_canonical_text_of_a_document_only_when_every_byte_matches() {
+    let doc = large_document();
+    let text = to_canonical_string(&doc).into_bytes();
+    assert!(atif_normalize::is_canonical_text_of(&doc, &text));
+    // A difference in the first block, in a later block, in the last byte, and a text that is
+    // one byte too long or too short.
+    for at in [10, 3 * 64 * 1024 + 7, text.len() - 1] {
+        let mut changed = text.clone();
+        changed[at] ^= 1;
+        assert!(!atif_normalize::is_canonical_text_of(&doc, &changed), "changed at {at}");
+    }
+    let mut longer = text.clone();
+    longer.push(b'\n');
+    assert!(!atif_normalize::is_canonical_text_of(&doc, &longer));
+    assert!(!atif_normalize::is_canonical_text_of(&doc, &text[..text.len() - 1]));
+    assert!(!atif_normalize::is_canonical_text_of(&doc, b""));
+}
