@@ -16,6 +16,36 @@ use std::fmt;
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
+/// The `visit_*` methods of a visitor of any JSON value for the values that are neither lists
+/// nor objects: `null` gives `$null`, a string, number or boolean (read, then dropped) `$other`.
+macro_rules! scalars_give {
+    ($other:expr, $null:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($null)
+        }
+
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
+}
+
 /// A record the fast reader took whole.
 #[derive(Debug)]
 pub(super) struct Hot<'a> {
@@ -339,10 +369,6 @@ impl<'de> Deserialize<'de> for Field<'de> {
                 Ok(Field::Null)
             }
 
-            fn visit_none<E: de::Error>(self) -> Result<Field<'de>, E> {
-                Ok(Field::Null)
-            }
-
             fn visit_u64<E: de::Error>(self, _: u64) -> Result<Field<'de>, E> {
                 Ok(Field::Other)
             }
@@ -383,12 +409,10 @@ impl<'de> Deserialize<'de> for Summary<'de> {
         impl<'de> Visitor<'de> for SummaryVisitor {
             type Value = Summary<'de>;
 
+            scalars_give!(Summary::Other, Summary::Missing);
+
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a list of summary parts")
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Summary<'de>, E> {
-                Ok(Summary::Missing)
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Summary<'de>, A::Error> {
@@ -401,30 +425,6 @@ impl<'de> Deserialize<'de> for Summary<'de> {
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Summary<'de>, A::Error> {
                 Checked::drain_map(map).map(|_| Summary::Other)
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Summary<'de>, E> {
-                Ok(Summary::Other)
-            }
-
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Summary<'de>, E> {
-                Ok(Summary::Other)
-            }
-
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Summary<'de>, E> {
-                Ok(Summary::Other)
-            }
-
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Summary<'de>, E> {
-                Ok(Summary::Other)
-            }
-
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Summary<'de>, E> {
-                Ok(Summary::Other)
-            }
-
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Summary<'de>, E> {
-                Ok(Summary::Other)
             }
         }
 
@@ -454,6 +454,8 @@ impl<'de> Deserialize<'de> for Part<'de> {
         impl<'de> Visitor<'de> for PartVisitor {
             type Value = Part<'de>;
 
+            scalars_give!(Part(Field::Other), Part(Field::Other));
+
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any JSON value")
             }
@@ -473,34 +475,6 @@ impl<'de> Deserialize<'de> for Part<'de> {
 
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Part<'de>, A::Error> {
                 Checked::drain_seq(seq).map(|_| Part(Field::Other))
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Part<'de>, E> {
-                Ok(Part(Field::Other))
-            }
-
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Part<'de>, E> {
-                Ok(Part(Field::Other))
-            }
-
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Part<'de>, E> {
-                Ok(Part(Field::Other))
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Part<'de>, E> {
-                Ok(Part(Field::Other))
-            }
-
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Part<'de>, E> {
-                Ok(Part(Field::Other))
-            }
-
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Part<'de>, E> {
-                Ok(Part(Field::Other))
-            }
-
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Part<'de>, E> {
-                Ok(Part(Field::Other))
             }
         }
 
@@ -523,6 +497,8 @@ impl<'de> Deserialize<'de> for Info {
         impl<'de> Visitor<'de> for InfoVisitor {
             type Value = Info;
 
+            scalars_give!(Info::Other, Info::Missing);
+
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("token usage")
             }
@@ -541,36 +517,8 @@ impl<'de> Deserialize<'de> for Info {
                 Ok(Info::Object { last, total })
             }
 
-            fn visit_unit<E: de::Error>(self) -> Result<Info, E> {
-                Ok(Info::Missing)
-            }
-
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Info, A::Error> {
                 Checked::drain_seq(seq).map(|_| Info::Other)
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Info, E> {
-                Ok(Info::Other)
-            }
-
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Info, E> {
-                Ok(Info::Other)
-            }
-
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Info, E> {
-                Ok(Info::Other)
-            }
-
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Info, E> {
-                Ok(Info::Other)
-            }
-
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Info, E> {
-                Ok(Info::Other)
-            }
-
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Info, E> {
-                Ok(Info::Other)
             }
         }
 
@@ -604,36 +552,10 @@ impl<'de> Deserialize<'de> for Checked {
         impl<'de> Visitor<'de> for CheckedVisitor {
             type Value = Checked;
 
+            scalars_give!(Checked, Checked);
+
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any JSON value")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Checked, E> {
-                Ok(Checked)
-            }
-
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Checked, E> {
-                Ok(Checked)
-            }
-
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Checked, E> {
-                Ok(Checked)
-            }
-
-            fn visit_unit<E: de::Error>(self) -> Result<Checked, E> {
-                Ok(Checked)
-            }
-
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Checked, E> {
-                Ok(Checked)
-            }
-
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Checked, E> {
-                Ok(Checked)
-            }
-
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Checked, E> {
-                Ok(Checked)
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Checked, A::Error> {
