@@ -6,10 +6,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
-use crate::canonical::digest;
+use crate::position_free::{PositionFree, same_text};
 use crate::shape::{step_functions, step_llm_calls};
 
 /// What happened to one step between the golden run and the actual one.
@@ -127,7 +127,7 @@ pub fn explain(golden: &Value, actual: &Value) -> Vec<StepChange> {
     let mut changes = Vec::new();
     explain_trajectory(golden, actual, &[], deadline, &mut changes);
     if changes.is_empty() && golden != actual {
-        changes.push(whole(StepChangeKind::Changed, &[], differing_keys(golden, actual)));
+        changes.push(whole(StepChangeKind::Changed, &[], differing_keys(golden, actual, None)));
     }
     changes
 }
@@ -153,21 +153,21 @@ fn explain_steps(
     let golden_names = subagent_names_by_id(golden);
     let actual_names = subagent_names_by_id(actual);
     let (golden_steps, actual_steps) = (steps(golden), steps(actual));
-    // Aligned steps are compared by the digest of their position-free form, one step at a
-    // time, rather than by holding a position-free copy of every step of both runs.
-    let print = |step: &Value, names: &HashMap<&str, &str>| digest(&position_free(step, names));
-    let golden_prints: Vec<[u8; 32]> =
-        golden_steps.iter().map(|step| print(step, &golden_names)).collect();
-    let actual_prints: Vec<[u8; 32]> =
-        actual_steps.iter().map(|step| print(step, &actual_names)).collect();
     let golden_keys: Vec<StepKey<'_>> = golden_steps.iter().map(StepKey::of).collect();
     let actual_keys: Vec<StepKey<'_>> = actual_steps.iter().map(StepKey::of).collect();
 
     let removed = |g: usize| lone(StepChangeKind::Removed, g, &golden_steps[g], path);
     let inserted = |a: usize| lone(StepChangeKind::Inserted, a, &actual_steps[a], path);
-    let paired = |g: usize, a: usize| {
-        let golden_step = position_free(&golden_steps[g], &golden_names);
-        let actual_step = position_free(&actual_steps[a], &actual_names);
+    // Aligned steps are compared by their position-free forms, which borrow from the steps:
+    // equal when their canonical texts would be.
+    let free = |g: usize, a: usize| {
+        let golden_step = PositionFree::of(&golden_steps[g], &golden_names);
+        let actual_step = PositionFree::of(&actual_steps[a], &actual_names);
+        (golden_step, actual_step)
+    };
+    let paired = |g: usize, a: usize, (golden_free, actual_free): (PositionFree, PositionFree)| {
+        let golden_step = Step { value: &golden_steps[g], free: golden_free };
+        let actual_step = Step { value: &actual_steps[a], free: actual_free };
         changed(g, &golden_step, a, &actual_step, path)
     };
     let ops =
@@ -177,8 +177,9 @@ fn explain_steps(
             DiffOp::Equal { old_index, new_index, len } => {
                 for offset in 0..len {
                     let (g, a) = (old_index + offset, new_index + offset);
-                    if golden_prints[g] != actual_prints[a] {
-                        changes.push(paired(g, a));
+                    let steps = free(g, a);
+                    if !steps.0.same_as(&steps.1, same_text) {
+                        changes.push(paired(g, a, steps));
                     }
                 }
             }
@@ -191,7 +192,8 @@ fn explain_steps(
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 let n_paired = old_len.min(new_len);
                 for offset in 0..n_paired {
-                    changes.push(paired(old_index + offset, new_index + offset));
+                    let (g, a) = (old_index + offset, new_index + offset);
+                    changes.push(paired(g, a, free(g, a)));
                 }
                 changes.extend((old_index + n_paired..old_index + old_len).map(removed));
                 changes.extend((new_index + n_paired..new_index + new_len).map(inserted));
@@ -209,18 +211,17 @@ fn explain_subagents(
     deadline: Instant,
     changes: &mut Vec<StepChange>,
 ) {
-    let golden_subs: Vec<Value> = subagents(golden).iter().map(without_id).collect();
-    let actual_subs: Vec<Value> = subagents(actual).iter().map(without_id).collect();
-    let names: BTreeSet<&str> = golden_subs.iter().chain(&actual_subs).map(agent_name).collect();
+    let (golden_subs, actual_subs) = (subagents(golden), subagents(actual));
+    let names: BTreeSet<&str> = golden_subs.iter().chain(actual_subs).map(agent_name).collect();
     for name in names {
         let of_name = |subs: &'_ [Value]| -> Vec<usize> {
             (0..subs.len()).filter(|&idx| agent_name(&subs[idx]) == name).collect()
         };
-        let mut golden_left = of_name(&golden_subs);
-        let mut actual_left = of_name(&actual_subs);
+        let mut golden_left = of_name(golden_subs);
+        let mut actual_left = of_name(actual_subs);
         // Identical subagents pair first and explain nothing.
         golden_left.retain(|&g| {
-            match actual_left.iter().position(|&a| actual_subs[a] == golden_subs[g]) {
+            match actual_left.iter().position(|&a| same_but_id(&golden_subs[g], &actual_subs[a])) {
                 Some(pos) => {
                     actual_left.remove(pos);
                     false
@@ -234,7 +235,7 @@ fn explain_subagents(
             let before = changes.len();
             explain_trajectory(&golden_subs[g], &actual_subs[a], &sub_path, deadline, changes);
             if changes.len() == before {
-                let keys = differing_keys(&golden_subs[g], &actual_subs[a]);
+                let keys = differing_keys(&golden_subs[g], &actual_subs[a], Some(ID));
                 changes.push(whole(StepChangeKind::Changed, &sub_path, keys));
             }
         }
@@ -275,11 +276,12 @@ fn summary(subagent: &Value) -> Vec<String> {
     details
 }
 
-/// `final_metrics changed`: the top-level members that differ between two objects.
-fn differing_keys(golden: &Value, actual: &Value) -> Vec<String> {
+/// `final_metrics changed`: the top-level members that differ between two objects, `skip`
+/// aside.
+fn differing_keys(golden: &Value, actual: &Value, skip: Option<&str>) -> Vec<String> {
     let mut fields: Vec<&str> = Vec::new();
     if let (Value::Object(g), Value::Object(a)) = (golden, actual) {
-        for key in g.keys().chain(a.keys()) {
+        for key in g.keys().chain(a.keys()).filter(|key| Some(key.as_str()) != skip) {
             if g.get(key) != a.get(key) && !fields.contains(&key.as_str()) {
                 fields.push(key);
             }
@@ -296,14 +298,23 @@ fn agent_name(subagent: &Value) -> &str {
     subagent.pointer("/agent/name").and_then(Value::as_str).unwrap_or("(unnamed)")
 }
 
-/// A copy of `subagent` without its `trajectory_id`, which only its place in the sorted list
-/// decides.
-fn without_id(subagent: &Value) -> Value {
-    let mut subagent = subagent.clone();
-    if let Value::Object(fields) = &mut subagent {
-        fields.remove("trajectory_id");
+/// The member of a subagent that only its place in the sorted list decides.
+const ID: &str = "trajectory_id";
+
+/// Whether two subagents are the same, their [`ID`]s aside.
+pub(crate) fn same_but_id(golden: &Value, actual: &Value) -> bool {
+    match (golden, actual) {
+        (Value::Object(g), Value::Object(a)) => {
+            let len = |members: &Map<String, Value>| {
+                members.len() - usize::from(members.contains_key(ID))
+            };
+            len(g) == len(a)
+                && g.iter()
+                    .filter(|(key, _)| *key != ID)
+                    .all(|(key, value)| a.get(key) == Some(value))
+        }
+        _ => golden == actual,
     }
-    subagent
 }
 
 /// The agent name of each subagent, by its `trajectory_id`.
@@ -325,51 +336,6 @@ impl StepKey<'_> {
     fn of(step: &Value) -> StepKey<'_> {
         StepKey { source: source(step), functions: step_functions(step).collect() }
     }
-}
-
-/// A copy of `step` without its `step_id`, with each `tool_call_id` replaced by the call's place
-/// in the step (`#1`, `#2`, …), each `source_call_id` that names one of those calls rewritten
-/// to match, and each subagent ref naming the agent it points to (`subagent_names`, by id).
-fn position_free(step: &Value, subagent_names: &HashMap<&str, &str>) -> Value {
-    let mut step = step.clone();
-    let Value::Object(fields) = &mut step else {
-        return step;
-    };
-    fields.remove("step_id");
-    let mut local_ids: HashMap<String, String> = HashMap::new();
-    if let Some(Value::Array(calls)) = fields.get_mut("tool_calls") {
-        for (call_idx, call) in calls.iter_mut().enumerate() {
-            if let Some(id) = call.get_mut("tool_call_id") {
-                let local = format!("#{}", call_idx + 1);
-                if let Value::String(recorded) = id {
-                    local_ids.entry(recorded.clone()).or_insert_with(|| local.clone());
-                }
-                *id = Value::String(local);
-            }
-        }
-    }
-    let results = fields
-        .get_mut("observation")
-        .and_then(|observation| observation.get_mut("results"))
-        .and_then(Value::as_array_mut);
-    for result in results.into_iter().flatten() {
-        if let Some(id) = result.get_mut("source_call_id") {
-            let local = id.as_str().and_then(|recorded| local_ids.get(recorded)).cloned();
-            if let Some(local) = local {
-                *id = Value::String(local);
-            }
-        }
-        let refs = result.get_mut("subagent_trajectory_ref").and_then(Value::as_array_mut);
-        for reference in refs.into_iter().flatten() {
-            if let Some(id) = reference.get_mut("trajectory_id") {
-                let name = id.as_str().and_then(|recorded| subagent_names.get(recorded));
-                if let Some(name) = name {
-                    *id = Value::String(format!("subagent {name:?}"));
-                }
-            }
-        }
-    }
-    step
 }
 
 fn steps(doc: &Value) -> &[Value] {
@@ -404,7 +370,23 @@ fn lone(kind: StepChangeKind, idx: usize, step: &Value, path: &[String]) -> Step
     }
 }
 
-fn changed(g: usize, golden: &Value, a: usize, actual: &Value, path: &[String]) -> StepChange {
+/// One step of a pair: as recorded, and seen without what only its position decides.
+struct Step<'a> {
+    value: &'a Value,
+    free: PositionFree<'a>,
+}
+
+fn changed(
+    g: usize,
+    golden: &Step<'_>,
+    a: usize,
+    actual: &Step<'_>,
+    path: &[String],
+) -> StepChange {
+    // What the position-free form rewrites (ids, refs) is read from it; the rest, the same in
+    // both forms, from the step as recorded.
+    let (golden_free, actual_free) = (&golden.free, &actual.free);
+    let (golden, actual) = (golden.value, actual.value);
     let mut details = Vec::new();
     let (golden_source, actual_source) = (source(golden), source(actual));
     if golden_source != actual_source {
@@ -463,13 +445,21 @@ fn changed(g: usize, golden: &Value, a: usize, actual: &Value, path: &[String]) 
         ("observation", "observation changed"),
         ("metrics", "metrics changed"),
     ] {
-        if golden.get(field) != actual.get(field) {
+        if !same_member(golden_free, actual_free, field) {
             details.push(phrase.to_owned());
         }
     }
 
-    if details.is_empty() {
-        details = differing_keys(golden, actual);
+    if details.is_empty() && golden_free.is_object() && actual_free.is_object() {
+        let mut fields: Vec<&str> = Vec::new();
+        for key in golden_free.keys().into_iter().chain(actual_free.keys()) {
+            if !same_member(golden_free, actual_free, key) && !fields.contains(&key) {
+                fields.push(key);
+            }
+        }
+        if !fields.is_empty() {
+            details = vec![format!("{} changed", fields.join(", "))];
+        }
     }
 
     StepChange {
@@ -479,6 +469,16 @@ fn changed(g: usize, golden: &Value, a: usize, actual: &Value, path: &[String]) 
         actual_step: Some(a + 1),
         source: actual_source.to_owned(),
         details,
+    }
+}
+
+/// Whether the member `key` is the same in both (as `serde_json::Value`s compare), or absent
+/// from both.
+fn same_member(golden: &PositionFree<'_>, actual: &PositionFree<'_>, key: &str) -> bool {
+    match (golden.get(key), actual.get(key)) {
+        (None, None) => true,
+        (Some(golden), Some(actual)) => golden.same_as(&actual, |a, b| a == b),
+        _ => false,
     }
 }
 

@@ -63,6 +63,7 @@ mod explain;
 mod normalize;
 mod options;
 mod path_placeholders;
+mod position_free;
 mod preset;
 mod report;
 mod selector;

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use similar::{Algorithm, ChangeTag, TextDiff};
 
 use crate::canonical::to_canonical_string;
+use crate::explain::same_but_id;
 use crate::{Delta, StepChange, explain, render};
 
 /// How much a [`report`] shows.
@@ -352,25 +353,16 @@ fn paired_subagents<'a>(
             .filter(|sub| sub.pointer("/agent/name").and_then(Value::as_str) == Some(name))
             .collect()
     };
-    let without_id = |sub: &Value| -> Value {
-        let mut sub = sub.clone();
-        if let Value::Object(members) = &mut sub {
-            members.remove("trajectory_id");
-        }
-        sub
-    };
-    let mut golden_left: Vec<(&Value, Value)> =
-        of_name(golden).into_iter().map(|sub| (sub, without_id(sub))).collect();
-    let mut actual_left: Vec<(&Value, Value)> =
-        of_name(actual).into_iter().map(|sub| (sub, without_id(sub))).collect();
-    golden_left.retain(|(_, g)| match actual_left.iter().position(|(_, a)| a == g) {
+    let mut golden_left = of_name(golden);
+    let mut actual_left = of_name(actual);
+    golden_left.retain(|g| match actual_left.iter().position(|a| same_but_id(g, a)) {
         Some(pos) => {
             actual_left.remove(pos);
             false
         }
         None => true,
     });
-    (golden_left.first().map(|(sub, _)| *sub), actual_left.first().map(|(sub, _)| *sub))
+    (golden_left.first().copied(), actual_left.first().copied())
 }
 
 #[cfg(test)]
