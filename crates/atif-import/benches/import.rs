@@ -11,7 +11,11 @@ use std::path::PathBuf;
 
 use atif_import::{ImportOptions, import};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use serde_json::{Value, json};
+
+use crate::cases::{parse_lines, synthetic_rollout};
+
+#[path = "support/cases.rs"]
+mod cases;
 
 fn corpus_root() -> PathBuf {
     match std::env::var_os("ATIF_CORPUS") {
@@ -50,38 +54,6 @@ fn input() -> (String, Vec<u8>) {
     }
     eprintln!("corpus not found at {}: benchmarking a synthetic rollout", logs.display());
     (String::from("synthetic rollout"), synthetic_rollout(350_000))
-}
-
-fn synthetic_rollout(size: usize) -> Vec<u8> {
-    let mut log = String::new();
-    log.push_str(&json!({"timestamp": "2025-09-25T02:12:23.966Z", "type": "session_meta", "payload": {"id": "s", "cli_version": "0.40.0"}}).to_string());
-    log.push('\n');
-    let mut i = 0u64;
-    while log.len() < size {
-        let usage =
-            json!({"input_tokens": 4000, "cached_input_tokens": 3000, "output_tokens": 200});
-        for line in [
-            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "event_msg", "payload": {"type": "token_count", "info": {"last_token_usage": usage, "total_token_usage": {"input_tokens": 4000 * (i + 1)}}}}),
-            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "reasoning", "summary": [{"type": "summary_text", "text": "**Thinking about the next step**"}], "encrypted_content": "g".repeat(2000)}}),
-            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "function_call", "name": "shell", "arguments": "{\"command\":[\"bash\",\"-lc\",\"ls\"]}", "call_id": format!("call_{i}")}}),
-            json!({"timestamp": "2025-09-25T02:12:24.000Z", "type": "response_item", "payload": {"type": "function_call_output", "call_id": format!("call_{i}"), "output": "{\"output\":\"a\\nb\\n\",\"metadata\":{\"exit_code\":0}}".repeat(20)}}),
-        ] {
-            log.push_str(&line.to_string());
-            log.push('\n');
-        }
-        i += 1;
-    }
-    log.into_bytes()
-}
-
-/// The floor: split into lines and parse each as JSON.
-fn parse_lines(bytes: &[u8]) -> usize {
-    bytes
-        .split(|&b| b == b'\n')
-        .filter(|line| !line.is_empty())
-        .map(|line| serde_json::from_slice::<Value>(line).unwrap())
-        .filter(Value::is_object)
-        .count()
 }
 
 fn bench(c: &mut Criterion) {
