@@ -109,7 +109,7 @@ pub use trajectory::{
     JsonObject, Message, Metrics, Observation, ObservationResult, ReasoningEffort, Step,
     StepSource, SubagentTrajectoryRef, ToolCall, Trajectory,
 };
-pub use upgrade::{Upgrade, upgrade};
+pub use upgrade::{Upgrade, upgrade, upgrade_owned};
 pub use validate::{
     Finding, Profile, Report, Rule, Severity, ValidateOptions, parse_json, validate, validate_bytes,
 };

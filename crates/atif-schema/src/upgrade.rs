@@ -38,7 +38,16 @@ pub struct Upgrade {
 /// subagent) is not a JSON object, or its `schema_version` is not a string or not one of
 /// `ATIF-v1.0` … `ATIF-v1.8`.
 pub fn upgrade(document: &Value) -> Result<Upgrade> {
-    let mut document = document.clone();
+    upgrade_owned(document.clone())
+}
+
+/// [`upgrade`], taking the document by value and rewriting it in place, so a large document
+/// is not copied first.
+///
+/// # Errors
+///
+/// As [`upgrade`].
+pub fn upgrade_owned(mut document: Value) -> Result<Upgrade> {
     let mut notes = Vec::new();
     upgrade_trajectory(&mut document, "", &mut notes)?;
     Ok(Upgrade { document, notes })

@@ -29,7 +29,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let name = display_name(&args.file);
     let document = load_trajectory(&args.file)?;
-    let upgrade = atif_schema::upgrade(&document).map_err(|err| {
+    let upgrade = atif_schema::upgrade_owned(document).map_err(|err| {
         invalid(anyhow::Error::new(err).context(format!("cannot upgrade {name}")))
     })?;
     let notes = |out: &mut dyn Write| {
@@ -57,9 +57,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     output::note(notes)?;
+    // serde_json writes in small pieces, and standard output flushes at each newline: a
+    // buffer in between turns a line-by-line write into one per 64 KiB.
     args.output.write(|out| {
-        serde_json::to_writer_pretty(&mut *out, &upgrade.document)?;
-        writeln!(out)
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, out);
+        serde_json::to_writer_pretty(&mut out, &upgrade.document)?;
+        writeln!(out)?;
+        out.flush()
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,7 @@ fn a_session_only_ref_is_resolved_from_the_embedded_subagent_with_that_session()
     });
     assert!(!validate(&document, &ValidateOptions::default()).is_valid());
     let upgraded = upgrade(&document).unwrap();
+    assert_eq!(atif_schema::upgrade_owned(document.clone()).unwrap(), upgraded);
     let refs =
         &upgraded.document["steps"][0]["observation"]["results"][0]["subagent_trajectory_ref"];
     assert_eq!(refs[0], json!({"session_id": "child", "trajectory_id": "child-1"}));
