@@ -1,6 +1,8 @@
 //! Comparing two Shapes field by field, and the unified diff of two canonical texts.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::hash::Hash;
 use std::time::Duration;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
@@ -126,10 +128,11 @@ fn write_list_edit(f: &mut fmt::Formatter<'_>, golden: &[Value], actual: &[Value
     };
     let golden: Vec<String> = golden.iter().map(name).collect();
     let actual: Vec<String> = actual.iter().map(name).collect();
+    let (golden_ids, actual_ids) = interned(&golden, &actual);
     let ops = similar::capture_diff_slices_deadline(
         Algorithm::Myers,
-        &golden,
-        &actual,
+        &golden_ids,
+        &actual_ids,
         Some(std::time::Instant::now() + Duration::from_secs(2)),
     );
     let mut edits = Vec::new();
@@ -158,6 +161,19 @@ fn write_list_edit(f: &mut fmt::Formatter<'_>, golden: &[Value], actual: &[Value
         write!(f, ", ... {} more edits", edits.len() - MAX_LIST_EDITS)?;
     }
     Ok(())
+}
+
+/// Each item of `golden` and `actual` as a number, the same number for equal items: the
+/// alignment of two long lists then compares numbers, not strings, and finds the same edits.
+pub(crate) fn interned<T: Hash + Eq>(golden: &[T], actual: &[T]) -> (Vec<usize>, Vec<usize>) {
+    let mut ids: HashMap<&T, usize> = HashMap::new();
+    let mut id_of = |item| {
+        let next = ids.len();
+        *ids.entry(item).or_insert(next)
+    };
+    let golden = golden.iter().map(&mut id_of).collect();
+    let actual = actual.iter().map(&mut id_of).collect();
+    (golden, actual)
 }
 
 /// ` at 701`: where the run of `len` items at `idx` of `items` was inserted or removed; nothing
@@ -302,5 +318,17 @@ impl<'de> Deserialize<'de> for OrderedFields {
             }
         }
         deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn equal_items_get_equal_numbers_and_different_items_different_ones() {
+        let (golden, actual) = interned(&["grep", "cat", "grep"], &["cat", "rg", "grep"]);
+        assert_eq!(golden, [0, 1, 0]);
+        assert_eq!(actual, [1, 2, 0]);
     }
 }

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value};
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
+use crate::diff::interned;
 use crate::position_free::{PositionFree, same_text};
 use crate::shape::{step_functions, step_llm_calls};
 
@@ -155,6 +156,7 @@ fn explain_steps(
     let (golden_steps, actual_steps) = (steps(golden), steps(actual));
     let golden_keys: Vec<StepKey<'_>> = golden_steps.iter().map(StepKey::of).collect();
     let actual_keys: Vec<StepKey<'_>> = actual_steps.iter().map(StepKey::of).collect();
+    let (golden_ids, actual_ids) = interned(&golden_keys, &actual_keys);
 
     let removed = |g: usize| lone(StepChangeKind::Removed, g, &golden_steps[g], path);
     let inserted = |a: usize| lone(StepChangeKind::Inserted, a, &actual_steps[a], path);
@@ -171,7 +173,7 @@ fn explain_steps(
         changed(g, &golden_step, a, &actual_step, path)
     };
     let ops =
-        capture_diff_slices_deadline(Algorithm::Myers, &golden_keys, &actual_keys, Some(deadline));
+        capture_diff_slices_deadline(Algorithm::Myers, &golden_ids, &actual_ids, Some(deadline));
     for op in ops {
         match op {
             DiffOp::Equal { old_index, new_index, len } => {
