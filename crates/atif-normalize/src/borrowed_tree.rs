@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use atif_secrets::Scanner;
+use rustc_hash::FxHashMap;
 use serde_json::{Map, Number, Value};
 
 use crate::canonical::{
@@ -19,19 +20,19 @@ use crate::{Redaction, Result};
 
 /// Whether any key or string of `root` may hold a secret `scanner` would replace.
 pub(crate) fn may_hold_secret(root: &Node<'_>, scanner: &Scanner) -> bool {
-    SecretProbe { scanner, keys: Vec::new() }.node(root)
+    SecretProbe { scanner, keys: FxHashMap::default() }.node(root)
 }
 
 /// The walk of [`may_hold_secret`]. A trajectory repeats a few dozen keys thousands of times,
 /// so the answer for each key is kept (for the first [`SecretProbe::KEYS`] distinct keys)
-/// rather than asked again.
+/// rather than asked again; Fx hashing, as keys are short and the table is bounded.
 struct SecretProbe<'s, 't> {
     scanner: &'s Scanner,
-    keys: Vec<(&'t str, bool)>,
+    keys: FxHashMap<&'t str, bool>,
 }
 
 impl<'t> SecretProbe<'_, 't> {
-    const KEYS: usize = 64;
+    const KEYS: usize = 1024;
 
     fn node(&mut self, node: &'t Node<'_>) -> bool {
         match node {
@@ -47,12 +48,12 @@ impl<'t> SecretProbe<'_, 't> {
     }
 
     fn key(&mut self, key: &'t str) -> bool {
-        if let Some(&(_, known)) = self.keys.iter().find(|(seen, _)| *seen == key) {
+        if let Some(&known) = self.keys.get(key) {
             return known;
         }
         let answer = self.scanner.may_hold_secret(key);
         if self.keys.len() < Self::KEYS {
-            self.keys.push((key, answer));
+            self.keys.insert(key, answer);
         }
         answer
     }
