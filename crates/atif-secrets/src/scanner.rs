@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 
+use aho_corasick::{AhoCorasick, packed};
 use regex::{Regex, RegexSet};
 use serde_json::Value;
 
@@ -43,7 +44,33 @@ pub struct Scanner {
     patterns: Arc<[Pattern]>,
     /// The words every default pattern and secret name holds, and the user patterns: a
     /// string none of them matches is left alone without running the patterns one by one.
-    any: Arc<RegexSet>,
+    any: Arc<Prefilter>,
+}
+
+/// The search every string goes through first: the hint literals with one SIMD literal
+/// searcher (Teddy, through `aho-corasick`, without the regex engine's set machinery around
+/// it), then any user pattern.
+#[derive(Debug)]
+struct Prefilter {
+    hints: Hints,
+    users: Option<RegexSet>,
+}
+
+/// The hint literals' searcher: the packed SIMD one where this CPU has it.
+#[derive(Debug)]
+enum Hints {
+    Packed(packed::Searcher),
+    Automaton(AhoCorasick),
+}
+
+impl Prefilter {
+    fn is_match(&self, text: &str) -> bool {
+        let hinted = match &self.hints {
+            Hints::Packed(searcher) => searcher.find(text).is_some(),
+            Hints::Automaton(automaton) => automaton.is_match(text),
+        };
+        hinted || self.users.as_ref().is_some_and(|users| users.is_match(text))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -575,15 +602,27 @@ fn push_key(pointer: &mut String, key: &str) {
     }
 }
 
-fn any_set(patterns: &[Pattern]) -> RegexSet {
-    let users = patterns.iter().skip(DEFAULT_PATTERNS.len()).map(|pattern| pattern.regex.as_str());
-    RegexSet::new(std::iter::once(hint_pattern()).chain(users.map(str::to_owned)))
-        .expect("each pattern compiled on its own, so the set compiles too")
+fn any_set(patterns: &[Pattern]) -> Prefilter {
+    let users: Vec<&str> = patterns
+        .iter()
+        .skip(DEFAULT_PATTERNS.len())
+        .map(|pattern| pattern.regex.as_str())
+        .collect();
+    let users = (!users.is_empty()).then(|| {
+        RegexSet::new(users).expect("each pattern compiled on its own, so the set compiles too")
+    });
+    let literals = hint_literals();
+    let hints = match packed::Config::new().builder().extend(&literals).build() {
+        Some(searcher) => Hints::Packed(searcher),
+        None => {
+            Hints::Automaton(AhoCorasick::new(&literals).expect("a few dozen short literals build"))
+        }
+    };
+    Prefilter { hints, users }
 }
 
-/// [`HINT_PREFIXES`] as they are and [`HINT_WORDS`] lower-case, upper-case and capitalised, as
-/// one literal alternation.
-fn hint_pattern() -> String {
+/// [`HINT_PREFIXES`] as they are and [`HINT_WORDS`] lower-case, upper-case and capitalised.
+fn hint_literals() -> Vec<String> {
     let mut words: Vec<String> = HINT_PREFIXES.iter().map(|prefix| prefix.to_string()).collect();
     for word in HINT_WORDS {
         let mut chars = word.chars();
@@ -595,8 +634,7 @@ fn hint_pattern() -> String {
             }
         }
     }
-    let escaped: Vec<String> = words.iter().map(|word| regex::escape(word)).collect();
-    escaped.join("|")
+    words
 }
 
 fn defaults() -> &'static Scanner {
@@ -644,10 +682,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_packed_searcher_and_its_fallback_agree() {
+        let literals = hint_literals();
+        let packed = Prefilter { hints: any_set(&[]).hints, users: None };
+        if !matches!(packed.hints, Hints::Packed(_)) {
+            eprintln!("skipping the comparison: this CPU has no packed SIMD searcher");
+            return;
+        }
+        let automaton = AhoCorasick::new(&literals).unwrap();
+        let fallback = Prefilter { hints: Hints::Automaton(automaton), users: None };
+        let mut texts: Vec<String> = vec![String::new(), "a".into(), "plain words".into()];
+        for literal in &literals {
+            texts.push(literal.clone());
+            texts.push(format!("x{literal}"));
+            texts.push(format!("{} {literal} tail", "long prefix ".repeat(8)));
+            texts.push(literal[..literal.len() - 1].to_owned());
+        }
+        for text in &texts {
+            assert_eq!(packed.is_match(text), fallback.is_match(text), "{text:?}");
+        }
+        assert!(texts.iter().any(|text| !packed.is_match(text)));
+    }
+
+    #[test]
     fn hints_are_made_of_characters_json_never_escapes() {
-        let pattern = hint_pattern();
-        let literals = pattern.split('|').map(|word| word.replace('\\', ""));
-        for literal in literals.chain(HINT_WORDS.iter().map(|word| word.to_string())) {
+        for literal in hint_literals() {
             assert!(
                 literal.chars().all(|c| c >= ' ' && c != '"' && c != '\\'),
                 "{literal:?} holds a character that JSON text may escape"
