@@ -47,6 +47,29 @@ pub fn workspace_path(relative: &str) -> PathBuf {
     workspace_root().join(relative)
 }
 
+/// Every `*.json` file below `dir`, at any depth, sorted.
+///
+/// # Panics
+/// When `dir` or a folder below it cannot be read: a test's own fixture folder must exist.
+pub fn json_files_below(dir: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, found: &mut Vec<PathBuf>) {
+        let entries =
+            std::fs::read_dir(dir).unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+        for entry in entries {
+            let path = entry.unwrap_or_else(|err| panic!("{}: {err}", dir.display())).path();
+            if path.is_dir() {
+                walk(&path, found);
+            } else if path.extension().is_some_and(|ext| ext == "json") {
+                found.push(path);
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(dir, &mut found);
+    found.sort();
+    found
+}
+
 /// The folder `sub` of the shared corpus (`""` for the corpus itself), from `$ATIF_CORPUS`,
 /// else `../shared/corpus` beside the workspace; or `None` after printing a skip notice naming
 /// where it was looked for, when that folder does not exist.

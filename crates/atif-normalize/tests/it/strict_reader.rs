@@ -2,9 +2,8 @@
 //! so `atif normalize`, which reads a trajectory only once, through the fast path, refuses what
 //! every other command refuses.
 
-use std::path::{Path, PathBuf};
-
 use atif_normalize::JsonDocument;
+use atif_test_support::json_files_below;
 
 use crate::corpus_dir;
 
@@ -69,28 +68,16 @@ fn both_readers_accept_and_refuse_the_same_text() {
     }
 }
 
-/// Every `*.json` file below `dir`.
-fn json_files_below(dir: &Path, found: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            json_files_below(&path, found);
-        } else if path.extension().is_some_and(|ext| ext == "json") {
-            found.push(path);
-        }
-    }
-}
-
 #[test]
 fn both_readers_agree_on_every_file_and_its_broken_copies() {
     let mut files = Vec::new();
     for crate_dir in ["atif-normalize", "atif-schema", "atif-golden", "atif-import"] {
         let fixtures = atif_test_support::workspace_path(&format!("crates/{crate_dir}/tests"));
-        json_files_below(&fixtures, &mut files);
+        files.extend(json_files_below(&fixtures));
     }
     assert!(files.len() >= 20, "{} fixture files", files.len());
     if let Some(corpus) = corpus_dir() {
-        json_files_below(&corpus, &mut files);
+        files.extend(json_files_below(&corpus));
     }
     for path in &files {
         let bytes = std::fs::read(path).unwrap();

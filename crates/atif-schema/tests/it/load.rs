@@ -1,6 +1,8 @@
 //! The loader's check without the tree agrees with the strict parse on real files.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use atif_test_support::json_files_below;
 
 /// What `parse_trajectory` and `check_trajectory_bytes` say of `bytes`, as text.
 fn both(bytes: &[u8]) -> (String, String) {
@@ -9,26 +11,12 @@ fn both(bytes: &[u8]) -> (String, String) {
     (format!("{parsed:?}"), format!("{checked:?}"))
 }
 
-/// Every `*.json` file below `dir`.
-fn json_files_below(dir: &Path, found: &mut Vec<PathBuf>) {
-    let entries = std::fs::read_dir(dir).unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
-    for entry in entries {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            json_files_below(&path, found);
-        } else if path.extension().is_some_and(|ext| ext == "json") {
-            found.push(path);
-        }
-    }
-}
-
 #[test]
 fn the_check_without_the_tree_agrees_with_the_parse_on_every_file() {
-    let mut files = Vec::new();
-    json_files_below(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"), &mut files);
+    let mut files = json_files_below(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"));
     let fixtures = files.len();
     if let Some(corpus) = crate::corpus_dir() {
-        json_files_below(&corpus, &mut files);
+        files.extend(json_files_below(&corpus));
     }
     assert!(fixtures >= 7, "{fixtures} fixtures");
     for path in &files {
