@@ -320,16 +320,28 @@ fn read_bounded(
     let limit = options.max_bytes;
     let mut bytes = Vec::with_capacity(capacity.min(usize::try_from(limit).unwrap_or(usize::MAX)));
     let mut seen_start = false;
+    let mut probe = [0u8; 4096];
+    let read_error = |source| Error::Read { file: name.to_owned(), source };
     loop {
-        // Read straight into the buffer, a chunk at a time, so that each chunk is checked
-        // before the next is read and no byte is copied twice.
+        // Read straight into the buffer, a chunk at a time (within what was reserved, so a
+        // file of known size never makes it grow), so that each chunk is checked before the
+        // next is read and no byte is copied twice. Once the reserve is full, one small read
+        // says whether more follows (a stream, a file that grew).
         let before = bytes.len();
-        let n = match reader.by_ref().take(CHUNK as u64).read_to_end(&mut bytes) {
-            Ok(0) => return Ok(bytes),
-            Ok(n) => n,
-            // `read_to_end` retries when interrupted, so any error here is final.
-            Err(source) => return Err(Error::Read { file: name.to_owned(), source }),
+        let room = bytes.capacity() - before;
+        let n = if room == 0 {
+            let n = fill(&mut reader, &mut probe[..]).map_err(read_error)?;
+            bytes.extend_from_slice(&probe[..n]);
+            n
+        } else {
+            bytes.resize(before + room.min(CHUNK), 0);
+            let n = fill(&mut reader, &mut bytes[before..]).map_err(read_error)?;
+            bytes.truncate(before + n);
+            n
         };
+        if n == 0 {
+            return Ok(bytes);
+        }
         if bytes.len() as u64 > limit {
             return Err(Error::TooLarge { file: name.to_owned(), limit });
         }
@@ -339,6 +351,20 @@ fn read_bounded(
             return Err(not_json_at(good, bad, name, options.expected));
         }
     }
+}
+
+/// Reads into `buffer` until it is full or the input ends; the bytes read.
+fn fill(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(filled)
 }
 
 /// Whether JSON text never holds `byte`: a control character other than tab, line feed and
