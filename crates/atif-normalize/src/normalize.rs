@@ -69,7 +69,8 @@ pub fn normalize_with_report(
 /// -2^63 … 2^64-1 or nesting deeper than 127 levels is an error (the JSON that
 /// `atif_schema::parse_json` accepts, and no other). A document that may hold a secret the
 /// options' scanner replaces takes the general path through a `serde_json::Value` (same
-/// result, ordinary speed). It returns which secrets were replaced, and where, as [`normalize_with_report`] does.
+/// result, ordinary speed). It returns which secrets were replaced, and where, as
+/// [`normalize_with_report`] does.
 ///
 /// # Errors
 /// [`Error::InvalidJson`] with line and column when `json` is not strict JSON,
