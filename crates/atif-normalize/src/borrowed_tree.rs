@@ -7,8 +7,7 @@
 
 use std::borrow::Cow;
 
-use atif_secrets::Scanner;
-use rustc_hash::FxHashMap;
+use atif_secrets::{Redactor, Scanner};
 use serde_json::{Map, Number, Value};
 
 use crate::canonical::{
@@ -20,42 +19,28 @@ use crate::{Redaction, Result};
 
 /// Whether any key or string of `root` may hold a secret `scanner` would replace.
 pub(crate) fn may_hold_secret(root: &Node<'_>, scanner: &Scanner) -> bool {
-    SecretProbe { scanner, keys: FxHashMap::default() }.node(root)
+    SecretProbe { scanner, keys: scanner.redactor() }.node(root)
 }
 
-/// The walk of [`may_hold_secret`]. A trajectory repeats a few dozen keys thousands of times,
-/// so the answer for each key is kept (for the first [`SecretProbe::KEYS`] distinct keys)
-/// rather than asked again; Fx hashing, as keys are short and the table is bounded.
-struct SecretProbe<'s, 't> {
+/// The walk of [`may_hold_secret`]. A trajectory repeats a few dozen keys thousands of times;
+/// the scanner's `Redactor` remembers what each key says, so each is asked once.
+struct SecretProbe<'s> {
     scanner: &'s Scanner,
-    keys: FxHashMap<&'t str, bool>,
+    keys: Redactor<'s>,
 }
 
-impl<'t> SecretProbe<'_, 't> {
-    const KEYS: usize = 1024;
-
-    fn node(&mut self, node: &'t Node<'_>) -> bool {
+impl SecretProbe<'_> {
+    fn node(&mut self, node: &Node<'_>) -> bool {
         match node {
             Node::Null | Node::Bool(_) | Node::Number(_) => false,
             // Raw text is decoded only when it holds a hint of a secret.
             Node::Str(Text::Raw(raw)) => self.scanner.may_hold_secret_escaped(raw, unescape_simple),
             Node::Str(Text::Decoded(text)) => self.scanner.may_hold_secret(text),
             Node::Array(items) => items.iter().any(|item| self.node(item)),
-            Node::Object(members) => {
-                members.iter().any(|(key, value)| self.key(key) || self.node(value))
-            }
+            Node::Object(members) => members
+                .iter()
+                .any(|(key, value)| self.keys.may_hold_secret_key(key) || self.node(value)),
         }
-    }
-
-    fn key(&mut self, key: &'t str) -> bool {
-        if let Some(&known) = self.keys.get(key) {
-            return known;
-        }
-        let answer = self.scanner.may_hold_secret(key);
-        if self.keys.len() < Self::KEYS {
-            self.keys.insert(key, answer);
-        }
-        answer
     }
 }
 

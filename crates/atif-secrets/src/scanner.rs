@@ -291,6 +291,20 @@ impl Redactor<'_> {
         self.report
     }
 
+    /// [`Scanner::may_hold_secret`] for an object key, remembered like every key this
+    /// redactor meets: for a caller that only asks whether a document needs redacting.
+    ///
+    /// ```
+    /// let scanner = atif_secrets::Scanner::new();
+    /// let mut redactor = scanner.redactor();
+    /// assert!(!redactor.may_hold_secret_key("prompt_tokens"));
+    /// assert!(redactor.may_hold_secret_key("GITHUB_TOKEN"));
+    /// ```
+    pub fn may_hold_secret_key(&mut self, key: &str) -> bool {
+        let facts = self.key_facts(key);
+        facts.holds_secret || facts.secret_name
+    }
+
     /// What `key` holds and says, remembered for the next time it occurs.
     fn key_facts(&mut self, key: &str) -> KeyFacts {
         if key.len() > MAX_REMEMBERED_KEY_LEN {
