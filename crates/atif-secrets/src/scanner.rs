@@ -34,7 +34,9 @@ pub fn marker(kind: &str) -> String {
 /// [`DEFAULT_PATTERNS`](crate::DEFAULT_PATTERNS), then user patterns), then the value after
 /// any `NAME=` or `NAME: ` in text whose name says secret ([`is_secret_name`]), up to its end
 /// (`api_key=abc123 next=word` keeps `next=word`). In JSON it also redacts the whole scalar
-/// value of an object key whose name says secret, and secrets used as object keys.
+/// value of an object key whose name says secret, and secrets used as object keys. It searches
+/// a `data:<media type>;base64,<payload>` string up to its payload only, when the payload is
+/// nothing but base64 to the end of the string: an inline image is left whole.
 ///
 /// Build it once and reuse it: construction compiles the regexes. Clones share the compiled
 /// regexes and the search state they build up as they run (the default scanner is one shared
@@ -199,7 +201,9 @@ impl Scanner {
         decode: impl FnOnce(&str) -> String,
     ) -> bool {
         let user_patterns = self.patterns.len() > DEFAULT_PATTERNS.len();
-        if user_patterns || self.any.is_match(escaped) {
+        // A base64 payload is never escaped, so the escaped text is a data URI with the same
+        // payload exactly when the value is one, and only the part before it is searched.
+        if user_patterns || self.any.is_match(scanned_part(escaped).0) {
             return self.may_hold_secret(&decode(escaped));
         }
         // Every hint and every secret name's ending is made of characters that JSON writes as
@@ -224,6 +228,7 @@ impl Scanner {
 
     /// The core of [`Scanner::redact_text`]: `found` is called with the kind of each secret.
     fn redact_text_kinds(&self, text: &str, found: &mut dyn FnMut(&str)) -> Option<String> {
+        let (text, payload) = scanned_part(text);
         if !self.any.is_match(text) {
             return None;
         }
@@ -243,8 +248,29 @@ impl Scanner {
         if let Some(next) = redact_assignments(now, found) {
             current = Some(next);
         }
-        current
+        current.map(|mut redacted| {
+            redacted.push_str(payload);
+            redacted
+        })
     }
+}
+
+/// `text` split into the part the patterns search and a payload they leave alone: the base64
+/// payload of a `data:<media type>;base64,<payload>` string, when every character of it, to
+/// the end of the string, is of the base64 alphabet (`A`–`Z`, `a`–`z`, `0`–`9`, `+`, `/`,
+/// `=`). A pattern can match such a payload only by chance (an inline image of 100 kB holds
+/// `key` or `AKIA` somewhere), and a redaction there would corrupt the image; a secret encoded
+/// in base64 is not something the patterns find anyway. Any other text is searched whole.
+fn scanned_part(text: &str) -> (&str, &str) {
+    let Some(rest) = text.strip_prefix("data:") else { return (text, "") };
+    let Some(comma) = rest.find(',') else { return (text, "") };
+    let start = "data:".len() + comma + 1;
+    let payload = &text[start..];
+    let is_base64 = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'=');
+    if !rest[..comma].ends_with(";base64") || !payload.bytes().all(is_base64) {
+        return (text, "");
+    }
+    text.split_at(start)
 }
 
 /// Redacts values as [`Scanner::redact_value`] does, one after the other, remembering what it

@@ -350,7 +350,8 @@ proptest::proptest! {
         parts in proptest::collection::vec(proptest::sample::select(vec![
             "sk-proj-", "abcdefghijklmnopqrstuvwxyz0123456789", "ABCDEFGHIJ", "\n", "\t", "\"",
             "\\", "\u{8}", "password", "=", ": ", "token", "_", "-", "Bearer ", "ghp_",
-            "://", "user:", "@host", "AKIA", "key", " ", "é", "\\n",
+            "://", "user:", "@host", "AKIA", "key", " ", "é", "\\n", "data:image/png;base64,",
+            "data:", ";base64,", ",", "QUJD/+=",
         ]), 0..12),
     ) {
         let value: String = parts.concat();
@@ -363,6 +364,56 @@ proptest::proptest! {
                 "{:?}", value
             );
         }
+    }
+}
+
+/// 120 kB of base64 holding, by chance, the hint words of several patterns, and ending in a
+/// run that the AWS pattern matches (after `=`, which does not join a match it precedes).
+fn image_payload() -> String {
+    let chance =
+        "AKIAIOSFODNN7EXAMPLE/key/Token/sk/Bearer+abcdefgh/AIzaSyA1234567890abcdefghijklmnopqrstu/";
+    format!("iVBORw0KGgo{}AAAAASUVORK5CYII==AKIAIOSFODNN7EXAMPLE", chance.repeat(1_300))
+}
+
+#[test]
+fn the_base64_payload_of_a_data_uri_is_left_alone() {
+    let scanner = Scanner::new();
+    let image = format!("data:image/png;base64,{}", image_payload());
+    assert!(scanner.redact_text(&image_payload()).is_some(), "the payload alone looks secret");
+    assert_eq!(scanner.redact_text(&image), None);
+    assert!(!scanner.may_hold_secret(&image));
+    assert!(!scanner.may_hold_secret_escaped(&image, unescape_two_character));
+    let mut value = json!({"source": {"path": image.clone()}, "type": "image"});
+    assert!(scanner.redact_value(&mut value).is_empty());
+    assert_eq!(value["source"]["path"], image.as_str());
+}
+
+#[test]
+fn the_part_of_a_data_uri_before_its_payload_is_still_searched() {
+    let scanner = Scanner::new();
+    let payload = image_payload();
+    let image = format!("data:text/plain;token=abcdef123;base64,{payload}");
+    assert_eq!(
+        scanner.redact_text(&image),
+        Some(format!("data:text/plain;token=<redacted:token>;base64,{payload}"))
+    );
+    assert!(scanner.may_hold_secret_escaped(&image, unescape_two_character));
+}
+
+#[test]
+fn a_data_uri_whose_payload_is_not_only_base64_is_searched_whole() {
+    let scanner = Scanner::new();
+    for text in [
+        "data:image/png;base64,iVBORw0K sk-proj-abcdefghijklmnopqrstuvwxyz0123",
+        "data:image/png;base64,iVBORw0K\nsk-proj-abcdefghijklmnopqrstuvwxyz0123",
+        "data:text/plain,sk-proj-abcdefghijklmnopqrstuvwxyz0123",
+        "see data:image/png;base64,AKIAIOSFODNN7EXAMPLE",
+    ] {
+        let redacted = scanner.redact_text(text);
+        assert!(redacted.as_deref().is_some_and(|r| r.contains("<redacted:")), "{text}");
+        assert!(
+            scanner.may_hold_secret_escaped(&escape_two_character(text), unescape_two_character)
+        );
     }
 }
 
