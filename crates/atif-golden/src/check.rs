@@ -130,7 +130,7 @@ pub fn check_file(path: &Path, run: &Path, settings: &Settings) -> Result<Outcom
 /// [`Error::Serialize`] or [`Error::Normalize`] when `actual` is not a trajectory.
 pub fn canonical_text<T: Serialize + ?Sized>(actual: &T, settings: &Settings) -> Result<String> {
     let actual = serde_json::to_value(actual).map_err(|source| Error::Serialize { source })?;
-    let normalized = normalize_actual(actual, settings)?;
+    let (normalized, _) = normalize_actual(actual, settings)?;
     Ok(atif_normalize::to_canonical_string(&normalized))
 }
 
@@ -142,31 +142,108 @@ pub(crate) fn check_named(
     settings: &Settings,
     test: Option<&Test<'_>>,
 ) -> Result<Outcome> {
-    // Called from a test harness thread, the thread's name is the test's name; elsewhere (the
-    // CLI, a custom harness) the golden's file stem is the best name there is.
-    let name = match (test.map(|test| test.name), std::thread::current().name()) {
-        (Some(test), _) => test.to_owned(),
-        (None, Some(thread)) if thread != "main" => thread.to_owned(),
-        (None, _) => {
-            path.file_stem().map(|stem| stem.to_string_lossy().into_owned()).unwrap_or_default()
-        }
-    };
-    let package = test.and_then(|test| test.package);
-    let result = run(path, actual, settings, &Test { name: &name, package });
-    let kind = match &result {
-        Ok(outcome) => outcome.kind(),
-        Err(err) if err.is_test_failure() => OutcomeKind::Failed,
-        Err(_) => return result,
-    };
-    let erased = match &result {
-        Ok(Outcome::Changed { erased, .. }) => Some(erased.as_str()),
-        _ => None,
-    };
-    report::record(settings, kind, path, &name, erased)?;
-    result
+    GoldenFile::read(path).check_as(actual, settings, test).result
 }
 
-fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Result<Outcome> {
+/// A golden file read ahead of its check, so that reading it can overlap with producing the
+/// run: `atif check` reads the golden on a second thread while it parses the run.
+///
+/// ```
+/// use atif_golden::{GoldenFile, Mode, Outcome, Settings};
+/// use serde_json::json;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("first.json");
+/// let run = json!({"schema_version": "ATIF-v1.8", "session_id": "s", "steps": []});
+/// let mut settings = Settings::new();
+/// settings.set_mode(Some(Mode::Update));
+///
+/// let golden = std::thread::spawn(move || GoldenFile::read(&path)); // the golden, meanwhile
+/// let checked = golden.join().expect("the read does not panic").check(run, &settings);
+/// assert!(checked.redacted.is_empty());
+/// assert!(matches!(checked.result?, Outcome::Created { .. }));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct GoldenFile {
+    path: PathBuf,
+    /// The text, `None` when there is no file; a read error waits for the check to report it.
+    text: Result<Option<String>>,
+}
+
+/// What [`GoldenFile::check`] found: the check's result, and the secrets it redacted from the
+/// run first (which `atif check` tells the user about, whatever the result).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Checked {
+    /// What [`check_value`] returns.
+    pub result: Result<Outcome>,
+    /// What the settings' secret scanner replaced in the run, and where (JSON Pointers into
+    /// the run as given); empty when nothing was, or when the check stopped before redacting.
+    pub redacted: atif_normalize::atif_secrets::Report,
+}
+
+impl GoldenFile {
+    /// Reads the golden file at `path`. This never fails: a missing file is what the check
+    /// reports as [`Error::MissingGolden`] (or creates, in update mode), and a file that cannot
+    /// be read is the check's [`Error::Io`].
+    pub fn read(path: &Path) -> GoldenFile {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => Ok(Some(text)),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(Error::io("read golden file", path, source)),
+        };
+        GoldenFile { path: path.to_owned(), text }
+    }
+
+    /// The golden file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// [`check_value`] of `actual` against this golden, which also says what it redacted.
+    pub fn check(self, actual: Value, settings: &Settings) -> Checked {
+        self.check_as(actual, settings, None)
+    }
+
+    /// The check, run for `test` (see [`check_named`]), and recorded in the report file.
+    fn check_as(self, actual: Value, settings: &Settings, test: Option<&Test<'_>>) -> Checked {
+        // Called from a test harness thread, the thread's name is the test's name; elsewhere
+        // (the CLI, a custom harness) the golden's file stem is the best name there is.
+        let name = match (test.map(|test| test.name), std::thread::current().name()) {
+            (Some(test), _) => test.to_owned(),
+            (None, Some(thread)) if thread != "main" => thread.to_owned(),
+            (None, _) => self
+                .path
+                .file_stem()
+                .map(|stem| stem.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        };
+        let package = test.and_then(|test| test.package);
+        let path = self.path.clone();
+        let mut redacted = atif_normalize::atif_secrets::Report::new();
+        let result = run(self, actual, settings, &Test { name: &name, package }, &mut redacted);
+        let kind = match &result {
+            Ok(outcome) => outcome.kind(),
+            Err(err) if err.is_test_failure() => OutcomeKind::Failed,
+            Err(_) => return Checked { result, redacted },
+        };
+        let erased = match &result {
+            Ok(Outcome::Changed { erased, .. }) => Some(erased.as_str()),
+            _ => None,
+        };
+        let result = report::record(settings, kind, &path, &name, erased).and(result);
+        Checked { result, redacted }
+    }
+}
+
+fn run(
+    golden: GoldenFile,
+    actual: Value,
+    settings: &Settings,
+    test: &Test<'_>,
+    redacted: &mut atif_normalize::atif_secrets::Report,
+) -> Result<Outcome> {
     let mode = match settings.mode() {
         Some(mode) => mode,
         None => Mode::from_env()?,
@@ -174,16 +251,14 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
     // What is not a trajectory never becomes a golden, whatever the mode.
     atif_schema::check_trajectory(&actual, "the actual trajectory")
         .map_err(|err| Error::Load(Box::new(err)))?;
-    let actual = normalize_actual(actual, settings)?;
+    let (actual, found) = normalize_actual(actual, settings)?;
+    *redacted = found;
     let command = match settings.update_command() {
         Some(command) => command.to_owned(),
         None => test.update_command(),
     };
-    let golden_text = match std::fs::read_to_string(path) {
-        Ok(text) => Some(text),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => return Err(Error::io("read golden file", path, source)),
-    };
+    let path = golden.path.as_path();
+    let golden_text = golden.text?;
 
     let Some(golden_text) = golden_text else {
         if mode == Mode::Update {
@@ -203,9 +278,9 @@ fn run(path: &Path, actual: Value, settings: &Settings, test: &Test<'_>) -> Resu
         match atif_normalize::is_canonical_text_of(&actual, golden_text.as_bytes()) {
             true => (Ok(Comparison::Same), Some(golden_text)),
             false => {
-                let golden = parse_golden(path, &golden_text, settings);
+                let comparison = compare(path, &golden_text, &actual, settings);
                 let kept = (mode == Mode::Update).then_some(golden_text);
-                (golden.and_then(|golden| compare(golden, &actual, settings)), kept)
+                (comparison, kept)
             }
         };
     if mode == Mode::Update {
@@ -298,15 +373,38 @@ fn parse_golden(path: &Path, golden_text: &str, settings: &Settings) -> Result<V
     })
 }
 
-fn compare(golden: Value, actual: &Value, settings: &Settings) -> Result<Comparison> {
+/// Parses the golden and compares its Shape with the run's. The two content hashes, most of
+/// what the Shapes cost on a long run, are computed on a second thread meanwhile: the run's,
+/// and the golden text's, which is the golden's own whenever normalising the golden again
+/// changes nothing (as for every golden this crate wrote).
+fn compare(
+    path: &Path,
+    golden_text: &str,
+    actual: &Value,
+    settings: &Settings,
+) -> Result<Comparison> {
+    let ((actual_hash, text_hash), golden) = atif_normalize::join(
+        || {
+            (
+                atif_normalize::content_hash(actual),
+                atif_normalize::text_hash(golden_text.as_bytes()),
+            )
+        },
+        || parse_golden(path, golden_text, settings),
+    );
+    let golden = golden?;
     let golden_version = version_label(&golden);
     let actual_version = version_label(actual);
     if golden_version != actual_version {
         return Ok(Comparison::VersionChanged { golden: golden_version, actual: actual_version });
     }
+    let golden_hash = match atif_normalize::is_canonical_text_of(&golden, golden_text.as_bytes()) {
+        true => text_hash,
+        false => atif_normalize::content_hash(&golden),
+    };
     let deltas = atif_normalize::diff(
-        &atif_normalize::shape(&golden),
-        &atif_normalize::shape(actual),
+        &atif_normalize::shape_with_hash(&golden, golden_hash),
+        &atif_normalize::shape_with_hash(actual, actual_hash),
         &settings.diff_options(),
     );
     if deltas.is_empty() {
@@ -316,8 +414,12 @@ fn compare(golden: Value, actual: &Value, settings: &Settings) -> Result<Compari
     }
 }
 
-fn normalize_actual(actual: Value, settings: &Settings) -> Result<Value> {
-    atif_normalize::normalize_owned(actual, settings.normalize_options())
+/// The run normalised, and what the settings' secret scanner replaced in it.
+fn normalize_actual(
+    actual: Value,
+    settings: &Settings,
+) -> Result<(Value, atif_normalize::atif_secrets::Report)> {
+    atif_normalize::normalize_with_report(actual, settings.normalize_options())
         .map_err(|source| Error::Normalize { what: "the actual trajectory".to_owned(), source })
 }
 

@@ -9,7 +9,8 @@
 //!
 //! The main pieces:
 //! - [`check`] (and [`check_file`] for a run saved as a file, [`check_value`] for one already
-//!   parsed) and its [`Outcome`]; the three
+//!   parsed, [`GoldenFile`] for a golden read ahead, on another thread while the run is
+//!   produced) and its [`Outcome`]; the three
 //!   test failures of [`Error`] ([`Error::MissingGolden`], [`Error::SchemaVersionChanged`],
 //!   [`Error::BehaviourChanged`]), and [`Error::Load`] for what is not a trajectory.
 //! - [`assert_golden!`], which names the golden after the test function.
@@ -81,7 +82,7 @@ mod report;
 mod settings;
 mod update;
 
-pub use check::{Outcome, canonical_text, check, check_file, check_value};
+pub use check::{Checked, GoldenFile, Outcome, canonical_text, check, check_file, check_value};
 pub use error::{Error, Result};
 pub use file::{
     PENDING_SUFFIX, accept_pending, golden_for_pending, pending_path, reject_pending, write_atomic,

@@ -156,11 +156,8 @@ pub fn review(pending: &Pending) -> Result<Review> {
             report: format!("new golden (none recorded yet), shape:\n  {shape}\n"),
         });
     };
-    let deltas = atif_normalize::diff(
-        &atif_normalize::shape(&golden),
-        &atif_normalize::shape(&actual),
-        &DiffOptions::default(),
-    );
+    let (golden_shape, actual_shape) = atif_normalize::shapes(&golden, &actual);
+    let deltas = atif_normalize::diff(&golden_shape, &actual_shape, &DiffOptions::default());
     let (status, report) = if deltas.is_empty() {
         (PendingStatus::Same, "no behaviour change (the golden already matches)\n".to_owned())
     } else {

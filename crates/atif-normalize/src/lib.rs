@@ -11,7 +11,8 @@
 //! into the one failure report, cut to a screen on long runs.
 //!
 //! The crate is pure: no I/O, no async. Options live in plain values ([`NormalizeOptions`],
-//! [`DiffOptions`]) passed to free functions.
+//! [`DiffOptions`]) passed to free functions. The one concession to long runs: [`shapes`]
+//! hashes two runs at once on two threads ([`join`]), since each hash reads every byte.
 //!
 //! Two entry points give the same bytes. [`normalize`] works on a `serde_json::Value`, which
 //! every other function takes too. [`normalize_json`] reads JSON text into a tree that borrows
@@ -72,7 +73,9 @@ mod strict_parser;
 mod tree;
 
 pub use atif_secrets;
-pub use canonical::{content_hash, is_canonical_text_of, to_canonical_string, write_canonical};
+pub use canonical::{
+    content_hash, is_canonical_text_of, text_hash, to_canonical_string, write_canonical,
+};
 pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
 pub use explain::{StepChange, StepChangeKind, explain};
@@ -82,4 +85,4 @@ pub use normalize::{
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
 pub use report::{ReportDiff, ReportOptions, report, report_diff, shown_changes};
-pub use shape::{Shape, shape};
+pub use shape::{Shape, join, shape, shape_with_hash, shapes};

@@ -51,6 +51,57 @@ impl Shape {
 /// Missing or oddly typed fields count as absent, so this never fails; pass a document that went
 /// through [`normalize`](crate::normalize) so the content hash ignores what is random.
 pub fn shape(normalized: &Value) -> Shape {
+    shape_with_hash(normalized, content_hash(normalized))
+}
+
+/// The Shapes of two normalised runs, `(shape(golden), shape(actual))`, with the two content
+/// hashes computed at the same time (see [`join`]): on a run of a hundred megabytes each hash
+/// is tens of milliseconds.
+///
+/// ```
+/// let (golden, actual) = (serde_json::json!({"steps": []}), serde_json::json!({}));
+/// let shapes = atif_normalize::shapes(&golden, &actual);
+/// assert_eq!(shapes, (atif_normalize::shape(&golden), atif_normalize::shape(&actual)));
+/// ```
+pub fn shapes(golden: &Value, actual: &Value) -> (Shape, Shape) {
+    let (golden_hash, actual_shape) = join(|| content_hash(golden), || shape(actual));
+    (shape_with_hash(golden, golden_hash), actual_shape)
+}
+
+/// Runs `background` on a second thread while `foreground` runs on this one, and returns both
+/// results; a panic in `background` is resumed here.
+///
+/// Checking a run against a golden does the same work once per side (reading, parsing,
+/// hashing); this is how [`shapes`], `atif-golden` and `atif` overlap the two.
+///
+/// ```
+/// let (a, b) = atif_normalize::join(|| 6 * 7, || "foreground");
+/// assert_eq!((a, b), (42, "foreground"));
+/// ```
+pub fn join<A: Send, B>(
+    background: impl FnOnce() -> A + Send,
+    foreground: impl FnOnce() -> B,
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        let handle = scope.spawn(background);
+        let b = foreground();
+        match handle.join() {
+            Ok(a) => (a, b),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    })
+}
+
+/// [`shape`] with its content hash given: for a caller that already has it, from
+/// [`content_hash`] run on another thread, say, or from [`text_hash`](crate::text_hash) of a
+/// canonical text it holds. Hashing is most of what [`shape`] costs on a long run.
+///
+/// ```
+/// let doc = serde_json::json!({"steps": [{"source": "user"}]});
+/// let hash = atif_normalize::content_hash(&doc);
+/// assert_eq!(atif_normalize::shape_with_hash(&doc, hash), atif_normalize::shape(&doc));
+/// ```
+pub fn shape_with_hash(normalized: &Value, content_hash: String) -> Shape {
     let steps: &[Value] =
         normalized.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice);
 
@@ -90,7 +141,7 @@ pub fn shape(normalized: &Value) -> Shape {
         crashed,
         prompt_tokens: tokens("total_prompt_tokens", "prompt_tokens"),
         completion_tokens: tokens("total_completion_tokens", "completion_tokens"),
-        content_hash: content_hash(normalized),
+        content_hash,
     }
 }
 

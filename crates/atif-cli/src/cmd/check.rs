@@ -35,8 +35,14 @@ pub(crate) struct Args {
 /// a behaviour change, a missing golden, a schema version change or an input that is not a
 /// trajectory, 2 when something cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    // The one loader: what is not a trajectory never becomes a golden.
-    let mut actual = load_trajectory(&args.run.actual)?;
+    // The golden is read on a second thread while the run is parsed. The one loader: what is
+    // not a trajectory never becomes a golden.
+    let golden = Path::new(&args.golden);
+    let (golden_file, actual) = atif_normalize::join(
+        || atif_golden::GoldenFile::read(golden),
+        || load_trajectory(&args.run.actual),
+    );
+    let actual = actual?;
 
     let mut settings = Settings::new();
     settings
@@ -51,16 +57,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         settings.set_mode(Some(Mode::Update));
     }
 
-    // The same scanner redacts the run again inside the check, where it finds nothing more
-    // (redacting is idempotent); redacting here, in place, says what it finds without a copy
-    // of the run.
-    let found = match settings.normalize_options().secret_scanner() {
-        Some(scanner) => scanner.redact_value(&mut actual),
-        None => atif_secrets::Report::new(),
-    };
-    args.run.normalize.secrets.report("check", &found)?;
-    let golden = Path::new(&args.golden);
-    match atif_golden::check_value(golden, actual, &settings) {
+    // The check redacts the run before anything else, and says what it found.
+    let checked = golden_file.check(actual, &settings);
+    args.run.normalize.secrets.report("check", &checked.redacted)?;
+    match checked.result {
         Ok(outcome) => {
             if args.format == Format::Json {
                 let erased = match &outcome {

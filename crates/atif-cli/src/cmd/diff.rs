@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use atif_normalize::{Delta, StepChange, StepChangeKind};
 use serde_json::{Value, json};
 
-use crate::cmd::common::{Format, RunArgs, print, this_command_as};
-use crate::cmd::normalize::load_normalized;
+use crate::cmd::common::{Format, RunArgs, print, read_input, this_command_as};
+use crate::cmd::normalize::{load_normalized, parse_normalized};
 use crate::output;
 
 /// Arguments of `atif diff`.
@@ -35,12 +35,23 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.golden == "-" && args.run.actual == "-" {
         anyhow::bail!("GOLDEN and ACTUAL are both `-`: standard input can be read only once");
     }
-    let golden = load_normalized(&args.golden, &options)?;
-    let actual = load_normalized(&args.run.actual, &options)?;
+    // Each side's work overlaps the other's: the run is read while the golden is parsed, and
+    // the golden's content hash computed while the run is parsed. An error in the golden is
+    // still the one reported first.
+    let (actual_bytes, golden) = atif_normalize::join(
+        || read_input(&args.run.actual),
+        || load_normalized(&args.golden, &options),
+    );
+    let golden = golden?;
+    let (golden_hash, actual) = atif_normalize::join(
+        || atif_normalize::content_hash(&golden),
+        || parse_normalized(actual_bytes?, &args.run.actual, &options),
+    );
+    let actual = actual?;
     let diff_options = args.run.compare.to_options();
 
     let deltas = atif_normalize::diff(
-        &atif_normalize::shape(&golden),
+        &atif_normalize::shape_with_hash(&golden, golden_hash),
         &atif_normalize::shape(&actual),
         &diff_options,
     );

@@ -5,9 +5,7 @@ use std::process::ExitCode;
 use atif_normalize::NormalizeOptions;
 use serde_json::Value;
 
-use crate::cmd::common::{
-    NormalizeArgs, OutputArgs, display_name, invalid, load_trajectory, read_input,
-};
+use crate::cmd::common::{NormalizeArgs, OutputArgs, display_name, invalid, read_input};
 
 /// Arguments of `atif normalize`.
 #[derive(Debug, clap::Args)]
@@ -72,7 +70,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// Reads, parses and normalises the trajectory at `path`; every error names the file.
 pub(crate) fn load_normalized(path: &str, options: &NormalizeOptions) -> anyhow::Result<Value> {
-    let doc = load_trajectory(path)?;
+    parse_normalized(read_input(path)?, path, options)
+}
+
+/// Parses and normalises `bytes`, read from `path` by [`read_input`]; every error names the
+/// file.
+pub(crate) fn parse_normalized(
+    bytes: Vec<u8>,
+    path: &str,
+    options: &NormalizeOptions,
+) -> anyhow::Result<Value> {
+    let doc = atif_schema::parse_trajectory(&bytes, display_name(path))?;
+    drop(bytes);
     atif_normalize::normalize_owned(doc, options).map_err(|err| {
         invalid(anyhow::Error::new(err).context(format!("cannot normalise {}", display_name(path))))
     })

@@ -83,6 +83,10 @@ fn no_planted_secret_survives_normalize_check_pending_files_or_diff() {
     assert_eq!(updated.status.code(), Some(0), "{}", printed(&updated));
     assert_clean_with_arguments(&printed(&updated), "check --update output", false);
     assert_clean_with_arguments(&std::fs::read_to_string(golden).unwrap(), "golden", true);
+    // `check` says what it redacted from the run, as `normalize` does.
+    let report = stderr(&updated);
+    assert!(report.starts_with("atif check: redacted "), "{report}");
+    assert!(report.contains("/steps/1/tool_calls/0/arguments/command"), "{report}");
     // A rerun compares equal: the markers are stable.
     let rerun = atif(&["check", golden, run]);
     assert_eq!(rerun.status.code(), Some(0), "{}", printed(&rerun));

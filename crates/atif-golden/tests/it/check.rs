@@ -484,3 +484,65 @@ fn a_run_given_by_value_gets_the_same_outcomes_and_report_as_check() {
     assert!(matches!(by_value, Err(Error::BehaviourChanged { .. })));
     assert_eq!(by_value.unwrap_err().to_string(), by_reference.unwrap_err().to_string());
 }
+
+/// The `content_hash` delta of a failure, as `(golden, actual)`.
+fn hash_delta(err: &Error) -> (String, String) {
+    let Error::BehaviourChanged { deltas, .. } = err else { panic!("{err:?}") };
+    let delta = deltas.iter().find(|d| d.starts_with("content_hash: ")).expect("a hash delta");
+    let (golden, actual) = delta["content_hash: ".len()..].split_once(" -> ").unwrap();
+    (golden.trim_matches('"').to_owned(), actual.trim_matches('"').to_owned())
+}
+
+#[test]
+fn the_content_hashes_of_a_failure_are_those_of_both_normalised_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = atif_normalize::NormalizeOptions::default();
+    let hash_of = |doc: &serde_json::Value| {
+        atif_normalize::content_hash(&atif_normalize::normalize(doc, &options).unwrap())
+    };
+    let changed = run(1, "grep", "b");
+    let mut reworded = run(1, "grep", "a");
+    reworded["steps"][0]["message"] = json!("other words");
+
+    // A golden this crate wrote: its text is its canonical text, hashed as read.
+    let written = dir.path().join("written.json");
+    check(&written, &reworded, &settings(Mode::Update)).unwrap();
+    let err = check(&written, &changed, &settings(Mode::Check)).unwrap_err();
+    assert_eq!(hash_delta(&err), (hash_of(&reworded), hash_of(&changed)));
+
+    // A golden saved by hand, compact and with its volatile fields: the hash is still that of
+    // its normalised form, not of the bytes in the file.
+    let by_hand = dir.path().join("by_hand.json");
+    std::fs::write(&by_hand, serde_json::to_string(&reworded).unwrap()).unwrap();
+    let err = check(&by_hand, &changed, &settings(Mode::Check)).unwrap_err();
+    assert_eq!(hash_delta(&err), (hash_of(&reworded), hash_of(&changed)));
+}
+
+#[test]
+fn a_golden_read_ahead_checks_as_check_does_and_says_what_it_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("ahead.json");
+    let mut secret = run(1, "grep", "a");
+    secret["steps"][0]["message"] = json!("token ghp_abcdefghijklmnopqrstuvwxyz0123456789");
+
+    // Read before the file exists: the check creates it in update mode.
+    let ahead = atif_golden::GoldenFile::read(&golden);
+    assert_eq!(ahead.path(), golden.as_path());
+    let checked = ahead.check(secret.clone(), &settings(Mode::Update));
+    assert!(matches!(checked.result, Ok(Outcome::Created { .. })), "{:?}", checked.result);
+    assert!(checked.redacted.to_string().contains("/steps/0/message"), "{}", checked.redacted);
+    let written = std::fs::read_to_string(&golden).unwrap();
+    assert!(!written.contains("ghp_"), "{written}");
+
+    let changed = run(2, "grep", "a");
+    let checked =
+        atif_golden::GoldenFile::read(&golden).check(changed.clone(), &settings(Mode::Check));
+    assert!(checked.redacted.is_empty());
+    let by_check = check(&golden, &changed, &settings(Mode::Check)).unwrap_err();
+    assert_eq!(checked.result.unwrap_err().to_string(), by_check.to_string());
+
+    // A golden that cannot be read is the check's error, not the read's.
+    let unreadable = atif_golden::GoldenFile::read(dir.path());
+    let checked = unreadable.check(changed, &settings(Mode::Check));
+    assert!(matches!(checked.result, Err(Error::Io { .. })), "{:?}", checked.result);
+}

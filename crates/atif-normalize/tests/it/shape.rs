@@ -99,3 +99,29 @@ fn the_shape_serialises_with_the_documented_names_in_order_and_reads_back() {
     let fields: Vec<String> = shape.fields().into_iter().map(|(name, _)| name).collect();
     assert_eq!(fields, order);
 }
+
+#[test]
+fn shapes_of_two_runs_are_each_runs_shape() {
+    for (golden, actual) in [
+        (json!({"steps": [{"source": "agent"}]}), json!({"steps": []})),
+        (json!({"steps": [{"source": "user", "message": "é"}]}), json!(null)),
+    ] {
+        let expected = (atif_normalize::shape(&golden), atif_normalize::shape(&actual));
+        assert_eq!(atif_normalize::shapes(&golden, &actual), expected);
+        let text = atif_normalize::to_canonical_string(&golden);
+        assert_eq!(atif_normalize::text_hash(text.as_bytes()), expected.0.content_hash);
+        assert_ne!(atif_normalize::text_hash(b"{}\n"), expected.0.content_hash);
+    }
+}
+
+#[test]
+fn join_runs_both_and_passes_a_panic_on() {
+    let (sum, product) =
+        atif_normalize::join(|| (1..=10).sum::<u32>(), || (1..=5).product::<u32>());
+    assert_eq!((sum, product), (55, 120));
+    let caught = std::panic::catch_unwind(|| {
+        atif_normalize::join(|| -> u32 { panic!("background failed") }, || 1)
+    });
+    let payload = caught.unwrap_err();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"background failed"));
+}
