@@ -10,7 +10,7 @@ libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let pick = data.len() % (Format::ALL.len() + 1);
     options.set_format(Format::ALL.get(pick).copied());
     if let Ok(imported) = import(data, &options) {
-        let again = atif_secrets::Scanner::new().scan_value(imported.trajectory());
+        let again = atif_secrets::Scanner::new().scan_value(&imported.trajectory());
         assert!(again.is_empty(), "an imported trajectory still holds secrets: {again}");
     }
 });

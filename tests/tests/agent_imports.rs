@@ -106,7 +106,7 @@ fn check(agent: Agent) {
         let what = format!("{} {name}", agent.name());
         let [text_a, text_b] = [log_a, log_b].map(|log| {
             let imported = import(log, &strict).unwrap_or_else(|err| panic!("{what}: {err}"));
-            let trajectory = imported.trajectory();
+            let trajectory = &imported.trajectory();
             for profile in [Profile::Strict, Profile::Harbor] {
                 let report = validate(trajectory, &ValidateOptions::with_profile(profile));
                 let errors: Vec<String> = report.errors().map(ToString::to_string).collect();

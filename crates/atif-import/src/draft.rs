@@ -292,15 +292,8 @@ impl Trajectory {
         }
     }
 
-    /// The ATIF-v1.8 document, written through atif-schema's types (the one model of ATIF
-    /// every crate writes with).
-    pub(crate) fn into_value(self) -> Value {
-        // Moved into the value, not copied by `serde_json::to_value`: tool outputs and
-        // arguments are most of a trajectory's bytes.
-        self.into_atif().into_value()
-    }
-
-    /// The trajectory as atif-schema's typed model.
+    /// The trajectory as atif-schema's typed model (the one model of ATIF every crate writes
+    /// with).
     pub(crate) fn into_atif(mut self) -> atif_schema::Trajectory {
         if self.crashed {
             self.extra.insert("crashed".into(), Value::Bool(true));

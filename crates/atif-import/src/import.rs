@@ -1,11 +1,11 @@
 //! The import entry point, its options, and the statistics it reports.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use atif_schema::LoadOptions;
 use atif_secrets::{Report, Scanner};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::draft::Trajectory;
 use crate::format::{Format, detect_records};
@@ -228,24 +228,94 @@ impl Stats {
 }
 
 /// The result of an import: the trajectory, the format it was read as, and statistics.
+///
+/// The trajectory is kept in atif-schema's typed model, already redacted: no JSON value of the
+/// whole trajectory is built, which for a large log would cost more than the import itself
+/// (hundreds of megabytes of maps). [`Import::write_json`] writes it as the text `atif import`
+/// writes, step by step, and [`Import::trajectory`] gives its JSON value for a caller that
+/// wants one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Import {
-    trajectory: Value,
+    body: Body,
     format: Format,
     detected: bool,
     stats: Stats,
     secrets: Report,
 }
 
+/// How an [`Import`] holds its trajectory.
+#[derive(Debug, Clone, PartialEq)]
+enum Body {
+    /// In atif-schema's model: the usual case.
+    Typed(Box<atif_schema::Trajectory>),
+    /// As a JSON value: when the options' scanner has patterns of the user's, which could match
+    /// a name or a fixed value of ATIF (`message`, `agent`) that the model cannot hold
+    /// redacted; and once inline images are written out.
+    Value(Value),
+}
+
 impl Import {
-    /// The ATIF-v1.8 trajectory.
-    pub fn trajectory(&self) -> &Value {
-        &self.trajectory
+    /// The ATIF-v1.8 trajectory as a JSON value, built on each call.
+    pub fn trajectory(&self) -> Value {
+        match &self.body {
+            Body::Typed(trajectory) => (**trajectory).clone().into_value(),
+            Body::Value(value) => value.clone(),
+        }
     }
 
-    /// Takes the trajectory out.
+    /// Takes the trajectory out as a JSON value.
     pub fn into_trajectory(self) -> Value {
-        self.trajectory
+        match self.body {
+            Body::Typed(trajectory) => (*trajectory).into_value(),
+            Body::Value(value) => value,
+        }
+    }
+
+    /// Writes the trajectory as pretty-printed JSON with sorted keys, as
+    /// `serde_json::to_writer_pretty` writes [`Import::trajectory`], without a final newline:
+    /// what `atif import` writes. It is written one step at a time, so give a buffered `out`.
+    ///
+    /// # Errors
+    /// When `out` fails.
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match &self.body {
+            Body::Typed(trajectory) => crate::json::write_trajectory(trajectory, out),
+            Body::Value(value) => crate::json::write_value(value, out),
+        }
+    }
+
+    /// The text of [`Import::write_json`].
+    pub fn json(&self) -> String {
+        let mut text = Vec::new();
+        // Writing to a `Vec` cannot fail, and serde_json writes UTF-8.
+        let _ = self.write_json(&mut text);
+        String::from_utf8(text)
+            .unwrap_or_else(|err| String::from_utf8_lossy(err.as_bytes()).into_owned())
+    }
+
+    /// Writes every inline image of the trajectory to `folder` and points the trajectory at the
+    /// files, as [`write_media`](crate::write_media) does for a JSON value, and returns the
+    /// files written.
+    ///
+    /// # Errors
+    /// As [`write_media`](crate::write_media).
+    pub fn write_media(&mut self, folder: &Path, reference: &str) -> Result<Vec<PathBuf>> {
+        if let Body::Typed(trajectory) = &mut self.body {
+            // An inline image is a string that starts with `data:`; most trajectories have none,
+            // and keep their typed model.
+            let mut probe = DataUri(false);
+            crate::walk::walk(trajectory, &mut probe);
+            if !probe.0 {
+                return Ok(Vec::new());
+            }
+        }
+        let mut trajectory = match std::mem::replace(&mut self.body, Body::Value(Value::Null)) {
+            Body::Typed(trajectory) => (*trajectory).into_value(),
+            Body::Value(value) => value,
+        };
+        let written = crate::write_media(&mut trajectory, folder, reference);
+        self.body = Body::Value(trajectory);
+        written
     }
 
     /// The format the log was read as.
@@ -269,72 +339,75 @@ impl Import {
         &self.secrets
     }
 
-    /// The finished import: the trajectory is written as JSON and the options' scanner
-    /// redacts it here, the one place every import passes through.
+    /// The finished import: the options' scanner redacts the trajectory here, the one place
+    /// every import passes through.
     pub(crate) fn from_parts(
         trajectory: Trajectory,
         format: Format,
         stats: Stats,
         options: &ImportOptions,
     ) -> Import {
-        let (trajectory, secrets) = match options.secret_scanner() {
-            Some(scanner) => redacted_value(trajectory.into_atif(), scanner),
-            None => (trajectory.into_value(), Report::new()),
+        let mut trajectory = trajectory.into_atif();
+        let (body, secrets) = match options.secret_scanner() {
+            None => (Body::Typed(Box::new(trajectory)), Report::new()),
+            Some(scanner) if scanner.patterns().count() > atif_secrets::DEFAULT_PATTERNS.len() => {
+                let mut value = trajectory.into_value();
+                let report = scanner.redact_value(&mut value);
+                (Body::Value(value), report)
+            }
+            Some(scanner) => {
+                // The free text only, in the order of a walk over the whole document: the
+                // default patterns match no name or fixed value of ATIF (a test checks them all).
+                let mut redact = Redact(scanner.redactor());
+                crate::walk::walk(&mut trajectory, &mut redact);
+                (Body::Typed(Box::new(trajectory)), redact.0.into_report())
+            }
         };
-        Import { trajectory, format, detected: options.format.is_none(), stats, secrets }
+        Import { body, format, detected: options.format.is_none(), stats, secrets }
     }
 }
 
-/// `trajectory` as JSON with `scanner`'s secrets redacted, and the report of what was.
-///
-/// Each step is redacted as soon as it is written as JSON, while it is still in the cache,
-/// rather than in a second walk over the whole document (hundreds of megabytes for a 100 MB
-/// log). The root's other members are redacted before and after the steps, as their keys sort,
-/// so the findings come in the order of a walk over the whole document.
-fn redacted_value(mut trajectory: atif_schema::Trajectory, scanner: &Scanner) -> (Value, Report) {
-    let mut redactor = scanner.redactor();
-    let steps = std::mem::take(&mut trajectory.steps);
-    let root = match trajectory.into_value() {
-        Value::Object(root) => root,
-        mut other => {
-            redactor.redact_value(&mut other, "");
-            return (other, redactor.into_report());
+/// Redacts each string and object of a typed trajectory as they sit in its JSON document.
+struct Redact<'s>(atif_secrets::Redactor<'s>);
+
+impl crate::walk::Visit for Redact<'_> {
+    fn text(&mut self, text: &mut String, pointer: &str) {
+        let mut value = Value::String(std::mem::take(text));
+        self.0.redact_value(&mut value, pointer);
+        if let Value::String(redacted) = value {
+            *text = redacted;
         }
-    };
-    let (mut before, mut after) = (Map::new(), Map::new());
-    for (key, value) in root {
-        match key.as_str().cmp("steps") {
-            std::cmp::Ordering::Less => before.insert(key, value),
-            std::cmp::Ordering::Equal => None,
-            std::cmp::Ordering::Greater => after.insert(key, value),
-        };
     }
-    let mut before = Value::Object(before);
-    redactor.redact_value(&mut before, "");
-    let mut pointer = String::from("/steps/");
-    let steps: Vec<Value> = steps
-        .into_iter()
-        .enumerate()
-        .map(|(idx, step)| {
-            let mut step = step.into_value();
-            pointer.truncate("/steps/".len());
-            // Writing to a `String` cannot fail.
-            let _ = write!(pointer, "{idx}");
-            redactor.redact_value(&mut step, &pointer);
-            step
-        })
-        .collect();
-    let mut after = Value::Object(after);
-    redactor.redact_value(&mut after, "");
-    let mut root = match before {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    root.insert("steps".into(), Value::Array(steps));
-    if let Value::Object(after) = after {
-        root.extend(after);
+
+    fn object(&mut self, object: &mut atif_schema::JsonObject, pointer: &str) {
+        let mut value = Value::Object(std::mem::take(object));
+        self.0.redact_value(&mut value, pointer);
+        if let Value::Object(redacted) = value {
+            *object = redacted;
+        }
     }
-    (Value::Object(root), redactor.into_report())
+}
+
+/// Whether a typed trajectory holds a string that starts with `data:`, at any depth.
+struct DataUri(bool);
+
+impl crate::walk::Visit for DataUri {
+    fn text(&mut self, text: &mut String, _pointer: &str) {
+        self.0 |= text.starts_with("data:");
+    }
+
+    fn object(&mut self, object: &mut atif_schema::JsonObject, _pointer: &str) {
+        self.0 |= object.values().any(holds_data_uri);
+    }
+}
+
+fn holds_data_uri(value: &Value) -> bool {
+    match value {
+        Value::String(text) => text.starts_with("data:"),
+        Value::Array(items) => items.iter().any(holds_data_uri),
+        Value::Object(map) => map.values().any(holds_data_uri),
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
 }
 
 /// Converts a Claude Code or Codex log into an ATIF-v1.8 trajectory.

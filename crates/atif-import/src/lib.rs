@@ -7,8 +7,9 @@
 //! transcripts and `claude -p --output-format stream-json` (JSON Lines or one JSON array), Codex
 //! rollout files and `codex exec --json`, Gemini CLI sessions and `--output-format stream-json`,
 //! `opencode run --format json` and `opencode export`, pi sessions and `pi --mode json`. [`import`] takes the bytes of a log and
-//! returns an [`Import`]: the trajectory as a [`serde_json::Value`], the format, and [`Stats`]
-//! (records skipped, warnings). Subagents are embedded as `subagent_trajectories` linked from
+//! returns an [`Import`]: the trajectory (in atif-schema's typed model, written out as JSON
+//! with [`Import::write_json`] or given as a [`serde_json::Value`] by [`Import::trajectory`]),
+//! the format, and [`Stats`] (records skipped, warnings). Subagents are embedded as `subagent_trajectories` linked from
 //! the call that spawned them: the sidechain conversations of a Claude Code transcript and the
 //! subagent lines of a stream, and, through [`import_path`], the subagent transcripts kept in
 //! other files of a Claude Code session and the rollouts of the threads a Codex session
@@ -46,6 +47,8 @@
 //! assert_eq!(trajectory["schema_version"], "ATIF-v1.8");
 //! assert_eq!(trajectory["steps"][0]["message"], "Hello.");
 //! assert_eq!(trajectory["final_metrics"]["total_prompt_tokens"], 10);
+//! // What `atif import` writes: pretty JSON with sorted keys.
+//! assert!(imported.json().starts_with("{\n  \"agent\": {"));
 //! # Ok(())
 //! # }
 //! ```
@@ -56,10 +59,12 @@ mod error;
 mod format;
 mod formats;
 mod import;
+mod json;
 mod latest;
 mod lines;
 mod media;
 mod path;
+mod walk;
 
 pub use error::{Error, Result};
 pub use format::{Format, detect};

@@ -1,5 +1,6 @@
 //! `atif import`: an agent's log in, an ATIF-v1.8 trajectory out.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -96,7 +97,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         // reason.
         atif_import::import_path(Path::new(&input), &options)
     };
-    let imported = match result {
+    let mut imported = match result {
         Ok(imported) => imported,
         Err(err @ atif_import::Error::Io { .. }) => return Err(err.into()),
         // The reader's own error names the file, and says whether it is the input (binary
@@ -106,24 +107,23 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     report(&imported)?;
     args.secrets.report("import", imported.secrets())?;
-    let mut trajectory = imported.into_trajectory();
     match &args.output {
         Some(output) => {
             let media_dir = args.media_dir.clone().unwrap_or_else(|| beside(output, ".media"));
             let folder = output.parent().unwrap_or(Path::new(""));
             let reference = media_dir.strip_prefix(folder).unwrap_or(&media_dir);
-            let written = write_media(&mut trajectory, &media_dir, reference)?;
+            let written = write_media(&mut imported, &media_dir, reference)?;
             if !written.is_empty() {
                 let (n, dir) = (written.len(), media_dir.display());
                 output::note(|out| writeln!(out, "  wrote {n} inline image(s) to {dir}"))?;
             }
-            let mut text = serde_json::to_vec_pretty(&trajectory)?;
-            text.push(b'\n');
-            atif_golden::write_atomic(output, &text)?;
+            let mut text = imported.json();
+            text.push('\n');
+            atif_golden::write_atomic(output, text.as_bytes())?;
         }
         None => {
             let media_dir = args.media_dir.clone().unwrap_or_else(|| "atif-import.media".into());
-            let written = write_media(&mut trajectory, &media_dir, &media_dir)?;
+            let written = write_media(&mut imported, &media_dir, &media_dir)?;
             if !written.is_empty() {
                 output::note(|out| {
                     writeln!(
@@ -134,11 +134,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                     )
                 })?;
             }
-            // Streamed, not built as one string; a reader that stops early (`| head`) is not an
-            // error.
+            // Streamed step by step, not built as one string; a reader that stops early
+            // (`| head`) is not an error.
             print(|out| {
-                serde_json::to_writer_pretty(&mut *out, &trajectory)?;
-                writeln!(out)
+                let mut out = std::io::BufWriter::new(out);
+                imported.write_json(&mut out)?;
+                writeln!(out)?;
+                out.flush()
             })?;
         }
     }
@@ -148,18 +150,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// Writes each run to `dir/run-N.json` (with its images in `run-N.json.media/`).
 fn split(runs: Vec<Import>, dir: &Path, secrets: &SecretArgs) -> anyhow::Result<ExitCode> {
     let n_runs = runs.len();
-    for (idx, imported) in runs.into_iter().enumerate() {
+    for (idx, mut imported) in runs.into_iter().enumerate() {
         if idx == 0 {
             report(&imported)?;
         }
         secrets.report(&format!("import (run {})", idx + 1), imported.secrets())?;
         let name = format!("run-{}.json", idx + 1);
-        let mut trajectory = imported.into_trajectory();
         let media = format!("{name}.media");
-        write_media(&mut trajectory, &dir.join(&media), Path::new(&media))?;
-        let mut text = serde_json::to_vec_pretty(&trajectory)?;
-        text.push(b'\n');
-        atif_golden::write_atomic(&dir.join(&name), &text)?;
+        write_media(&mut imported, &dir.join(&media), Path::new(&media))?;
+        let mut text = imported.json();
+        text.push('\n');
+        atif_golden::write_atomic(&dir.join(&name), text.as_bytes())?;
     }
     output::note(|out| writeln!(out, "  wrote {n_runs} run(s) to {}", dir.display()))?;
     Ok(ExitCode::SUCCESS)
@@ -173,12 +174,12 @@ fn beside(path: &Path, suffix: &str) -> PathBuf {
 }
 
 fn write_media(
-    trajectory: &mut serde_json::Value,
+    imported: &mut Import,
     dir: &Path,
     reference: &Path,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let reference = reference.to_string_lossy().replace('\\', "/");
-    Ok(atif_import::write_media(trajectory, dir, &reference)?)
+    Ok(imported.write_media(dir, &reference)?)
 }
 
 /// The newest session of `agent` for `cwd` (default: the current directory) under `$HOME`.

@@ -778,7 +778,7 @@ mod tests {
             let trajectory =
                 import_with(&mut records, &mut ctx, reader).map_err(|e| e.to_string())?;
             ctx.close(&mut records);
-            Ok((trajectory.into_value(), ctx.stats))
+            Ok((trajectory.into_atif().into_value(), ctx.stats))
         };
         let fast = read(Reader::Fast);
         let values = read(Reader::Values);

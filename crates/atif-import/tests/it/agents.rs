@@ -8,7 +8,7 @@ fn strict_import(log: &[u8]) -> atif_import::Import {
     let mut options = ImportOptions::new();
     options.set_strict(true);
     let imported = import(log, &options).unwrap();
-    assert_valid(imported.trajectory(), "inline log");
+    assert_valid(&imported.trajectory(), "inline log");
     imported
 }
 
@@ -26,7 +26,7 @@ fn a_gemini_session_applies_replacements_and_rewinds_and_keeps_error_results() {
 "#;
     let imported = strict_import(log);
     assert_eq!(imported.format(), Format::GeminiSession);
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // The rewound message is gone, the replaced one counted once, the echoed result skipped.
     assert_eq!(sources(t), "uas");
     assert_eq!(steps(t)[0]["message"], "list .");
@@ -51,7 +51,7 @@ fn an_opencode_tool_still_running_when_the_run_died_has_no_result_and_the_run_is
 "#;
     let imported = strict_import(log);
     assert_eq!(imported.format(), Format::OpenCodeRun);
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(functions(t), ["read", "bash"]);
     assert_eq!(joins(t), [(1, "c1".to_owned())]);
     assert_eq!(unanswered(t), ["c2"]);
@@ -75,7 +75,7 @@ fn a_pi_session_follows_the_active_branch_and_counts_the_abandoned_one() {
 "#;
     let imported = strict_import(log);
     assert_eq!(imported.format(), Format::PiSession);
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "ua");
     assert_eq!(steps(t)[1]["reasoning_content"], "look");
     assert_eq!(steps(t)[1]["metrics"]["prompt_tokens"], 16);

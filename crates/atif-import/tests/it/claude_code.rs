@@ -10,7 +10,7 @@ use crate::support::{
 #[test]
 fn split_content_blocks_of_one_message_id_make_one_step() {
     let imported = import_fixture("claude-code/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // Lines 4, 5, 6 and 8 share msg_01AAAA…: thinking, text and two parallel tool_use blocks.
     assert_eq!(sources(t), "uuaa");
     assert_eq!(functions(t), ["Read", "Read"]);
@@ -25,7 +25,7 @@ fn split_content_blocks_of_one_message_id_make_one_step() {
 #[test]
 fn usage_counts_once_per_message_with_cache_reads_and_writes_in_the_prompt() {
     let imported = import_fixture("claude-code/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     let metrics = &steps(t)[2]["metrics"];
     // input 3 + cache read 900 + cache write 50; the copy with the most output tokens (41).
     assert_eq!(metrics["prompt_tokens"], 953);
@@ -41,7 +41,7 @@ fn usage_counts_once_per_message_with_cache_reads_and_writes_in_the_prompt() {
 #[test]
 fn tool_results_join_their_calls_as_the_model_saw_them_with_structured_data_in_extra() {
     let imported = import_fixture("claude-code/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // b.csv's result arrives first in the file; both join step 3.
     assert_eq!(
         joins(t),
@@ -65,7 +65,7 @@ fn tool_results_join_their_calls_as_the_model_saw_them_with_structured_data_in_e
 #[test]
 fn injected_lines_are_marked_and_file_order_beats_timestamps() {
     let imported = import_fixture("claude-code/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // The isMeta caveat is timestamped 40 ms after the prompt that follows it: order is the file's.
     assert_eq!(steps(t)[0]["extra"]["meta"], true);
     assert_eq!(steps(t)[0]["timestamp"], "2025-11-02T09:00:00.050Z");
@@ -105,7 +105,7 @@ fn strict_mode_makes_an_unknown_record_type_an_error_naming_its_line() {
 #[test]
 fn an_interrupted_call_keeps_no_observation_and_the_run_is_crashed() {
     let imported = import_fixture("claude-code/interrupted.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "uau");
     assert_eq!(unanswered(t), ["toolu_01CCCCCCCCCCCCCCCCCCCCCC"]);
     assert!(steps(t)[1].get("observation").is_none());
@@ -120,7 +120,7 @@ fn an_interrupted_call_keeps_no_observation_and_the_run_is_crashed() {
 #[test]
 fn a_synthetic_api_error_is_an_error_step_without_a_model_call() {
     let imported = import_fixture("claude-code/api-error.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "ua");
     let step = &steps(t)[1];
     assert_eq!(step["llm_call_count"], 0);
@@ -136,7 +136,7 @@ fn a_synthetic_api_error_is_an_error_step_without_a_model_call() {
 #[test]
 fn a_truncated_last_line_keeps_everything_before_it_and_marks_the_run_crashed() {
     let imported = import_fixture("claude-code/truncated.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(imported.stats().truncated_line(), Some(6));
     assert!(imported.stats().warnings()[0].starts_with("line 6: the last line is cut short"));
     assert_eq!(sources(t), "uua");
@@ -149,7 +149,7 @@ fn a_result_for_a_call_nobody_made_is_kept_as_a_user_observation_with_a_warning(
     let log = br#"{"type":"user","uuid":"u1","sessionId":"S","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_gone","content":"late"}]}}
 "#;
     let imported = import(log, &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "u");
     assert_eq!(steps(t)[0]["observation"]["results"][0]["extra"]["tool_use_id"], "toolu_gone");
     assert_eq!(
@@ -164,7 +164,7 @@ fn replayed_lines_with_a_known_uuid_are_imported_once() {
         r#"{"type":"user","uuid":"u1","sessionId":"S","message":{"role":"user","content":"hi"}}"#;
     let log = format!("{line}\n{line}\n");
     let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
-    assert_eq!(sources(imported.trajectory()), "u");
+    assert_eq!(sources(&imported.trajectory()), "u");
     let reason = "replayed record (same uuid, type and timestamp as an earlier one)";
     assert_eq!(imported.stats().dropped().get(reason), Some(&1));
 }
@@ -176,7 +176,7 @@ fn records_sharing_a_repeated_or_placeholder_uuid_are_all_kept() {
 {"type":"assistant","uuid":"00000000-0000-0000-0000-000000000000","sessionId":"S","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"ok"}]}}
 "#;
     let imported = import(log, &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "uua");
     assert_eq!(steps(t)[1]["message"], "second");
     assert!(imported.stats().dropped().is_empty());
@@ -187,7 +187,7 @@ fn sidechains_in_the_session_file_become_one_subagent_each_linked_by_the_recorde
     let mut options = ImportOptions::new();
     options.set_strict(true);
     let imported = import(&fixture("claude-code/sidechains.jsonl"), &options).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // The main chain only: the prompt, two parallel Task calls, a third Task call, the answer.
     assert_eq!(sources(t), "uaaa");
     assert_eq!(functions(t), ["Task", "Task", "Task"]);

@@ -5,7 +5,7 @@ use crate::support::{crashed, errors, functions, import_fixture, joins, sources,
 #[test]
 fn steps_merge_split_messages_and_subagent_lines_nest_under_their_call() {
     let imported = import_fixture("claude-stream/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "aa");
     assert_eq!(functions(t), ["Task"]);
     assert_eq!(steps(t)[0]["message"], "I'll delegate the search.");
@@ -28,7 +28,7 @@ fn steps_merge_split_messages_and_subagent_lines_nest_under_their_call() {
 #[test]
 fn final_metrics_are_the_result_lines_totals_and_the_init_line_names_the_run() {
     let imported = import_fixture("claude-stream/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // result.usage: input 16 + cache read 7000 + cache write 7090; output 95 (the steps'
     // output_tokens are streaming snapshots: 9 + 2).
     assert_eq!(totals(t), (Some(14106), Some(95), Some(7000)));
@@ -45,7 +45,7 @@ fn final_metrics_are_the_result_lines_totals_and_the_init_line_names_the_run() {
 #[test]
 fn an_error_result_is_an_error_step_and_a_crash() {
     let imported = import_fixture("claude-stream/max-turns.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "as");
     assert_eq!(errors(t), [(2, "error_max_turns".to_owned())]);
     assert!(crashed(t));
@@ -54,10 +54,45 @@ fn an_error_result_is_an_error_step_and_a_crash() {
 #[test]
 fn a_stream_without_its_result_line_is_a_crash() {
     let imported = import_fixture("claude-stream/killed.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "a");
     assert!(crashed(t));
     assert!(t["notes"].as_str().unwrap().contains("no closing result line"));
     // Totals fall back to the sums of the steps.
     assert_eq!(totals(t), (Some(5004), Some(9), Some(0)));
+}
+
+#[test]
+fn inline_images_are_written_to_files_and_the_text_points_at_them() {
+    let mut imported = import_fixture("claude-stream/image-result.jsonl");
+    let dir = tempfile::tempdir().unwrap();
+    let written = imported.write_media(&dir.path().join("media"), "media").unwrap();
+    assert_eq!(written, [dir.path().join("media/image-1.png")]);
+    assert!(std::fs::read(&written[0]).unwrap().starts_with(b"\x89PNG"));
+    let part = &imported.trajectory()["steps"][0]["observation"]["results"][0]["content"][0];
+    assert_eq!(part["source"]["path"], "media/image-1.png");
+    assert!(!imported.json().contains("data:"));
+    crate::support::assert_pretty(&imported, "after write_media");
+
+    let mut plain = import_fixture("claude-stream/basic.jsonl");
+    let before = plain.json();
+    assert!(plain.write_media(&dir.path().join("none"), "none").unwrap().is_empty());
+    assert!(!dir.path().join("none").exists());
+    assert_eq!(plain.json(), before);
+}
+
+#[test]
+fn user_patterns_redact_the_same_text_and_report_as_a_walk_over_the_whole_document() {
+    let log = crate::support::fixture("claude-stream/basic.jsonl");
+    let mut scanner = atif_secrets::Scanner::new();
+    scanner.add_user_pattern("config|agent").unwrap();
+    let mut options = atif_import::ImportOptions::default();
+    options.set_secret_scanner(Some(scanner.clone()));
+    let imported = atif_import::import(&log, &options).unwrap();
+    options.set_secret_scanner(None);
+    let mut whole = atif_import::import(&log, &options).unwrap().into_trajectory();
+    let report = scanner.redact_value(&mut whole);
+    assert!(report.pointers().contains(&"/steps/0/source"), "{:?}", report.pointers());
+    assert_eq!(imported.secrets(), &report);
+    assert!(imported.json() == serde_json::to_string_pretty(&whole).unwrap());
 }

@@ -11,7 +11,7 @@ use crate::support::{
 #[test]
 fn each_tool_item_is_a_call_with_its_result_and_the_next_output_starts_a_new_model_call() {
     let imported = import_fixture("codex-exec/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // reasoning + command (item_1) | command (item_2) | message
     assert_eq!(sources(t), "aaa");
     // Named after the tool the model called, as in the rollout of the same run.
@@ -33,7 +33,7 @@ fn each_tool_item_is_a_call_with_its_result_and_the_next_output_starts_a_new_mod
 #[test]
 fn usage_exists_per_turn_only_so_steps_have_no_metrics_and_totals_sum_the_turns() {
     let imported = import_fixture("codex-exec/basic.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert!(steps(t).iter().all(|s| s.get("metrics").is_none()));
     assert_eq!(totals(t), (Some(6000), Some(200), Some(5000)));
     assert_eq!(t["session_id"], "019a0000-0000-7000-8000-00000000e7ec");
@@ -44,7 +44,7 @@ fn usage_exists_per_turn_only_so_steps_have_no_metrics_and_totals_sum_the_turns(
 #[test]
 fn a_failed_turn_is_an_error_step_and_a_crash() {
     let imported = import_fixture("codex-exec/failed.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "as");
     assert_eq!(errors(t), [(2, "turn_failed".to_owned())]);
     assert_eq!(steps(t)[1]["message"], "stream disconnected before completion");
@@ -65,7 +65,7 @@ fn every_tool_item_type_is_named_after_the_tool_that_makes_it_in_a_rollout() {
     let mut options = ImportOptions::new();
     options.set_strict(true);
     let imported = import(log, &options).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(
         functions(t),
         ["apply_patch", "docs__search", "docs__fetch", "web_search", "update_plan"]
@@ -94,7 +94,7 @@ fn a_collab_call_keeps_its_result_and_names_the_subagent_and_a_command_never_com
     options.set_strict(true);
     let imported =
         atif_import::import(&fixture("codex-exec/collab-and-killed.jsonl"), &options).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(functions(t), ["spawn_agent", "shell"]);
     let collab = &steps(t)[0];
     assert_eq!(collab["tool_calls"][0]["arguments"]["prompt"], "Count the files.");

@@ -10,7 +10,7 @@ use crate::support::{
 #[test]
 fn usage_written_before_its_call_binds_to_the_call_that_follows() {
     let imported = import_fixture("codex-rollout/usage-before.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(t["extra"]["usage_order"], "precedes");
     assert_eq!(sources(t), "uuaa");
     assert_eq!(functions(t), ["shell"]);
@@ -33,7 +33,7 @@ fn usage_written_before_its_call_binds_to_the_call_that_follows() {
 #[test]
 fn outputs_are_kept_verbatim_with_the_040_metadata_parsed_into_extra() {
     let imported = import_fixture("codex-rollout/usage-before.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     let step = &steps(t)[2];
     assert_eq!(
         step["tool_calls"][0]["arguments"],
@@ -59,7 +59,7 @@ fn outputs_are_kept_verbatim_with_the_040_metadata_parsed_into_extra() {
 #[test]
 fn usage_written_after_its_call_binds_to_the_call_before_it() {
     let imported = import_fixture("codex-rollout/usage-after.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(t["extra"]["usage_order"], "follows");
     assert_eq!(sources(t), "suaaas");
     assert_eq!(functions(t), ["exec_command", "exec_command", "apply_patch", "exec_command"]);
@@ -72,7 +72,7 @@ fn usage_written_after_its_call_binds_to_the_call_before_it() {
 #[test]
 fn parallel_calls_share_one_step_and_outputs_join_in_any_order() {
     let imported = import_fixture("codex-rollout/usage-after.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(
         joins(t),
         [
@@ -96,7 +96,7 @@ fn parallel_calls_share_one_step_and_outputs_join_in_any_order() {
 #[test]
 fn a_call_cut_off_by_an_abort_keeps_no_observation_and_the_run_is_crashed() {
     let imported = import_fixture("codex-rollout/usage-after.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(unanswered(t), ["call_BBBBBBBBBBBBBBBBBBBBBBB4"]);
     assert_eq!(errors(t), [(6, "aborted".to_owned())]);
     assert_eq!(steps(t)[5]["message"], "turn aborted: interrupted");
@@ -138,7 +138,7 @@ fn a_message_from_another_agent_is_input_that_ends_the_model_call_and_keeps_its_
     let mut options = ImportOptions::new();
     options.set_strict(true);
     let imported = import(log, &options).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "aua");
     let message = &steps(t)[1];
     assert_eq!(message["message"], "parser.rs unwraps on empty input.");
@@ -155,7 +155,7 @@ fn a_resumed_session_adds_the_segments_of_its_restarted_running_total() {
     let mut options = ImportOptions::new();
     options.set_strict(true);
     let imported = import(&fixture("codex-rollout/resumed.jsonl"), &options).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(t["final_metrics"]["total_prompt_tokens"], 130);
     assert_eq!(t["final_metrics"]["total_completion_tokens"], 15);
     assert_eq!(t["final_metrics"]["total_cached_tokens"], 40);
@@ -174,7 +174,7 @@ fn a_resumed_session_adds_the_segments_of_its_restarted_running_total() {
 #[test]
 fn an_error_event_keeps_its_kind_and_message() {
     let imported = import_fixture("codex-rollout/rate-limited.jsonl");
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     let last = steps(t).last().unwrap();
     assert_eq!(
         last["extra"]["error"],
@@ -204,9 +204,10 @@ fn secrets_are_redacted_as_one_walk_over_the_whole_trajectory_would_redact_them(
     let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
     let mut keep = ImportOptions::default();
     keep.set_secret_scanner(None);
-    let mut whole = import(log.as_bytes(), &keep).unwrap().into_trajectory();
+    let mut whole = import(log.as_bytes(), &keep).unwrap().trajectory();
     let report = atif_secrets::Scanner::new().redact_value(&mut whole);
-    assert_eq!(imported.trajectory(), &whole);
+    assert_eq!(imported.trajectory(), whole);
+    assert!(imported.json() == serde_json::to_string_pretty(&whole).unwrap());
     assert_eq!(imported.secrets(), &report);
     let pointers = report.pointers();
     assert_eq!(

@@ -225,7 +225,7 @@ fn every_sample_imports_strictly_to_valid_atif_with_the_counts_read_from_the_log
         let imported = import(&std::fs::read(&file).unwrap(), &strict())
             .unwrap_or_else(|err| panic!("{name}: {err}"));
         assert!(imported.stats().skipped().is_empty(), "{name}: {:?}", imported.stats().skipped());
-        let t = imported.trajectory();
+        let t = &imported.trajectory();
         assert_valid(t, &name);
         assert_eq!(imported.format(), expected.format, "{name}");
         assert_eq!(sources(t), expected.sources, "{name}");
@@ -306,7 +306,7 @@ fn every_gemini_opencode_and_pi_sample_imports_strictly_with_the_calls_the_log_m
             let mut n_calls = 0;
             for imported in &runs {
                 assert_eq!(imported.format(), format, "{name}");
-                let t = imported.trajectory();
+                let t = &imported.trajectory();
                 assert_valid(t, &name);
                 n_calls += functions(t).len();
             }

@@ -91,7 +91,7 @@ fn a_ten_megabyte_line_imports_whole() {
     let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
     assert!(log.len() > 10 * 1024 * 1024);
     let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(sources(t), "ua");
     assert_eq!(
         steps(t)[1]["observation"]["results"][0]["content"].as_str().unwrap().len(),
@@ -121,7 +121,7 @@ fn a_fifty_megabyte_log_imports_every_call() {
     }
     assert!(log.len() > 50 * 1024 * 1024, "{}", log.len());
     let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(steps(t).len(), n_calls as usize);
     assert_eq!(t["final_metrics"]["total_prompt_tokens"], 100 * n_calls);
     assert_eq!(
@@ -189,7 +189,7 @@ fn every_fixture_with_any_member_swapped_for_another_type_imports_validly_or_fai
                 n_variants += 1;
                 match import(bytes.as_bytes(), &ImportOptions::default()) {
                     Ok(imported) => assert_valid(
-                        imported.trajectory(),
+                        &imported.trajectory(),
                         &format!("{rel} line {} mutated", idx + 1),
                     ),
                     Err(err) => assert!(!err.to_string().is_empty()),
@@ -222,7 +222,7 @@ fn token_counts_whose_sum_overflows_saturate_instead_of_panicking() {
     });
     let log = format!("{init}\n{reply}\n");
     let imported = import(log.as_bytes(), &ImportOptions::default()).unwrap();
-    let trajectory = imported.trajectory();
+    let trajectory = &imported.trajectory();
     let agent = steps(trajectory).iter().find(|step| step["source"] == "agent").unwrap();
     // The sum saturates, and is written as the largest count ATIF's typed model holds.
     assert_eq!(agent["metrics"]["prompt_tokens"], json!(i64::MAX));
@@ -274,7 +274,7 @@ fn malformed_claude_log() -> String {
 #[test]
 fn malformed_records_are_skipped_and_counted_with_a_reason_never_invented_or_dropped_silently() {
     let imported = import(malformed_claude_log().as_bytes(), &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     // The user message and the one good text block; no empty step for the string message.
     let messages: Vec<&serde_json::Value> = steps(t).iter().map(|step| &step["message"]).collect();
     assert_eq!(messages, [&json!("hello"), &json!("fine")], "{t:#}");

@@ -10,7 +10,7 @@ use crate::support::fixture;
 /// The canonical normalised text of an imported log.
 pub(crate) fn normalized(log: &[u8], options: &NormalizeOptions) -> String {
     let imported = import(log, &ImportOptions::default()).unwrap();
-    to_canonical_string(&normalize(imported.trajectory(), options).unwrap())
+    to_canonical_string(&normalize(&imported.trajectory(), options).unwrap())
 }
 
 /// The log without its first line that makes a tool call (for `codex exec`, without every

@@ -8,7 +8,7 @@ use crate::support::{assert_valid, chain, fixture, fixtures, functions, joins, s
 fn a_session_folder_embeds_its_subagents_linked_by_meta_file_or_agent_id() {
     let imported =
         import_path(&fixtures().join("claude-code/project"), &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_valid(t, "claude-code/project");
     assert_eq!(sources(t), "uaa");
     assert_eq!(functions(t), ["Task", "Task"]);
@@ -63,7 +63,7 @@ fn an_unlinked_subagent_is_embedded_with_a_warning() {
     )
     .unwrap();
     let imported = import_path(dir.path(), &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_eq!(t["subagent_trajectories"][0]["trajectory_id"], "agent-zz00");
     assert!(
         imported.stats().warnings()[0]
@@ -130,7 +130,7 @@ const CHILD_ID: &str = "019c1111-0000-7000-8000-00000000bbbb";
 #[test]
 fn a_codex_rollout_embeds_the_threads_it_spawned_from_its_folder() {
     let imported = import_path(&fixtures().join(PARENT), &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_valid(t, PARENT);
     assert_eq!(sources(t), "uaaa");
     assert_eq!(functions(t), ["spawn_agent", "exec_command"]);
@@ -163,7 +163,7 @@ fn subagent_files_beside_the_session_are_embedded_when_they_name_its_session() {
     // agent-f00f.jsonl belongs to another session and stays out.
     for path in ["claude-code/project-2.0", "claude-code/project-2.0/sess-0004.jsonl"] {
         let imported = import_path(&fixtures().join(path), &ImportOptions::default()).unwrap();
-        let t = imported.trajectory();
+        let t = &imported.trajectory();
         assert_valid(t, path);
         assert_eq!(sources(t), "uaa", "{path}");
         let subs = t["subagent_trajectories"].as_array().unwrap();
@@ -199,7 +199,7 @@ fn a_bad_line_in_a_log_file_names_the_file_and_the_line() {
 fn a_subagent_file_given_on_its_own_is_that_subagent_s_trajectory() {
     let rel = "claude-code/project/sess-0002/subagents/agent-a7f3.jsonl";
     let imported = import_path(&fixtures().join(rel), &ImportOptions::default()).unwrap();
-    let t = imported.trajectory();
+    let t = &imported.trajectory();
     assert_valid(t, rel);
     assert_eq!(sources(t), "uaa");
     assert_eq!(functions(t), ["Grep"]);

@@ -36,7 +36,7 @@ fn import_run(stem: &str, run: &str, format: Format) -> Value {
         .unwrap_or_else(|err| panic!("{stem} run {run}: {err}"));
     assert_eq!(imported.format(), format, "{stem}");
     assert!(imported.stats().warnings().is_empty(), "{stem}: {:?}", imported.stats().warnings());
-    imported.into_trajectory()
+    imported.trajectory()
 }
 
 #[test]

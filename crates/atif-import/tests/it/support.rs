@@ -21,8 +21,16 @@ pub(crate) fn fixture(rel: &str) -> Vec<u8> {
 /// Imports a fixture with default options and checks the result is valid ATIF.
 pub(crate) fn import_fixture(rel: &str) -> Import {
     let imported = import(&fixture(rel), &ImportOptions::default()).unwrap();
-    assert_valid(imported.trajectory(), rel);
+    assert_valid(&imported.trajectory(), rel);
+    assert_pretty(&imported, rel);
     imported
+}
+
+/// Asserts that the text the import wrote step by step is serde_json's pretty text of the
+/// whole trajectory, as `atif import` wrote it when the import built the whole value.
+pub(crate) fn assert_pretty(imported: &Import, what: &str) {
+    let whole = serde_json::to_string_pretty(&imported.trajectory()).unwrap();
+    assert!(imported.json() == whole, "{what}: the import's text is not the pretty text");
 }
 
 /// Asserts that `trajectory` passes strict validation.
