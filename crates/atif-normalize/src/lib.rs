@@ -84,5 +84,5 @@ pub use normalize::{
 };
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
-pub use report::{ReportDiff, ReportOptions, report, report_diff, shown_changes};
+pub use report::{ReportDiff, ReportOptions, report, report_diff, report_explained, shown_changes};
 pub use shape::{Shape, join, shape, shape_with_hash, shapes};

@@ -111,6 +111,21 @@ impl ReportOptions {
 /// [`ReportOptions`]), with a count of those left out and the command that prints everything.
 /// Steps that moved without changing (renumbered after an insertion) are no place of their own.
 pub fn report(golden: &Value, actual: &Value, deltas: &[Delta], options: &ReportOptions) -> String {
+    if deltas.is_empty() {
+        return String::new();
+    }
+    report_explained(golden, actual, deltas, &explain(golden, actual), options)
+}
+
+/// [`report`] for a caller that already has the explanation, `changes` (from [`explain`] of
+/// the same two documents): `atif diff` explains while it hashes the run on another thread.
+pub fn report_explained(
+    golden: &Value,
+    actual: &Value,
+    deltas: &[Delta],
+    changes: &[StepChange],
+    options: &ReportOptions,
+) -> String {
     let mut out = String::new();
     if deltas.is_empty() {
         return out;
@@ -121,7 +136,6 @@ pub fn report(golden: &Value, actual: &Value, deltas: &[Delta], options: &Report
         let _ = writeln!(out, "  {delta}");
     }
     out.push_str("what moved, step by step:\n");
-    let changes = explain(golden, actual);
     if changes.is_empty() {
         // explain names something whenever the two documents differ; say so if it ever does not.
         out.push_str("  (no step-level difference found; see the unified diff)\n");
@@ -133,7 +147,7 @@ pub fn report(golden: &Value, actual: &Value, deltas: &[Delta], options: &Report
     if n_shown < changes.len() {
         let _ = writeln!(out, "  ... {} more step changes", changes.len() - n_shown);
     }
-    let diff = report_diff(golden, actual, &changes, options);
+    let diff = report_diff(golden, actual, changes, options);
     if !diff.text.is_empty() {
         let _ = writeln!(out, "unified diff (golden -> actual){}:", diff.title);
         out.push_str(&diff.text);

@@ -48,31 +48,38 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         || parse_normalized(actual_bytes?, &args.run.actual, &options),
     );
     let actual = actual?;
-    let diff_options = args.run.compare.to_options();
-
+    // And the run's hash while the steps are explained (needed only when the Shapes differ,
+    // which the hashes may be the only ones to say).
+    let (actual_hash, changes) = atif_normalize::join(
+        || atif_normalize::content_hash(&actual),
+        || atif_normalize::explain(&golden, &actual),
+    );
     let deltas = atif_normalize::diff(
         &atif_normalize::shape_with_hash(&golden, golden_hash),
-        &atif_normalize::shape(&actual),
-        &diff_options,
+        &atif_normalize::shape_with_hash(&actual, actual_hash),
+        &args.run.compare.to_options(),
     );
     let changed = !deltas.is_empty();
     let mut report_options = atif_normalize::ReportOptions::new();
     report_options.set_full(args.full).set_full_command(Some(this_command_as("diff", "--full")));
+    let status = ExitCode::from(u8::from(changed));
     if args.format == Format::Json {
-        let report = json_report(&golden, &actual, &deltas, &report_options);
+        let report = json_report(&golden, &actual, &deltas, &changes, &report_options);
         print(|out| {
             serde_json::to_writer_pretty(&mut *out, &report)?;
             writeln!(out)
         })?;
-        return Ok(ExitCode::from(u8::from(changed)));
-    }
-    if !changed {
+    } else if !changed {
         print(|out| writeln!(out, "no behaviour change"))?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        let report =
+            atif_normalize::report_explained(&golden, &actual, &deltas, &changes, &report_options);
+        print(|out| output::write_report(out, &report))?;
     }
-    let report = atif_normalize::report(&golden, &actual, &deltas, &report_options);
-    print(|out| output::write_report(out, &report))?;
-    Ok(ExitCode::from(1))
+    // The process ends here: freeing the two trees, hundreds of megabytes on a long run,
+    // would only delay the exit.
+    std::mem::forget((golden, actual));
+    Ok(status)
 }
 
 /// The JSON report: what the text report shows, as fields, cut the same way unless `--full`,
@@ -81,15 +88,13 @@ fn json_report(
     golden: &Value,
     actual: &Value,
     deltas: &[Delta],
+    changes: &[StepChange],
     options: &atif_normalize::ReportOptions,
 ) -> Value {
     let changed = !deltas.is_empty();
-    let (changes, diff) = if changed {
-        let changes = atif_normalize::explain(golden, actual);
-        let diff = atif_normalize::report_diff(golden, actual, &changes, options).text;
-        (changes, diff)
-    } else {
-        (Vec::new(), String::new())
+    let (changes, diff) = match changed {
+        true => (changes, atif_normalize::report_diff(golden, actual, changes, options).text),
+        false => (&[][..], String::new()),
     };
     let n_shown = atif_normalize::shown_changes(changes.len(), options);
     json!({
