@@ -142,7 +142,7 @@ pub(crate) fn check_named(
     settings: &Settings,
     test: Option<&Test<'_>>,
 ) -> Result<Outcome> {
-    GoldenFile::read(path).check_as(actual, settings, test).result
+    GoldenFile::read(path).check_as(Actual::Value(actual), settings, test).result
 }
 
 /// A golden file read ahead of its check, so that reading it can overlap with producing the
@@ -203,11 +203,38 @@ impl GoldenFile {
 
     /// [`check_value`] of `actual` against this golden, which also says what it redacted.
     pub fn check(self, actual: Value, settings: &Settings) -> Checked {
-        self.check_as(actual, settings, None)
+        self.check_as(Actual::Value(actual), settings, None)
+    }
+
+    /// [`GoldenFile::check`] of a run given as its JSON text, which messages call `name`: the
+    /// fastest check there is. The text is read into a tree that borrows its strings, the one
+    /// strict loader's rules apply (its message names `name` and the JSON Pointer), and a run
+    /// that matches its golden is compared without ever being a `serde_json::Value`; one that
+    /// does not is converted once its text is known to differ, and the text freed before the
+    /// golden is parsed. `atif check` checks this way.
+    ///
+    /// ```
+    /// use atif_golden::{GoldenFile, Mode, Outcome, Settings};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("from_text.json");
+    /// let run = br#"{"schema_version": "ATIF-v1.8", "session_id": "s-1", "steps": []}"#;
+    /// let mut settings = Settings::new();
+    /// settings.set_mode(Some(Mode::Update));
+    /// let created = GoldenFile::read(&path).check_json(run.to_vec(), "run.json", &settings);
+    /// assert!(matches!(created.result?, Outcome::Created { .. }));
+    ///
+    /// settings.set_mode(Some(Mode::Check));
+    /// let broken = GoldenFile::read(&path).check_json(b"{\"steps\": 1}".to_vec(), "run.json", &settings);
+    /// assert!(broken.result.unwrap_err().to_string().contains("run.json"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_json(self, json: Vec<u8>, name: &str, settings: &Settings) -> Checked {
+        self.check_as(Actual::Json { bytes: json, name: name.to_owned() }, settings, None)
     }
 
     /// The check, run for `test` (see [`check_named`]), and recorded in the report file.
-    fn check_as(self, actual: Value, settings: &Settings, test: Option<&Test<'_>>) -> Checked {
+    fn check_as(self, actual: Actual, settings: &Settings, test: Option<&Test<'_>>) -> Checked {
         // Called from a test harness thread, the thread's name is the test's name; elsewhere
         // (the CLI, a custom harness) the golden's file stem is the best name there is.
         let name = match (test.map(|test| test.name), std::thread::current().name()) {
@@ -237,9 +264,63 @@ impl GoldenFile {
     }
 }
 
+/// The run as a check receives it.
+enum Actual {
+    /// Parsed already (by the caller, or from a typed trajectory).
+    Value(Value),
+    /// The run's JSON text, and how messages name it; read on the fast path, so that a run
+    /// that matches its golden never becomes a `Value` at all.
+    Json { bytes: Vec<u8>, name: String },
+}
+
+/// The normalised run, as far as the check needs it before it has to explain a difference.
+enum Run<'a> {
+    Value(Value),
+    Document(atif_normalize::NormalizedDocument<'a>),
+}
+
+impl Run<'_> {
+    fn is_canonical_text_of(&self, text: &[u8]) -> bool {
+        match self {
+            Run::Value(value) => atif_normalize::is_canonical_text_of(value, text),
+            Run::Document(document) => document.is_canonical_text_of(text),
+        }
+    }
+
+    fn canonical_text(&self) -> String {
+        match self {
+            Run::Value(value) => atif_normalize::to_canonical_string(value),
+            Run::Document(document) => document.to_canonical_string(),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Run::Value(value) => value,
+            Run::Document(document) => document.into_value(),
+        }
+    }
+}
+
+/// What a check knows once it has compared canonical texts.
+enum Settled {
+    /// The outcome: the golden matched, or was missing.
+    Outcome(Outcome),
+    /// The texts differ: the golden's text and the run, to be compared by Shape.
+    Differs { golden_text: String, actual: Value },
+}
+
+/// The parts of a check that every step needs.
+struct Context<'a> {
+    path: &'a Path,
+    mode: Mode,
+    settings: &'a Settings,
+    command: String,
+}
+
 fn run(
     golden: GoldenFile,
-    actual: Value,
+    actual: Actual,
     settings: &Settings,
     test: &Test<'_>,
     redacted: &mut atif_normalize::atif_secrets::Report,
@@ -248,41 +329,93 @@ fn run(
         Some(mode) => mode,
         None => Mode::from_env()?,
     };
-    // What is not a trajectory never becomes a golden, whatever the mode.
-    atif_schema::check_trajectory(&actual, "the actual trajectory")
-        .map_err(|err| Error::Load(Box::new(err)))?;
-    let (actual, found) = normalize_actual(actual, settings)?;
-    *redacted = found;
     let command = match settings.update_command() {
         Some(command) => command.to_owned(),
         None => test.update_command(),
     };
-    let path = golden.path.as_path();
-    let golden_text = golden.text?;
+    let cx = Context { path: &golden.path, mode, settings, command };
+    let settled = match actual {
+        Actual::Value(actual) => {
+            // What is not a trajectory never becomes a golden, whatever the mode.
+            atif_schema::check_trajectory(&actual, "the actual trajectory")
+                .map_err(|err| Error::Load(Box::new(err)))?;
+            let (actual, found) = normalize_actual(actual, settings)?;
+            *redacted = found;
+            settle(&cx, golden.text?, Run::Value(actual))?
+        }
+        Actual::Json { bytes, name } => {
+            let (document, found) = normalize_json(&bytes, &name, settings)?;
+            *redacted = found;
+            settle(&cx, golden.text?, Run::Document(document))?
+            // The run's text is freed here, before the golden is parsed.
+        }
+    };
+    match settled {
+        Settled::Outcome(outcome) => Ok(outcome),
+        Settled::Differs { golden_text, actual } => differs(&cx, golden_text, &actual),
+    }
+}
 
+/// The run's JSON text read and normalised on the fast path. What is not a trajectory never
+/// becomes a golden: the one loader's form check, and its message for text the fast reader
+/// refuses.
+fn normalize_json<'a>(
+    bytes: &'a [u8],
+    name: &str,
+    settings: &Settings,
+) -> Result<(atif_normalize::NormalizedDocument<'a>, atif_normalize::atif_secrets::Report)> {
+    let load = |err| Error::Load(Box::new(err));
+    let document = match atif_normalize::JsonDocument::parse(bytes) {
+        Ok(document) => document,
+        Err(source) => {
+            atif_schema::parse_trajectory(bytes, name).map_err(load)?;
+            return Err(Error::Normalize { what: name.to_owned(), source });
+        }
+    };
+    atif_schema::TrajectoryForm {
+        root: document.kind(),
+        schema_version: document.member_kind("schema_version"),
+        steps: document.member_kind("steps"),
+    }
+    .check(name)
+    .map_err(load)?;
+    document
+        .normalize(settings.normalize_options())
+        .map_err(|source| Error::Normalize { what: name.to_owned(), source })
+}
+
+/// Settles what the canonical texts decide: a missing golden, or one that matches the run's
+/// text; otherwise hands the run on as a `Value`.
+fn settle(cx: &Context<'_>, golden_text: Option<String>, actual: Run<'_>) -> Result<Settled> {
+    let (path, mode) = (cx.path, cx.mode);
     let Some(golden_text) = golden_text else {
         if mode == Mode::Update {
-            file::write_atomic(path, atif_normalize::to_canonical_string(&actual).as_bytes())?;
+            file::write_atomic(path, actual.canonical_text().as_bytes())?;
             remove_stale_pending(path)?;
-            return Ok(Outcome::Created { path: path.to_owned() });
+            return Ok(Settled::Outcome(Outcome::Created { path: path.to_owned() }));
         }
-        let pending = write_pending(mode, path, &actual)?;
+        let pending = write_pending(mode, path, || actual.canonical_text())?;
+        let command = cx.command.clone();
         return Err(Error::MissingGolden { path: path.to_owned(), command, pending });
     };
-
     // The same canonical text is the same behaviour: no need to parse the golden at all, which
     // on a run of a hundred megabytes is most of the time and memory a check takes. The run's
-    // text is compared as it is written, never held whole, and only update mode keeps the
-    // golden's text once it is parsed.
-    let (comparison, golden_text) =
-        match atif_normalize::is_canonical_text_of(&actual, golden_text.as_bytes()) {
-            true => (Ok(Comparison::Same), Some(golden_text)),
-            false => {
-                let comparison = compare(path, &golden_text, &actual, settings);
-                let kept = (mode == Mode::Update).then_some(golden_text);
-                (comparison, kept)
-            }
-        };
+    // text is compared as it is written, never held whole.
+    if !actual.is_canonical_text_of(golden_text.as_bytes()) {
+        return Ok(Settled::Differs { golden_text, actual: actual.into_value() });
+    }
+    remove_stale_pending_unless_check(mode, path)?;
+    Ok(Settled::Outcome(match mode {
+        Mode::Update => Outcome::Unchanged { path: path.to_owned() },
+        _ => Outcome::Matched { path: path.to_owned() },
+    }))
+}
+
+/// The rest of a check whose run's text is not the golden's: compare the Shapes, and fail with
+/// the report, or rewrite the golden in update mode.
+fn differs(cx: &Context<'_>, golden_text: String, actual: &Value) -> Result<Outcome> {
+    let (path, mode, settings) = (cx.path, cx.mode, cx.settings);
+    let comparison = compare(path, &golden_text, actual, settings);
     if mode == Mode::Update {
         // A golden that cannot even be read as a trajectory is rewritten too: update mode is
         // the way out of a broken golden.
@@ -290,40 +423,39 @@ fn run(
             remove_stale_pending(path)?;
             return Ok(Outcome::Unchanged { path: path.to_owned() });
         }
-        let actual_text = atif_normalize::to_canonical_string(&actual);
-        let erased = text_diff(golden_text.as_deref().unwrap_or_default(), &actual_text);
+        let actual_text = atif_normalize::to_canonical_string(actual);
+        let erased = text_diff(&golden_text, &actual_text);
         file::write_atomic(path, actual_text.as_bytes())?;
         remove_stale_pending(path)?;
         return Ok(Outcome::Changed { path: path.to_owned(), erased });
     }
-
+    // Only update mode needs the golden's text once it is parsed.
+    drop(golden_text);
+    let pending = || write_pending(mode, path, || atif_normalize::to_canonical_string(actual));
     match comparison? {
         Comparison::Same => {
-            if mode == Mode::Review {
-                remove_stale_pending(path)?;
-            }
+            remove_stale_pending_unless_check(mode, path)?;
             Ok(Outcome::Matched { path: path.to_owned() })
         }
         Comparison::VersionChanged { golden, actual: actual_version } => {
-            let pending = write_pending(mode, path, &actual)?;
             Err(Error::SchemaVersionChanged {
                 path: path.to_owned(),
                 golden,
                 actual: actual_version,
-                command,
-                pending,
+                command: cx.command.clone(),
+                pending: pending()?,
             })
         }
         Comparison::Changed { golden, deltas } => {
-            let pending = write_pending(mode, path, &actual)?;
+            let pending = pending()?;
             let report = behaviour_report(&Failure {
                 path,
                 golden: &golden,
-                actual: &actual,
+                actual,
                 deltas: &deltas,
                 settings,
                 pending: pending.as_deref(),
-                command: &command,
+                command: &cx.command,
             });
             Err(Error::BehaviourChanged {
                 path: path.to_owned(),
@@ -431,15 +563,27 @@ fn version_label(doc: &Value) -> String {
     }
 }
 
-/// Writes the pending file (the canonical text of `actual`) in review mode; returns its path
-/// when written.
-fn write_pending(mode: Mode, golden: &Path, actual: &Value) -> Result<Option<PathBuf>> {
+/// Writes the pending file (the canonical text of the run, `text`) in review mode; returns its
+/// path when written.
+fn write_pending(
+    mode: Mode,
+    golden: &Path,
+    text: impl FnOnce() -> String,
+) -> Result<Option<PathBuf>> {
     if mode != Mode::Review {
         return Ok(None);
     }
     let pending = file::pending_path(golden);
-    file::write_atomic(&pending, atif_normalize::to_canonical_string(actual).as_bytes())?;
+    file::write_atomic(&pending, text().as_bytes())?;
     Ok(Some(pending))
+}
+
+/// In update and review mode, a golden that matches makes its pending file stale.
+fn remove_stale_pending_unless_check(mode: Mode, golden: &Path) -> Result<()> {
+    match mode {
+        Mode::Check => Ok(()),
+        _ => remove_stale_pending(golden),
+    }
 }
 
 /// A pending file left by an earlier failing run is stale once the golden matches.

@@ -68,7 +68,7 @@ pub(crate) enum Text<'a> {
 
 impl Text<'_> {
     /// The string's value.
-    fn decoded(&self) -> Cow<'_, str> {
+    pub(crate) fn decoded(&self) -> Cow<'_, str> {
         match self {
             Text::Raw(raw) if raw.contains('\\') => Cow::Owned(unescape_simple(raw)),
             Text::Raw(raw) => Cow::Borrowed(raw),
@@ -124,7 +124,7 @@ impl Node<'_> {
     }
 
     /// The same document as a tree of its own.
-    fn from_value(value: Value) -> Node<'static> {
+    pub(crate) fn from_value(value: Value) -> Node<'static> {
         match value {
             Value::Null => Node::Null,
             Value::Bool(b) => Node::Bool(b),
@@ -141,7 +141,7 @@ impl Node<'_> {
 /// An object's members, sorted by key, keys unique.
 pub(crate) type Members<'a> = Vec<(Cow<'a, str>, Node<'a>)>;
 
-fn find(members: &Members<'_>, key: &str) -> Option<usize> {
+pub(crate) fn find(members: &Members<'_>, key: &str) -> Option<usize> {
     // Most objects are small: a scan that compares lengths first skips almost every byte
     // comparison a binary search would make.
     if members.len() <= 16 {

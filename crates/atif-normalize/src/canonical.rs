@@ -28,6 +28,11 @@ use sha2::{Digest, Sha256};
 /// );
 /// ```
 pub fn to_canonical_string(doc: &Value) -> String {
+    canonical_string(doc)
+}
+
+/// [`to_canonical_string`] for either tree.
+pub(crate) fn canonical_string<T: WriteCanonical>(doc: &T) -> String {
     // No size estimate up front: growing by doubling costs less than a walk over the document,
     // as large reallocations are remapped rather than copied.
     let mut sink = Whole(String::new());
@@ -72,6 +77,11 @@ pub(crate) fn stream<T: WriteCanonical>(
 /// assert!(!atif_normalize::is_canonical_text_of(&doc, b"{}\n"));
 /// ```
 pub fn is_canonical_text_of(doc: &Value, text: &[u8]) -> bool {
+    is_canonical_text(doc, text)
+}
+
+/// [`is_canonical_text_of`] for either tree.
+pub(crate) fn is_canonical_text<T: WriteCanonical>(doc: &T, text: &[u8]) -> bool {
     let mut sink = Comparing { out: String::with_capacity(2 * BLOCK), rest: text, equal: true };
     if !doc.write_canonical(&mut sink, 0) {
         return false;
@@ -107,8 +117,13 @@ pub fn content_hash(doc: &Value) -> String {
     hex12(&digest(doc))
 }
 
+/// [`content_hash`] for either tree.
+pub(crate) fn hash_of<T: WriteCanonical>(doc: &T) -> String {
+    hex12(&digest(doc))
+}
+
 /// The SHA-256 of the canonical text of `doc`, hashed block by block as it is written.
-pub(crate) fn digest(doc: &Value) -> [u8; 32] {
+pub(crate) fn digest<T: WriteCanonical>(doc: &T) -> [u8; 32] {
     let mut sink = Hashing { out: String::with_capacity(2 * BLOCK), hasher: Sha256::new() };
     doc.write_canonical(&mut sink, 0);
     sink.out.push('\n');

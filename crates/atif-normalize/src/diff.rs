@@ -10,7 +10,7 @@ use serde_json::Value;
 use similar::{Algorithm, TextDiff};
 
 use crate::Shape;
-use crate::canonical::to_canonical_string;
+use crate::canonical::{WriteCanonical, canonical_string};
 
 /// How [`diff`] compares two Shapes.
 ///
@@ -254,8 +254,13 @@ const PATIENCE_FROM_LINES: usize = 20_000;
 /// The unified diff of the canonical texts of two (normalised) trajectories, headed
 /// `--- golden` / `+++ actual`; empty when the texts are equal.
 pub fn render(golden: &Value, actual: &Value) -> String {
-    let golden_text = to_canonical_string(golden);
-    let actual_text = to_canonical_string(actual);
+    render_views(golden, actual)
+}
+
+/// [`render`] for either tree.
+pub(crate) fn render_views<T: WriteCanonical>(golden: &T, actual: &T) -> String {
+    let golden_text = canonical_string(golden);
+    let actual_text = canonical_string(actual);
     if golden_text == actual_text {
         return String::new();
     }

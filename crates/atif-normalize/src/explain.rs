@@ -2,16 +2,18 @@
 //! functions, then named as inserted, removed or changed; subagents paired by name and
 //! explained the same way.
 
-use std::collections::{BTreeSet, HashMap};
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
 
 use crate::diff::interned;
-use crate::position_free::{PositionFree, same_text};
-use crate::shape::{step_functions, step_llm_calls};
+use crate::position_free::{PositionFree, SubagentNames};
+use crate::shape::{step_functions, step_llm_calls, subagents_of};
+use crate::view::View;
 
 /// What happened to one step between the golden run and the actual one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,21 +123,26 @@ fn write_details(f: &mut fmt::Formatter<'_>, kind: &str, details: &[String]) -> 
 /// Likewise, two runs that differ only outside their steps and subagents (the `agent`, say)
 /// get one change for the whole trajectory, so a difference never goes unexplained.
 pub fn explain(golden: &Value, actual: &Value) -> Vec<StepChange> {
+    explain_views(golden, actual)
+}
+
+/// [`explain`] for either tree.
+pub(crate) fn explain_views<V: View>(golden: &V, actual: &V) -> Vec<StepChange> {
     // The alignment costs O((N + M) D) for D differences; the deadline, shared by every
     // trajectory, bounds pathological inputs (tens of thousands of steps, all different),
     // where it settles for a coarser alignment.
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut changes = Vec::new();
     explain_trajectory(golden, actual, &[], deadline, &mut changes);
-    if changes.is_empty() && golden != actual {
+    if changes.is_empty() && !golden.json_eq(actual) {
         changes.push(whole(StepChangeKind::Changed, &[], differing_keys(golden, actual, None)));
     }
     changes
 }
 
-fn explain_trajectory(
-    golden: &Value,
-    actual: &Value,
+fn explain_trajectory<V: View>(
+    golden: &V,
+    actual: &V,
     path: &[String],
     deadline: Instant,
     changes: &mut Vec<StepChange>,
@@ -144,9 +151,9 @@ fn explain_trajectory(
     explain_subagents(golden, actual, path, deadline, changes);
 }
 
-fn explain_steps(
-    golden: &Value,
-    actual: &Value,
+fn explain_steps<V: View>(
+    golden: &V,
+    actual: &V,
     path: &[String],
     deadline: Instant,
     changes: &mut Vec<StepChange>,
@@ -167,7 +174,7 @@ fn explain_steps(
         let actual_step = PositionFree::of(&actual_steps[a], &actual_names);
         (golden_step, actual_step)
     };
-    let paired = |g: usize, a: usize, (golden_free, actual_free): (PositionFree, PositionFree)| {
+    let paired = |g: usize, a: usize, (golden_free, actual_free): FreePair<'_, V>| {
         let golden_step = Step { value: &golden_steps[g], free: golden_free };
         let actual_step = Step { value: &actual_steps[a], free: actual_free };
         changed(g, &golden_step, a, &actual_step, path)
@@ -180,7 +187,7 @@ fn explain_steps(
                 for offset in 0..len {
                     let (g, a) = (old_index + offset, new_index + offset);
                     let steps = free(g, a);
-                    if !steps.0.same_as(&steps.1, same_text) {
+                    if !steps.0.same_as(&steps.1, V::same_text) {
                         changes.push(paired(g, a, steps));
                     }
                 }
@@ -204,19 +211,23 @@ fn explain_steps(
     }
 }
 
+/// The position-free forms of a golden and an actual step.
+type FreePair<'a, V> = (PositionFree<'a, V>, PositionFree<'a, V>);
+
 /// Pairs the subagents of the two runs by agent name and explains each pair that differs, and
 /// each subagent without a partner as a whole.
-fn explain_subagents(
-    golden: &Value,
-    actual: &Value,
+fn explain_subagents<V: View>(
+    golden: &V,
+    actual: &V,
     path: &[String],
     deadline: Instant,
     changes: &mut Vec<StepChange>,
 ) {
-    let (golden_subs, actual_subs) = (subagents(golden), subagents(actual));
-    let names: BTreeSet<&str> = golden_subs.iter().chain(actual_subs).map(agent_name).collect();
+    let (golden_subs, actual_subs) = (subagents_of(golden), subagents_of(actual));
+    let names: BTreeSet<Cow<'_, str>> =
+        golden_subs.iter().chain(actual_subs).map(agent_name).collect();
     for name in names {
-        let of_name = |subs: &'_ [Value]| -> Vec<usize> {
+        let of_name = |subs: &'_ [V]| -> Vec<usize> {
             (0..subs.len()).filter(|&idx| agent_name(&subs[idx]) == name).collect()
         };
         let mut golden_left = of_name(golden_subs);
@@ -231,7 +242,7 @@ fn explain_subagents(
                 None => true,
             }
         });
-        let sub_path: Vec<String> = path.iter().cloned().chain([name.to_owned()]).collect();
+        let sub_path: Vec<String> = path.iter().cloned().chain([name.into_owned()]).collect();
         let paired = golden_left.len().min(actual_left.len());
         for (&g, &a) in golden_left.iter().zip(&actual_left) {
             let before = changes.len();
@@ -262,11 +273,11 @@ fn whole(kind: StepChangeKind, path: &[String], details: Vec<String>) -> StepCha
 }
 
 /// `3 steps; calls search, fetch`: a subagent's size and the tools it used, each named once.
-fn summary(subagent: &Value) -> Vec<String> {
+fn summary<V: View>(subagent: &V) -> Vec<String> {
     let steps = steps(subagent);
     let plural = if steps.len() == 1 { "" } else { "s" };
     let mut details = vec![format!("{} step{plural}", steps.len())];
-    let mut functions: Vec<&str> = Vec::new();
+    let mut functions: Vec<Cow<'_, str>> = Vec::new();
     for function in steps.iter().flat_map(step_functions) {
         if !functions.contains(&function) {
             functions.push(function);
@@ -280,11 +291,16 @@ fn summary(subagent: &Value) -> Vec<String> {
 
 /// `final_metrics changed`: the top-level members that differ between two objects, `skip`
 /// aside.
-fn differing_keys(golden: &Value, actual: &Value, skip: Option<&str>) -> Vec<String> {
+fn differing_keys<V: View>(golden: &V, actual: &V, skip: Option<&str>) -> Vec<String> {
     let mut fields: Vec<&str> = Vec::new();
-    if let (Value::Object(g), Value::Object(a)) = (golden, actual) {
-        for key in g.keys().chain(a.keys()).filter(|key| Some(key.as_str()) != skip) {
-            if g.get(key) != a.get(key) && !fields.contains(&key.as_str()) {
+    if let (Some(g), Some(a)) = (golden.members(), actual.members()) {
+        for (key, _) in g.iter().chain(&a).filter(|(key, _)| Some(*key) != skip) {
+            let same = match (golden.get(key), actual.get(key)) {
+                (Some(g), Some(a)) => g.json_eq(a),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same && !fields.contains(key) {
                 fields.push(key);
             }
         }
@@ -292,36 +308,32 @@ fn differing_keys(golden: &Value, actual: &Value, skip: Option<&str>) -> Vec<Str
     if fields.is_empty() { Vec::new() } else { vec![format!("{} changed", fields.join(", "))] }
 }
 
-fn subagents(doc: &Value) -> &[Value] {
-    doc.get("subagent_trajectories").and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-fn agent_name(subagent: &Value) -> &str {
-    subagent.pointer("/agent/name").and_then(Value::as_str).unwrap_or("(unnamed)")
+fn agent_name<V: View>(subagent: &V) -> Cow<'_, str> {
+    subagent.str_at(&["agent", "name"]).unwrap_or(Cow::Borrowed("(unnamed)"))
 }
 
 /// The member of a subagent that only its place in the sorted list decides.
 const ID: &str = "trajectory_id";
 
 /// Whether two subagents are the same, their [`ID`]s aside.
-pub(crate) fn same_but_id(golden: &Value, actual: &Value) -> bool {
-    match (golden, actual) {
-        (Value::Object(g), Value::Object(a)) => {
-            let len = |members: &Map<String, Value>| {
-                members.len() - usize::from(members.contains_key(ID))
+pub(crate) fn same_but_id<V: View>(golden: &V, actual: &V) -> bool {
+    match (golden.members(), actual.members()) {
+        (Some(g), Some(a)) => {
+            let len = |members: &[(&str, &V)]| {
+                members.len() - usize::from(members.iter().any(|(key, _)| *key == ID))
             };
-            len(g) == len(a)
+            len(&g) == len(&a)
                 && g.iter()
                     .filter(|(key, _)| *key != ID)
-                    .all(|(key, value)| a.get(key) == Some(value))
+                    .all(|(key, value)| actual.get(key).is_some_and(|a| value.json_eq(a)))
         }
-        _ => golden == actual,
+        _ => golden.json_eq(actual),
     }
 }
 
 /// The agent name of each subagent, by its `trajectory_id`.
-fn subagent_names_by_id(doc: &Value) -> HashMap<&str, &str> {
-    subagents(doc)
+fn subagent_names_by_id<V: View>(doc: &V) -> SubagentNames<'_> {
+    subagents_of(doc)
         .iter()
         .filter_map(|sub| Some((sub.get("trajectory_id")?.as_str()?, agent_name(sub))))
         .collect()
@@ -330,30 +342,30 @@ fn subagent_names_by_id(doc: &Value) -> HashMap<&str, &str> {
 /// What a step is aligned on: who spoke and which tools it called.
 #[derive(Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 struct StepKey<'a> {
-    source: &'a str,
-    functions: Vec<&'a str>,
+    source: Cow<'a, str>,
+    functions: Vec<Cow<'a, str>>,
 }
 
 impl StepKey<'_> {
-    fn of(step: &Value) -> StepKey<'_> {
+    fn of<V: View>(step: &V) -> StepKey<'_> {
         StepKey { source: source(step), functions: step_functions(step).collect() }
     }
 }
 
-fn steps(doc: &Value) -> &[Value] {
-    doc.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+pub(crate) fn steps<V: View>(doc: &V) -> &[V] {
+    doc.get("steps").and_then(V::as_array).unwrap_or(&[])
 }
 
-fn source(step: &Value) -> &str {
-    step.get("source").and_then(Value::as_str).unwrap_or("?")
+fn source<V: View>(step: &V) -> Cow<'_, str> {
+    step.get("source").and_then(V::as_str).unwrap_or(Cow::Borrowed("?"))
 }
 
-fn lone(kind: StepChangeKind, idx: usize, step: &Value, path: &[String]) -> StepChange {
-    let functions: Vec<&str> = step_functions(step).collect();
+fn lone<V: View>(kind: StepChangeKind, idx: usize, step: &V, path: &[String]) -> StepChange {
+    let functions: Vec<Cow<'_, str>> = step_functions(step).collect();
     let detail = if functions.is_empty() {
-        match step.get("message") {
-            Some(Value::String(message)) => format!("message {}", preview(message)),
-            _ => "no tool calls".to_owned(),
+        match step.get("message").and_then(V::as_str) {
+            Some(message) => format!("message {}", preview(&message)),
+            None => "no tool calls".to_owned(),
         }
     } else {
         format!("calls {}", functions.join(", "))
@@ -367,22 +379,22 @@ fn lone(kind: StepChangeKind, idx: usize, step: &Value, path: &[String]) -> Step
         subagent: path.to_vec(),
         golden_step,
         actual_step,
-        source: source(step).to_owned(),
+        source: source(step).into_owned(),
         details: vec![detail],
     }
 }
 
 /// One step of a pair: as recorded, and seen without what only its position decides.
-struct Step<'a> {
-    value: &'a Value,
-    free: PositionFree<'a>,
+struct Step<'a, V> {
+    value: &'a V,
+    free: PositionFree<'a, V>,
 }
 
-fn changed(
+fn changed<V: View>(
     g: usize,
-    golden: &Step<'_>,
+    golden: &Step<'_, V>,
     a: usize,
-    actual: &Step<'_>,
+    actual: &Step<'_, V>,
     path: &[String],
 ) -> StepChange {
     // What the position-free form rewrites (ids, refs) is read from it; the rest, the same in
@@ -395,8 +407,8 @@ fn changed(
         details.push(format!("source {actual_source} instead of {golden_source}"));
     }
 
-    let golden_functions: Vec<&str> = step_functions(golden).collect();
-    let actual_functions: Vec<&str> = step_functions(actual).collect();
+    let golden_functions: Vec<Cow<'_, str>> = step_functions(golden).collect();
+    let actual_functions: Vec<Cow<'_, str>> = step_functions(actual).collect();
     if golden_functions != actual_functions {
         details.push(match (golden_functions.is_empty(), actual_functions.is_empty()) {
             (true, _) => format!("now calls {}", actual_functions.join(", ")),
@@ -408,14 +420,19 @@ fn changed(
             ),
         });
     } else {
-        let golden_calls = golden.get("tool_calls").and_then(Value::as_array);
-        let actual_calls = actual.get("tool_calls").and_then(Value::as_array);
+        let golden_calls = golden.get("tool_calls").and_then(V::as_array);
+        let actual_calls = actual.get("tool_calls").and_then(V::as_array);
         for (call_g, call_a) in
             golden_calls.into_iter().flatten().zip(actual_calls.into_iter().flatten())
         {
-            if call_g.get("arguments") != call_a.get("arguments") {
-                let name = call_a.get("function_name").and_then(Value::as_str).unwrap_or("?");
-                details.push(format!("arguments of {name} changed"));
+            let same = match (call_g.get("arguments"), call_a.get("arguments")) {
+                (Some(g), Some(a)) => g.json_eq(a),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                let name = call_a.get("function_name").and_then(V::as_str);
+                details.push(format!("arguments of {} changed", name.as_deref().unwrap_or("?")));
             }
         }
     }
@@ -431,13 +448,13 @@ fn changed(
         details.push(format!("{n} {word} LLM call{plural}"));
     }
 
-    let golden_model = golden.get("model_name").and_then(Value::as_str);
-    let actual_model = actual.get("model_name").and_then(Value::as_str);
+    let golden_model = golden.get("model_name").and_then(V::as_str);
+    let actual_model = actual.get("model_name").and_then(V::as_str);
     if golden_model != actual_model {
         details.push(format!(
             "model {} instead of {}",
-            actual_model.unwrap_or("(none)"),
-            golden_model.unwrap_or("(none)")
+            actual_model.as_deref().unwrap_or("(none)"),
+            golden_model.as_deref().unwrap_or("(none)")
         ));
     }
 
@@ -469,17 +486,21 @@ fn changed(
         subagent: path.to_vec(),
         golden_step: Some(g + 1),
         actual_step: Some(a + 1),
-        source: actual_source.to_owned(),
+        source: actual_source.into_owned(),
         details,
     }
 }
 
 /// Whether the member `key` is the same in both (as `serde_json::Value`s compare), or absent
 /// from both.
-fn same_member(golden: &PositionFree<'_>, actual: &PositionFree<'_>, key: &str) -> bool {
+fn same_member<V: View>(
+    golden: &PositionFree<'_, V>,
+    actual: &PositionFree<'_, V>,
+    key: &str,
+) -> bool {
     match (golden.get(key), actual.get(key)) {
         (None, None) => true,
-        (Some(golden), Some(actual)) => golden.same_as(&actual, |a, b| a == b),
+        (Some(golden), Some(actual)) => golden.same_as(&actual, V::json_eq),
         _ => false,
     }
 }

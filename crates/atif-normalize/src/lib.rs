@@ -71,6 +71,7 @@ mod selector;
 mod shape;
 mod strict_parser;
 mod tree;
+mod view;
 
 pub use atif_secrets;
 pub use canonical::{
@@ -80,7 +81,8 @@ pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
 pub use explain::{StepChange, StepChangeKind, explain};
 pub use normalize::{
-    JsonDocument, normalize, normalize_json, normalize_owned, normalize_with_report,
+    JsonDocument, NormalizedDocument, normalize, normalize_json, normalize_owned,
+    normalize_with_report,
 };
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};

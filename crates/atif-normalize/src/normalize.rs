@@ -8,7 +8,8 @@ use serde_json::Value;
 use crate::borrowed_tree::{Node, may_hold_secret};
 use crate::contract::normalize_tree;
 use crate::tree::{Object, Tree};
-use crate::{Error, NormalizeOptions, Result};
+use crate::view::View;
+use crate::{Delta, Error, NormalizeOptions, ReportDiff, ReportOptions, Result, Shape, StepChange};
 
 /// Normalises a trajectory so that two runs of the same behaviour give the same document.
 ///
@@ -151,22 +152,160 @@ impl<'a> JsonDocument<'a> {
         options: &NormalizeOptions,
         mut writer: W,
     ) -> Result<Report> {
+        let (normalized, report) = self.normalize(options)?;
+        normalized.write_canonical(&mut writer).map_err(|source| Error::Write { source })?;
+        Ok(report)
+    }
+
+    /// Normalises the document and keeps it, still borrowing from the text, for a caller that
+    /// compares its canonical text with a golden's before it needs a `Value` (if ever). Also
+    /// says which secrets were replaced, as [`normalize_with_report`] does.
+    ///
+    /// # Errors
+    /// [`Error::NotATrajectory`] as for [`normalize`].
+    pub fn normalize(self, options: &NormalizeOptions) -> Result<(NormalizedDocument<'a>, Report)> {
         let root = self.root;
         // A document that may hold a secret goes through the scanner, which works on a
-        // `Value`; the others (almost all of them) stay borrowed and stream.
+        // `Value`; the others (almost all of them) stay borrowed.
         if options.secret_scanner().is_some_and(|scanner| may_hold_secret(&root, scanner)) {
             let (normalized, report) = normalize_with_report(root.into_value(), options)?;
-            write(&normalized, &mut writer)?;
-            return Ok(report);
+            return Ok((NormalizedDocument { root: Node::from_value(normalized) }, report));
         }
-        write(&normalize_tree(root, options)?, &mut writer)?;
-        Ok(Report::new())
+        Ok((NormalizedDocument { root: normalize_tree(root, options)? }, Report::new()))
     }
 }
 
-fn write(
-    normalized: &impl crate::canonical::WriteCanonical,
-    writer: &mut dyn std::io::Write,
-) -> Result<()> {
-    crate::canonical::stream(normalized, writer).map_err(|source| Error::Write { source })
+/// A normalised document from [`JsonDocument::normalize`], whose strings may still borrow from
+/// the JSON text: what a golden check or `atif diff` works on, so that a run of a hundred
+/// megabytes is never copied into a `serde_json::Value`. It answers what the functions on
+/// `Value`s answer ([`shape`](crate::shape), [`explain`](crate::explain),
+/// [`report`](crate::report)), with the same results.
+///
+/// ```
+/// # fn main() -> atif_normalize::Result<()> {
+/// use atif_normalize::{DiffOptions, JsonDocument, NormalizeOptions, ReportOptions, diff};
+///
+/// let options = NormalizeOptions::default();
+/// let golden_json = br#"{"schema_version": "ATIF-v1.8", "session_id": "s-1", "steps": []}"#;
+/// let (golden, _secrets) = JsonDocument::parse(golden_json)?.normalize(&options)?;
+/// let text = "{\n  \"schema_version\": \"ATIF-v1.8\",\n  \"steps\": []\n}\n";
+/// assert!(golden.is_canonical_text_of(text.as_bytes()));
+/// assert_eq!(golden.to_canonical_string(), text);
+///
+/// let actual_json = br#"{"schema_version": "ATIF-v1.8", "steps": [{"step_id": 1, "source": "user"}]}"#;
+/// let (actual, _) = JsonDocument::parse(actual_json)?.normalize(&options)?;
+/// let deltas = diff(&golden.shape(), &actual.shape(), &DiffOptions::default());
+/// let report = golden.report(&actual, &deltas, &ReportOptions::new());
+/// assert!(report.contains("step 1 (user) inserted"));
+/// assert_eq!(golden.into_value(), serde_json::json!({"schema_version": "ATIF-v1.8", "steps": []}));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct NormalizedDocument<'a> {
+    root: Node<'a>,
+}
+
+impl NormalizedDocument<'_> {
+    /// Normalises `doc`, as [`normalize_with_report`] does, into a document of its own: for a
+    /// run that was parsed already, to be compared with one read by [`JsonDocument`]. Its
+    /// strings are moved, not copied.
+    ///
+    /// # Errors
+    /// As [`normalize`].
+    pub fn from_value(
+        doc: Value,
+        options: &NormalizeOptions,
+    ) -> Result<(NormalizedDocument<'static>, Report)> {
+        let (normalized, report) = normalize_with_report(doc, options)?;
+        Ok((NormalizedDocument { root: Node::from_value(normalized) }, report))
+    }
+
+    /// Whether `text` is exactly this document's canonical text, compared block by block as it
+    /// is written (see [`is_canonical_text_of`](crate::is_canonical_text_of)).
+    pub fn is_canonical_text_of(&self, text: &[u8]) -> bool {
+        crate::canonical::is_canonical_text(&self.root, text)
+    }
+
+    /// Writes the canonical text to `writer`, in blocks (see
+    /// [`write_canonical`](crate::write_canonical)).
+    ///
+    /// # Errors
+    /// The first error `writer` returns.
+    pub fn write_canonical<W: std::io::Write>(&self, mut writer: W) -> std::io::Result<()> {
+        crate::canonical::stream(&self.root, &mut writer)
+    }
+
+    /// The canonical text (see [`to_canonical_string`](crate::to_canonical_string)).
+    pub fn to_canonical_string(&self) -> String {
+        crate::canonical::canonical_string(&self.root)
+    }
+
+    /// The content hash of the canonical text (see [`content_hash`](crate::content_hash)).
+    pub fn content_hash(&self) -> String {
+        crate::canonical::hash_of(&self.root)
+    }
+
+    /// The Shape (see [`shape`](crate::shape)).
+    pub fn shape(&self) -> Shape {
+        self.shape_with_hash(self.content_hash())
+    }
+
+    /// The Shape with its content hash given (see [`shape_with_hash`](crate::shape_with_hash)).
+    pub fn shape_with_hash(&self, content_hash: String) -> Shape {
+        crate::shape::shape_of(&self.root, content_hash)
+    }
+
+    /// The root's member `key` as a `serde_json::Value` (a copy: meant for small members such as
+    /// `schema_version`).
+    pub fn member(&self, key: &str) -> Option<Value> {
+        self.root.get(key).map(View::to_value)
+    }
+
+    /// How `actual` differs from this document, step by step (see [`explain`](crate::explain)).
+    pub fn explain(&self, actual: &NormalizedDocument<'_>) -> Vec<StepChange> {
+        crate::explain::explain_views(&self.root, &actual.root)
+    }
+
+    /// The failure report of how `actual` differs from this document (see
+    /// [`report`](crate::report)).
+    pub fn report(
+        &self,
+        actual: &NormalizedDocument<'_>,
+        deltas: &[Delta],
+        options: &ReportOptions,
+    ) -> String {
+        if deltas.is_empty() {
+            return String::new();
+        }
+        self.report_explained(actual, deltas, &self.explain(actual), options)
+    }
+
+    /// [`NormalizedDocument::report`] with the explanation given (see
+    /// [`report_explained`](crate::report_explained)).
+    pub fn report_explained(
+        &self,
+        actual: &NormalizedDocument<'_>,
+        deltas: &[Delta],
+        changes: &[StepChange],
+        options: &ReportOptions,
+    ) -> String {
+        crate::report::report_views(&self.root, &actual.root, deltas, changes, options)
+    }
+
+    /// The unified diff of a report (see [`report_diff`](crate::report_diff)).
+    pub fn report_diff(
+        &self,
+        actual: &NormalizedDocument<'_>,
+        changes: &[StepChange],
+        options: &ReportOptions,
+    ) -> ReportDiff {
+        crate::report::report_diff_views(&self.root, &actual.root, changes, options)
+    }
+
+    /// The document as a `serde_json::Value`: the same value [`normalize`] gives for the same
+    /// text.
+    pub fn into_value(self) -> Value {
+        self.root.into_value()
+    }
 }

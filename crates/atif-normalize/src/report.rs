@@ -6,12 +6,15 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 use similar::{Algorithm, ChangeTag, TextDiff};
 
-use crate::canonical::to_canonical_string;
-use crate::explain::same_but_id;
-use crate::{Delta, StepChange, explain, render};
+use crate::canonical::{Sink, WriteCanonical, canonical_string, write_members};
+use crate::diff::render_views;
+use crate::explain::{same_but_id, steps};
+use crate::shape::subagents_of;
+use crate::view::View;
+use crate::{Delta, StepChange, explain};
 
 /// How much a [`report`] shows.
 ///
@@ -126,6 +129,17 @@ pub fn report_explained(
     changes: &[StepChange],
     options: &ReportOptions,
 ) -> String {
+    report_views(golden, actual, deltas, changes, options)
+}
+
+/// [`report_explained`] for either tree.
+pub(crate) fn report_views<V: View>(
+    golden: &V,
+    actual: &V,
+    deltas: &[Delta],
+    changes: &[StepChange],
+    options: &ReportOptions,
+) -> String {
     let mut out = String::new();
     if deltas.is_empty() {
         return out;
@@ -147,7 +161,7 @@ pub fn report_explained(
     if n_shown < changes.len() {
         let _ = writeln!(out, "  ... {} more step changes", changes.len() - n_shown);
     }
-    let diff = report_diff(golden, actual, changes, options);
+    let diff = report_diff_views(golden, actual, changes, options);
     if !diff.text.is_empty() {
         let _ = writeln!(out, "unified diff (golden -> actual){}:", diff.title);
         out.push_str(&diff.text);
@@ -178,8 +192,18 @@ pub fn report_diff(
     changes: &[StepChange],
     options: &ReportOptions,
 ) -> ReportDiff {
+    report_diff_views(golden, actual, changes, options)
+}
+
+/// [`report_diff`] for either tree.
+pub(crate) fn report_diff_views<V: View>(
+    golden: &V,
+    actual: &V,
+    changes: &[StepChange],
+    options: &ReportOptions,
+) -> ReportDiff {
     if options.full {
-        return ReportDiff { title: String::new(), text: render(golden, actual) };
+        return ReportDiff { title: String::new(), text: render_views(golden, actual) };
     }
     let places = changed_places(golden, actual, changes);
     if places.is_empty() {
@@ -230,14 +254,14 @@ enum Place {
     Document,
 }
 
-fn changed_places(golden: &Value, actual: &Value, changes: &[StepChange]) -> Vec<Place> {
+fn changed_places<V: View>(golden: &V, actual: &V, changes: &[StepChange]) -> Vec<Place> {
     let mut places = Vec::new();
     for change in changes {
         if change.subagent.is_empty() && !change.is_whole_trajectory() {
             places.push(Place::Step { golden: change.golden_step, actual: change.actual_step });
         }
     }
-    if to_canonical_string(&outside(golden)) != to_canonical_string(&outside(actual)) {
+    if canonical_string(&Outside(golden)) != canonical_string(&Outside(actual)) {
         places.push(Place::Outside);
     }
     let mut names: Vec<&str> = Vec::new();
@@ -249,14 +273,14 @@ fn changed_places(golden: &Value, actual: &Value, changes: &[StepChange]) -> Vec
         }
     }
     places.extend(names.into_iter().map(|name| Place::Subagent(name.to_owned())));
-    if places.is_empty() && golden != actual {
+    if places.is_empty() && !golden.json_eq(actual) {
         places.push(Place::Document);
     }
     places
 }
 
 impl Place {
-    fn write(&self, golden: &Value, actual: &Value, out: &mut String) {
+    fn write<V: View>(&self, golden: &V, actual: &V, out: &mut String) {
         let mut lines = Vec::new();
         let title = match self {
             Place::Step { golden: g, actual: a } => {
@@ -271,7 +295,7 @@ impl Place {
                 }
             }
             Place::Outside => {
-                side_by_side(Some(&outside(golden)), Some(&outside(actual)), &mut lines);
+                side_by_side(Some(&Outside(golden)), Some(&Outside(actual)), &mut lines);
                 "outside the steps".to_owned()
             }
             Place::Subagent(name) => {
@@ -297,8 +321,12 @@ impl Place {
 
 /// The diff lines (with their ` `, `-`, `+` marks) from `golden` to `actual`: every line of a
 /// value present on one side only, the hunks with 3 lines of context otherwise.
-fn side_by_side(golden: Option<&Value>, actual: Option<&Value>, lines: &mut Vec<String>) {
-    let text = |value: Option<&Value>| value.map(to_canonical_string).unwrap_or_default();
+fn side_by_side<T: WriteCanonical>(
+    golden: Option<&T>,
+    actual: Option<&T>,
+    lines: &mut Vec<String>,
+) {
+    let text = |value: Option<&T>| value.map(canonical_string).unwrap_or_default();
     let (golden_text, actual_text) = (text(golden), text(actual));
     // Big values (a subagent of thousands of steps) go to patience, with a deadline, for the
     // reasons given in `render`.
@@ -335,41 +363,37 @@ fn clip(line: &str) -> String {
     }
 }
 
-fn steps(doc: &Value) -> &[Value] {
-    doc.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
+/// The root's members other than `steps` and `subagent_trajectories`, written as an object.
+struct Outside<'a, V>(&'a V);
 
-/// The root's members other than `steps` and `subagent_trajectories`.
-fn outside(doc: &Value) -> Value {
-    let Value::Object(members) = doc else {
-        return doc.clone();
-    };
-    let kept: Map<String, Value> = members
-        .iter()
-        .filter(|(key, _)| !matches!(key.as_str(), "steps" | "subagent_trajectories"))
-        .map(|(key, value)| (key.clone(), value.clone()))
-        .collect();
-    Value::Object(kept)
+impl<V: View> WriteCanonical for Outside<'_, V> {
+    fn write_canonical<S: Sink>(&self, sink: &mut S, depth: usize) -> bool {
+        let Some(members) = self.0.members() else {
+            return self.0.write_canonical(sink, depth);
+        };
+        let kept = members
+            .into_iter()
+            .filter(|(key, _)| !matches!(*key, "steps" | "subagent_trajectories"));
+        write_members(sink, kept, depth)
+    }
 }
 
 /// The first golden and the first actual subagent named `name` that have no identical partner
 /// on the other side (ids aside, as the explanation pairs them).
-fn paired_subagents<'a>(
-    golden: &'a Value,
-    actual: &'a Value,
+fn paired_subagents<'a, V: View>(
+    golden: &'a V,
+    actual: &'a V,
     name: &str,
-) -> (Option<&'a Value>, Option<&'a Value>) {
-    let of_name = |doc: &'a Value| -> Vec<&'a Value> {
-        doc.get("subagent_trajectories")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|sub| sub.pointer("/agent/name").and_then(Value::as_str) == Some(name))
+) -> (Option<&'a V>, Option<&'a V>) {
+    let of_name = |doc: &'a V| -> Vec<&'a V> {
+        subagents_of(doc)
+            .iter()
+            .filter(|sub| sub.str_at(&["agent", "name"]).is_some_and(|agent| agent == name))
             .collect()
     };
     let mut golden_left = of_name(golden);
     let mut actual_left = of_name(actual);
-    golden_left.retain(|g| match actual_left.iter().position(|a| same_but_id(g, a)) {
+    golden_left.retain(|g| match actual_left.iter().position(|a| same_but_id(*g, *a)) {
         Some(pos) => {
             actual_left.remove(pos);
             false

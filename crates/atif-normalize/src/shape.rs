@@ -1,11 +1,13 @@
 //! The Shape of a trajectory: what the agent did, in numbers and names.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::canonical::content_hash;
+use crate::view::View;
 
 /// What an agent did in a run, reduced to what a regression test compares.
 ///
@@ -102,13 +104,17 @@ pub fn join<A: Send, B>(
 /// assert_eq!(atif_normalize::shape_with_hash(&doc, hash), atif_normalize::shape(&doc));
 /// ```
 pub fn shape_with_hash(normalized: &Value, content_hash: String) -> Shape {
-    let steps: &[Value] =
-        normalized.get("steps").and_then(Value::as_array).map_or(&[], Vec::as_slice);
+    shape_of(normalized, content_hash)
+}
+
+/// [`shape_with_hash`] for either tree.
+pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
+    let steps: &[V] = normalized.get("steps").and_then(V::as_array).unwrap_or(&[]);
 
     let sources =
-        steps.iter().filter_map(|s| s.get("source")?.as_str().map(str::to_owned)).collect();
+        steps.iter().filter_map(|s| s.get("source")?.as_str().map(Cow::into_owned)).collect();
     let llm_calls = steps.iter().map(step_llm_calls).fold(0u64, u64::saturating_add);
-    let functions = steps.iter().flat_map(step_functions).map(str::to_owned).collect();
+    let functions = steps.iter().flat_map(step_functions).map(Cow::into_owned).collect();
 
     let mut subagents = Vec::new();
     collect_subagent_names(normalized, &mut subagents);
@@ -117,12 +123,13 @@ pub fn shape_with_hash(normalized: &Value, content_hash: String) -> Shape {
     let mut models = BTreeSet::new();
     collect_models(normalized, &mut models);
 
-    let crashed = normalized.pointer("/extra/crashed") == Some(&Value::Bool(true));
+    let crashed =
+        normalized.get("extra").and_then(|extra| extra.get("crashed")).is_some_and(V::is_true);
     let tokens = |total: &str, per_step: &str| {
         normalized
             .get("final_metrics")
             .and_then(|m| m.get(total))
-            .and_then(Value::as_u64)
+            .and_then(V::as_u64)
             .unwrap_or_else(|| {
                 steps
                     .iter()
@@ -137,7 +144,7 @@ pub fn shape_with_hash(normalized: &Value, content_hash: String) -> Shape {
         llm_calls,
         functions,
         subagents,
-        models: models.into_iter().map(str::to_owned).collect(),
+        models: models.into_iter().map(Cow::into_owned).collect(),
         crashed,
         prompt_tokens: tokens("total_prompt_tokens", "prompt_tokens"),
         completion_tokens: tokens("total_completion_tokens", "completion_tokens"),
@@ -146,42 +153,42 @@ pub fn shape_with_hash(normalized: &Value, content_hash: String) -> Shape {
 }
 
 /// The LLM calls a step stands for: its `llm_call_count`, else 1 for an agent step, else 0.
-pub(crate) fn step_llm_calls(step: &Value) -> u64 {
-    match step.get("llm_call_count").and_then(Value::as_u64) {
+pub(crate) fn step_llm_calls<V: View>(step: &V) -> u64 {
+    match step.get("llm_call_count").and_then(V::as_u64) {
         Some(count) => count,
-        None if step.get("source").and_then(Value::as_str) == Some("agent") => 1,
+        None if step.get("source").and_then(V::as_str).is_some_and(|s| s == "agent") => 1,
         None => 0,
     }
 }
 
 /// The function names a step calls, in order.
-pub(crate) fn step_functions(step: &Value) -> impl Iterator<Item = &str> {
+pub(crate) fn step_functions<V: View>(step: &V) -> impl Iterator<Item = Cow<'_, str>> {
     step.get("tool_calls")
-        .and_then(Value::as_array)
+        .and_then(V::as_array)
         .into_iter()
         .flatten()
         .filter_map(|call| call.get("function_name")?.as_str())
 }
 
-fn subagents_of(traj: &Value) -> &[Value] {
-    traj.get("subagent_trajectories").and_then(Value::as_array).map_or(&[], Vec::as_slice)
+pub(crate) fn subagents_of<V: View>(traj: &V) -> &[V] {
+    traj.get("subagent_trajectories").and_then(V::as_array).unwrap_or(&[])
 }
 
-fn collect_subagent_names(traj: &Value, names: &mut Vec<String>) {
+fn collect_subagent_names<V: View>(traj: &V, names: &mut Vec<String>) {
     for sub in subagents_of(traj) {
-        if let Some(name) = sub.pointer("/agent/name").and_then(Value::as_str) {
-            names.push(name.to_owned());
+        if let Some(name) = sub.str_at(&["agent", "name"]) {
+            names.push(name.into_owned());
         }
         collect_subagent_names(sub, names);
     }
 }
 
-fn collect_models<'a>(traj: &'a Value, models: &mut BTreeSet<&'a str>) {
-    if let Some(model) = traj.pointer("/agent/model_name").and_then(Value::as_str) {
+fn collect_models<'a, V: View>(traj: &'a V, models: &mut BTreeSet<Cow<'a, str>>) {
+    if let Some(model) = traj.str_at(&["agent", "model_name"]) {
         models.insert(model);
     }
-    for step in traj.get("steps").and_then(Value::as_array).into_iter().flatten() {
-        if let Some(model) = step.get("model_name").and_then(Value::as_str) {
+    for step in traj.get("steps").and_then(V::as_array).into_iter().flatten() {
+        if let Some(model) = step.get("model_name").and_then(V::as_str) {
             models.insert(model);
         }
     }

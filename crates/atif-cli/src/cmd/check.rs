@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use atif_golden::{Mode, Outcome, OutcomeKind, Settings};
 use serde_json::json;
 
-use crate::cmd::common::{Format, RunArgs, invalid, load_trajectory, print, this_command_as};
+use crate::cmd::common::{
+    Format, RunArgs, display_name, invalid, print, read_input, this_command_as,
+};
 use crate::output;
 
 /// Arguments of `atif check`.
@@ -35,12 +37,12 @@ pub(crate) struct Args {
 /// a behaviour change, a missing golden, a schema version change or an input that is not a
 /// trajectory, 2 when something cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    // The golden is read on a second thread while the run is parsed. The one loader: what is
-    // not a trajectory never becomes a golden.
+    // The golden is read on a second thread while the run is. What is not a trajectory never
+    // becomes a golden: the check reads the run with the one loader's rules.
     let golden = Path::new(&args.golden);
     let (golden_file, actual) = atif_normalize::join(
         || atif_golden::GoldenFile::read(golden),
-        || load_trajectory(&args.run.actual),
+        || read_input(&args.run.actual),
     );
     let actual = actual?;
 
@@ -58,7 +60,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
 
     // The check redacts the run before anything else, and says what it found.
-    let checked = golden_file.check(actual, &settings);
+    let checked = golden_file.check_json(actual, display_name(&args.run.actual), &settings);
     args.run.normalize.secrets.report("check", &checked.redacted)?;
     match checked.result {
         Ok(outcome) => {

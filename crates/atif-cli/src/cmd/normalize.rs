@@ -29,19 +29,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // writes the canonical text in blocks (the same output as `load_normalized` then
     // `write_canonical`). The one loader decides what is a trajectory: its form from the kinds
     // of the root's members, and, for text the fast path refuses, the loader's own message.
-    let document = match atif_normalize::JsonDocument::parse(&bytes) {
-        Ok(document) => document,
-        Err(err) => {
-            atif_schema::check_trajectory_bytes(&bytes, name)?;
-            return Err(invalid(anyhow::Error::new(err).context(format!("cannot read {name}"))));
-        }
-    };
-    atif_schema::TrajectoryForm {
-        root: document.kind(),
-        schema_version: document.member_kind("schema_version"),
-        steps: document.member_kind("steps"),
-    }
-    .check(name)?;
+    let document = parse_document(&bytes, name)?;
     let mut failure = None;
     let mut secrets = None;
     let written = args.output.write(|out| {
@@ -74,15 +62,38 @@ pub(crate) fn load_normalized(path: &str, options: &NormalizeOptions) -> anyhow:
 }
 
 /// Parses and normalises `bytes`, read from `path` by [`read_input`]; every error names the
-/// file.
+/// file. The text is read on the fast path, and the `Value` built from the normalised tree.
 pub(crate) fn parse_normalized(
     bytes: Vec<u8>,
     path: &str,
     options: &NormalizeOptions,
 ) -> anyhow::Result<Value> {
-    let doc = atif_schema::parse_trajectory(&bytes, display_name(path))?;
-    drop(bytes);
-    atif_normalize::normalize_owned(doc, options).map_err(|err| {
-        invalid(anyhow::Error::new(err).context(format!("cannot normalise {}", display_name(path))))
-    })
+    let name = display_name(path);
+    let (normalized, _) = parse_document(&bytes, name)?.normalize(options).map_err(|err| {
+        invalid(anyhow::Error::new(err).context(format!("cannot normalise {name}")))
+    })?;
+    Ok(normalized.into_value())
+}
+
+/// Reads `bytes` into the fast path's tree, which borrows its strings. The one loader decides
+/// what is a trajectory: its form from the kinds of the root's members, and, for text the fast
+/// path refuses, the loader's own message.
+fn parse_document<'a>(
+    bytes: &'a [u8],
+    name: &str,
+) -> anyhow::Result<atif_normalize::JsonDocument<'a>> {
+    let document = match atif_normalize::JsonDocument::parse(bytes) {
+        Ok(document) => document,
+        Err(err) => {
+            atif_schema::check_trajectory_bytes(bytes, name)?;
+            return Err(invalid(anyhow::Error::new(err).context(format!("cannot read {name}"))));
+        }
+    };
+    atif_schema::TrajectoryForm {
+        root: document.kind(),
+        schema_version: document.member_kind("schema_version"),
+        steps: document.member_kind("steps"),
+    }
+    .check(name)?;
+    Ok(document)
 }

@@ -6,7 +6,9 @@ use serde_json::{Value, json};
 use crate::{call_step, normalized, trajectory};
 
 fn check(golden: Value, actual: Value, expected: &[&str]) {
-    let changes = explain(&normalized(&trajectory(golden)), &normalized(&trajectory(actual)));
+    let (golden, actual) = (trajectory(golden), trajectory(actual));
+    crate::documents::agree(&golden, &actual);
+    let changes = explain(&normalized(&golden), &normalized(&actual));
     let lines: Vec<String> = changes.iter().map(StepChange::to_string).collect();
     assert_eq!(lines, expected);
 }
@@ -133,6 +135,7 @@ fn with_subagents(subagents: &[(&str, &str)]) -> Value {
 }
 
 fn check_docs(golden: &Value, actual: &Value, expected: &[&str]) {
+    crate::documents::agree(golden, actual);
     let changes = explain(&normalized(golden), &normalized(actual));
     let lines: Vec<String> = changes.iter().map(StepChange::to_string).collect();
     assert_eq!(lines, expected);

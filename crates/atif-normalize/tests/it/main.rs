@@ -4,6 +4,7 @@
 
 mod canonical;
 mod diff;
+mod documents;
 mod explain;
 mod normalize;
 mod normalize_json;

@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use atif_normalize::{
-    Error, Masker, NormalizeOptions, Redaction, normalize, normalize_json, to_canonical_string,
+    Error, JsonDocument, Masker, NormalizeOptions, Redaction, normalize, normalize_json,
+    to_canonical_string,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
@@ -17,16 +18,27 @@ fn fast(json: &[u8], options: &NormalizeOptions) -> Result<String, Error> {
     Ok(String::from_utf8(out).unwrap())
 }
 
-/// The fast path and the general path agree on `json`, whether both succeed or both fail.
+/// The fast path and the general path agree on `json`, whether both succeed or both fail; and
+/// the document the fast path keeps (`JsonDocument::normalize`) is the general path's value,
+/// whose canonical text it recognises.
 fn check_with(json: &str, options: &NormalizeOptions) {
-    let general = serde_json::from_str::<Value>(json).ok().map(|doc| {
-        normalize(&doc, options).map(|n| to_canonical_string(&n)).map_err(|e| e.to_string())
-    });
+    let general_value =
+        serde_json::from_str::<Value>(json).ok().map(|doc| normalize(&doc, options));
+    let general = general_value
+        .as_ref()
+        .map(|n| n.as_ref().map(to_canonical_string).map_err(|e| e.to_string()));
     let fast = fast(json.as_bytes(), options).map_err(|e| e.to_string());
     match general {
         Some(general) => assert_eq!(fast, general, "for {json}"),
         None => assert!(fast.is_err(), "serde_json rejects {json} but the fast path accepted it"),
     }
+    let Some(Ok(general_value)) = general_value else { return };
+    let (kept, _) = JsonDocument::parse(json.as_bytes()).unwrap().normalize(options).unwrap();
+    let text = to_canonical_string(&general_value);
+    assert!(kept.is_canonical_text_of(text.as_bytes()), "for {json}");
+    assert!(!kept.is_canonical_text_of(&text.as_bytes()[..text.len() - 1]), "for {json}");
+    assert_eq!(kept.to_canonical_string(), text, "for {json}");
+    assert_eq!(kept.into_value(), general_value, "for {json}");
 }
 
 fn check(json: &str) {
