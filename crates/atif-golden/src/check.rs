@@ -3,7 +3,7 @@
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use atif_normalize::Delta;
+use atif_normalize::{Delta, NormalizedDocument, StepChange};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -268,46 +268,9 @@ impl GoldenFile {
 enum Actual {
     /// Parsed already (by the caller, or from a typed trajectory).
     Value(Value),
-    /// The run's JSON text, and how messages name it; read on the fast path, so that a run
-    /// that matches its golden never becomes a `Value` at all.
+    /// The run's JSON text, and how messages name it; read on the fast path, so that it is
+    /// never copied into a `Value`.
     Json { bytes: Vec<u8>, name: String },
-}
-
-/// The normalised run, as far as the check needs it before it has to explain a difference.
-enum Run<'a> {
-    Value(Value),
-    Document(atif_normalize::NormalizedDocument<'a>),
-}
-
-impl Run<'_> {
-    fn is_canonical_text_of(&self, text: &[u8]) -> bool {
-        match self {
-            Run::Value(value) => atif_normalize::is_canonical_text_of(value, text),
-            Run::Document(document) => document.is_canonical_text_of(text),
-        }
-    }
-
-    fn canonical_text(&self) -> String {
-        match self {
-            Run::Value(value) => atif_normalize::to_canonical_string(value),
-            Run::Document(document) => document.to_canonical_string(),
-        }
-    }
-
-    fn into_value(self) -> Value {
-        match self {
-            Run::Value(value) => value,
-            Run::Document(document) => document.into_value(),
-        }
-    }
-}
-
-/// What a check knows once it has compared canonical texts.
-enum Settled {
-    /// The outcome: the golden matched, or was missing.
-    Outcome(Outcome),
-    /// The texts differ: the golden's text and the run, to be compared by Shape.
-    Differs { golden_text: String, actual: Value },
 }
 
 /// The parts of a check that every step needs.
@@ -334,36 +297,33 @@ fn run(
         None => test.update_command(),
     };
     let cx = Context { path: &golden.path, mode, settings, command };
-    let settled = match actual {
+    let bytes;
+    let (actual, found) = match actual {
         Actual::Value(actual) => {
             // What is not a trajectory never becomes a golden, whatever the mode.
             atif_schema::check_trajectory(&actual, "the actual trajectory")
                 .map_err(|err| Error::Load(Box::new(err)))?;
-            let (actual, found) = normalize_actual(actual, settings)?;
-            *redacted = found;
-            settle(&cx, golden.text?, Run::Value(actual))?
+            NormalizedDocument::from_value(actual, settings.normalize_options()).map_err(
+                |source| Error::Normalize { what: "the actual trajectory".to_owned(), source },
+            )?
         }
-        Actual::Json { bytes, name } => {
-            let (document, found) = normalize_json(&bytes, &name, settings)?;
-            *redacted = found;
-            settle(&cx, golden.text?, Run::Document(document))?
-            // The run's text is freed here, before the golden is parsed.
+        Actual::Json { bytes: json, name } => {
+            bytes = json;
+            normalize_json(&bytes, &name, settings)?
         }
     };
-    match settled {
-        Settled::Outcome(outcome) => Ok(outcome),
-        Settled::Differs { golden_text, actual } => differs(&cx, golden_text, &actual),
-    }
+    *redacted = found;
+    check_document(&cx, golden.text?, &actual)
 }
 
-/// The run's JSON text read and normalised on the fast path. What is not a trajectory never
-/// becomes a golden: the one loader's form check, and its message for text the fast reader
-/// refuses.
+/// Reads JSON text on the fast path and normalises it; messages call it `name`. What is not a
+/// trajectory never becomes a golden: the one loader's form check, and its message for text
+/// the fast reader refuses (which is exactly what the loader refuses).
 fn normalize_json<'a>(
     bytes: &'a [u8],
     name: &str,
     settings: &Settings,
-) -> Result<(atif_normalize::NormalizedDocument<'a>, atif_normalize::atif_secrets::Report)> {
+) -> Result<(NormalizedDocument<'a>, atif_normalize::atif_secrets::Report)> {
     let load = |err| Error::Load(Box::new(err));
     let document = match atif_normalize::JsonDocument::parse(bytes) {
         Ok(document) => document,
@@ -384,38 +344,44 @@ fn normalize_json<'a>(
         .map_err(|source| Error::Normalize { what: name.to_owned(), source })
 }
 
-/// Settles what the canonical texts decide: a missing golden, or one that matches the run's
-/// text; otherwise hands the run on as a `Value`.
-fn settle(cx: &Context<'_>, golden_text: Option<String>, actual: Run<'_>) -> Result<Settled> {
+/// The check of the normalised run against the golden's text (`None`: no golden file).
+fn check_document(
+    cx: &Context<'_>,
+    golden_text: Option<String>,
+    actual: &NormalizedDocument<'_>,
+) -> Result<Outcome> {
     let (path, mode) = (cx.path, cx.mode);
     let Some(golden_text) = golden_text else {
         if mode == Mode::Update {
-            file::write_atomic(path, actual.canonical_text().as_bytes())?;
+            file::write_atomic(path, actual.to_canonical_string().as_bytes())?;
             remove_stale_pending(path)?;
-            return Ok(Settled::Outcome(Outcome::Created { path: path.to_owned() }));
+            return Ok(Outcome::Created { path: path.to_owned() });
         }
-        let pending = write_pending(mode, path, || actual.canonical_text())?;
+        let pending = write_pending(mode, path, actual)?;
         let command = cx.command.clone();
         return Err(Error::MissingGolden { path: path.to_owned(), command, pending });
     };
-    // The same canonical text is the same behaviour: no need to parse the golden at all, which
-    // on a run of a hundred megabytes is most of the time and memory a check takes. The run's
-    // text is compared as it is written, never held whole.
-    if !actual.is_canonical_text_of(golden_text.as_bytes()) {
-        return Ok(Settled::Differs { golden_text, actual: actual.into_value() });
+    // The same canonical text is the same behaviour: no need to parse the golden at all. The
+    // run's text is compared as it is written, never held whole.
+    if actual.is_canonical_text_of(golden_text.as_bytes()) {
+        remove_stale_pending_unless_check(mode, path)?;
+        return Ok(match mode {
+            Mode::Update => Outcome::Unchanged { path: path.to_owned() },
+            _ => Outcome::Matched { path: path.to_owned() },
+        });
     }
-    remove_stale_pending_unless_check(mode, path)?;
-    Ok(Settled::Outcome(match mode {
-        Mode::Update => Outcome::Unchanged { path: path.to_owned() },
-        _ => Outcome::Matched { path: path.to_owned() },
-    }))
+    differs(cx, &golden_text, actual)
 }
 
 /// The rest of a check whose run's text is not the golden's: compare the Shapes, and fail with
 /// the report, or rewrite the golden in update mode.
-fn differs(cx: &Context<'_>, golden_text: String, actual: &Value) -> Result<Outcome> {
+fn differs(
+    cx: &Context<'_>,
+    golden_text: &str,
+    actual: &NormalizedDocument<'_>,
+) -> Result<Outcome> {
     let (path, mode, settings) = (cx.path, cx.mode, cx.settings);
-    let comparison = compare(path, &golden_text, actual, settings);
+    let comparison = compare(path, golden_text, actual, settings);
     if mode == Mode::Update {
         // A golden that cannot even be read as a trajectory is rewritten too: update mode is
         // the way out of a broken golden.
@@ -423,15 +389,12 @@ fn differs(cx: &Context<'_>, golden_text: String, actual: &Value) -> Result<Outc
             remove_stale_pending(path)?;
             return Ok(Outcome::Unchanged { path: path.to_owned() });
         }
-        let actual_text = atif_normalize::to_canonical_string(actual);
-        let erased = text_diff(&golden_text, &actual_text);
+        let actual_text = actual.to_canonical_string();
+        let erased = text_diff(golden_text, &actual_text);
         file::write_atomic(path, actual_text.as_bytes())?;
         remove_stale_pending(path)?;
         return Ok(Outcome::Changed { path: path.to_owned(), erased });
     }
-    // Only update mode needs the golden's text once it is parsed.
-    drop(golden_text);
-    let pending = || write_pending(mode, path, || atif_normalize::to_canonical_string(actual));
     match comparison? {
         Comparison::Same => {
             remove_stale_pending_unless_check(mode, path)?;
@@ -443,26 +406,25 @@ fn differs(cx: &Context<'_>, golden_text: String, actual: &Value) -> Result<Outc
                 golden,
                 actual: actual_version,
                 command: cx.command.clone(),
-                pending: pending()?,
+                pending: write_pending(mode, path, actual)?,
             })
         }
-        Comparison::Changed { golden, deltas } => {
-            let pending = pending()?;
+        Comparison::Changed { golden, deltas, changes } => {
+            let pending = write_pending(mode, path, actual)?;
+            // Each delta displayed once, for the error and its report: a list's edit runs an
+            // alignment of the whole list.
+            let deltas: Vec<String> = deltas.iter().map(ToString::to_string).collect();
             let report = behaviour_report(&Failure {
                 path,
                 golden: &golden,
                 actual,
                 deltas: &deltas,
+                changes: &changes,
                 settings,
                 pending: pending.as_deref(),
                 command: &cx.command,
             });
-            Err(Error::BehaviourChanged {
-                path: path.to_owned(),
-                deltas: deltas.iter().map(ToString::to_string).collect(),
-                report,
-                pending,
-            })
+            Err(Error::BehaviourChanged { path: path.to_owned(), deltas, report, pending })
         }
     }
 }
@@ -485,64 +447,48 @@ impl Test<'_> {
     }
 }
 
-enum Comparison {
+enum Comparison<'g> {
     Same,
     VersionChanged { golden: String, actual: String },
-    Changed { golden: Value, deltas: Vec<Delta> },
+    Changed { golden: NormalizedDocument<'g>, deltas: Vec<Delta>, changes: Vec<StepChange> },
 }
 
-/// The golden read with the one strict loader and normalised again.
-fn parse_golden(path: &Path, golden_text: &str, settings: &Settings) -> Result<Value> {
-    // The one strict loader: a duplicate key or an integer out of range in a golden edited by
-    // hand is named with its pointer, not silently read.
-    let name = format!("golden file {}", path.display());
-    let golden = atif_schema::parse_trajectory(golden_text.as_bytes(), &name)
-        .map_err(|err| Error::Load(Box::new(err)))?;
-    // Normalising the golden again is a no-op for a golden this crate wrote (normalisation is
-    // idempotent), and makes a golden recorded before a new volatile key was added still match.
-    atif_normalize::normalize_owned(golden, settings.normalize_options()).map_err(|source| {
-        Error::Normalize { what: format!("golden file {}", path.display()), source }
-    })
-}
-
-/// Parses the golden and compares its Shape with the run's. The two content hashes, most of
-/// what the Shapes cost on a long run, are computed on a second thread meanwhile: the run's,
-/// and the golden text's, which is the golden's own whenever normalising the golden again
-/// changes nothing (as for every golden this crate wrote).
-fn compare(
+/// Parses the golden and compares its Shape with the run's. The content hashes, most of what
+/// the Shapes cost on a long run, are each computed on a second thread while this one does
+/// something else: the run's while the golden is parsed, the golden's while the steps are
+/// explained.
+fn compare<'g>(
     path: &Path,
-    golden_text: &str,
-    actual: &Value,
+    golden_text: &'g str,
+    actual: &NormalizedDocument<'_>,
     settings: &Settings,
-) -> Result<Comparison> {
-    let ((actual_hash, text_hash), golden) = atif_normalize::join(
-        || {
-            (
-                atif_normalize::content_hash(actual),
-                atif_normalize::text_hash(golden_text.as_bytes()),
-            )
-        },
-        || parse_golden(path, golden_text, settings),
+) -> Result<Comparison<'g>> {
+    // The one strict loader's rules: a duplicate key or an integer out of range in a golden
+    // edited by hand is named with its pointer, not silently read. Normalising the golden
+    // again is a no-op for a golden this crate wrote (normalisation is idempotent), and makes a
+    // golden recorded before a new volatile key was added still match.
+    let name = format!("golden file {}", path.display());
+    let (actual_hash, golden) = atif_normalize::join(
+        || actual.content_hash(),
+        || normalize_json(golden_text.as_bytes(), &name, settings),
     );
-    let golden = golden?;
+    let (golden, _) = golden?;
     let golden_version = version_label(&golden);
     let actual_version = version_label(actual);
     if golden_version != actual_version {
         return Ok(Comparison::VersionChanged { golden: golden_version, actual: actual_version });
     }
-    let golden_hash = match atif_normalize::is_canonical_text_of(&golden, golden_text.as_bytes()) {
-        true => text_hash,
-        false => atif_normalize::content_hash(&golden),
-    };
+    let (golden_hash, changes) =
+        atif_normalize::join(|| golden.content_hash(), || golden.explain(actual));
     let deltas = atif_normalize::diff(
-        &atif_normalize::shape_with_hash(&golden, golden_hash),
-        &atif_normalize::shape_with_hash(actual, actual_hash),
+        &golden.shape_with_hash(golden_hash),
+        &actual.shape_with_hash(actual_hash),
         &settings.diff_options(),
     );
     if deltas.is_empty() {
         Ok(Comparison::Same)
     } else {
-        Ok(Comparison::Changed { golden, deltas })
+        Ok(Comparison::Changed { golden, deltas, changes })
     }
 }
 
@@ -555,26 +501,26 @@ fn normalize_actual(
         .map_err(|source| Error::Normalize { what: "the actual trajectory".to_owned(), source })
 }
 
-fn version_label(doc: &Value) -> String {
-    match doc.get("schema_version") {
-        Some(Value::String(label)) => label.clone(),
+fn version_label(doc: &NormalizedDocument<'_>) -> String {
+    match doc.member("schema_version") {
+        Some(Value::String(label)) => label,
         Some(other) => format!("schema_version {other}"),
         None => "no schema_version".to_owned(),
     }
 }
 
-/// Writes the pending file (the canonical text of the run, `text`) in review mode; returns its
-/// path when written.
+/// Writes the pending file (the canonical text of the run) in review mode; returns its path
+/// when written.
 fn write_pending(
     mode: Mode,
     golden: &Path,
-    text: impl FnOnce() -> String,
+    actual: &NormalizedDocument<'_>,
 ) -> Result<Option<PathBuf>> {
     if mode != Mode::Review {
         return Ok(None);
     }
     let pending = file::pending_path(golden);
-    file::write_atomic(&pending, text().as_bytes())?;
+    file::write_atomic(&pending, actual.to_canonical_string().as_bytes())?;
     Ok(Some(pending))
 }
 
@@ -606,9 +552,10 @@ fn text_diff(old: &str, new: &str) -> String {
 
 struct Failure<'a> {
     path: &'a Path,
-    golden: &'a Value,
-    actual: &'a Value,
-    deltas: &'a [Delta],
+    golden: &'a NormalizedDocument<'a>,
+    actual: &'a NormalizedDocument<'a>,
+    deltas: &'a [String],
+    changes: &'a [StepChange],
     settings: &'a Settings,
     pending: Option<&'a Path>,
     command: &'a str,
@@ -633,7 +580,8 @@ fn behaviour_report(failure: &Failure<'_>) -> String {
         }
     };
     options.set_full_command(Some(full_command));
-    let mut out = atif_normalize::report(failure.golden, failure.actual, failure.deltas, &options);
+    let mut out =
+        failure.golden.report_explained(failure.actual, failure.deltas, failure.changes, &options);
     // Writing into a String cannot fail, so the fmt::Results below are ignored.
     let _ = writeln!(out, "golden: {}", failure.path.display());
     let pending_note = crate::error::pending_note(failure.pending);

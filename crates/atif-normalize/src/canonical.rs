@@ -131,18 +131,6 @@ pub(crate) fn digest<T: WriteCanonical>(doc: &T) -> [u8; 32] {
     sink.hasher.finalize().into()
 }
 
-/// The content hash of a canonical text already written, such as a golden file's bytes: equal
-/// to [`content_hash`] of the document whose [canonical text](to_canonical_string) `text` is.
-///
-/// ```
-/// let doc = serde_json::json!({"b": [1, 2]});
-/// let text = atif_normalize::to_canonical_string(&doc);
-/// assert_eq!(atif_normalize::text_hash(text.as_bytes()), atif_normalize::content_hash(&doc));
-/// ```
-pub fn text_hash(text: &[u8]) -> String {
-    hex12(&Sha256::digest(text))
-}
-
 fn hex12(digest: &[u8]) -> String {
     let mut hex = String::with_capacity(12);
     for byte in &digest[..6] {

@@ -74,9 +74,7 @@ mod tree;
 mod view;
 
 pub use atif_secrets;
-pub use canonical::{
-    content_hash, is_canonical_text_of, text_hash, to_canonical_string, write_canonical,
-};
+pub use canonical::{content_hash, is_canonical_text_of, to_canonical_string, write_canonical};
 pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
 pub use explain::{StepChange, StepChangeKind, explain};

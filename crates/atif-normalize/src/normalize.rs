@@ -282,11 +282,12 @@ impl NormalizedDocument<'_> {
     }
 
     /// [`NormalizedDocument::report`] with the explanation given (see
-    /// [`report_explained`](crate::report_explained)).
-    pub fn report_explained(
+    /// [`report_explained`](crate::report_explained)); the deltas may come as the lines they
+    /// display as, for a caller that needs those lines too.
+    pub fn report_explained<D: std::fmt::Display>(
         &self,
         actual: &NormalizedDocument<'_>,
-        deltas: &[Delta],
+        deltas: &[D],
         changes: &[StepChange],
         options: &ReportOptions,
     ) -> String {

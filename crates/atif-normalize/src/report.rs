@@ -133,10 +133,10 @@ pub fn report_explained(
 }
 
 /// [`report_explained`] for either tree.
-pub(crate) fn report_views<V: View>(
+pub(crate) fn report_views<V: View, D: std::fmt::Display>(
     golden: &V,
     actual: &V,
-    deltas: &[Delta],
+    deltas: &[D],
     changes: &[StepChange],
     options: &ReportOptions,
 ) -> String {

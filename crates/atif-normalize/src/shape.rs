@@ -95,8 +95,8 @@ pub fn join<A: Send, B>(
 }
 
 /// [`shape`] with its content hash given: for a caller that already has it, from
-/// [`content_hash`] run on another thread, say, or from [`text_hash`](crate::text_hash) of a
-/// canonical text it holds. Hashing is most of what [`shape`] costs on a long run.
+/// [`content_hash`] run on another thread, say. Hashing is most of what [`shape`] costs on a
+/// long run.
 ///
 /// ```
 /// let doc = serde_json::json!({"steps": [{"source": "user"}]});

@@ -2,11 +2,11 @@
 
 use std::process::ExitCode;
 
-use atif_normalize::{Delta, StepChange, StepChangeKind};
+use atif_normalize::{Delta, NormalizedDocument, StepChange, StepChangeKind};
 use serde_json::{Value, json};
 
 use crate::cmd::common::{Format, RunArgs, print, read_input, this_command_as};
-use crate::cmd::normalize::{load_normalized, parse_normalized};
+use crate::cmd::normalize::normalized_document;
 use crate::output;
 
 /// Arguments of `atif diff`.
@@ -35,34 +35,39 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if args.golden == "-" && args.run.actual == "-" {
         anyhow::bail!("GOLDEN and ACTUAL are both `-`: standard input can be read only once");
     }
-    // Each side's work overlaps the other's: the run is read while the golden is parsed, and
-    // the golden's content hash computed while the run is parsed. An error in the golden is
-    // still the one reported first.
-    let (actual_bytes, golden) = atif_normalize::join(
-        || read_input(&args.run.actual),
-        || load_normalized(&args.golden, &options),
+    // Each side's work overlaps the other's, on two threads: reading, parsing into the fast
+    // path's tree (which borrows from the text, so neither run is ever copied into a
+    // `serde_json::Value`), hashing. An error in the golden is still the one reported first.
+    let (golden_bytes, actual_bytes) =
+        atif_normalize::join(|| read_input(&args.golden), || read_input(&args.run.actual));
+    let golden_bytes = golden_bytes?;
+    let actual_bytes = match actual_bytes {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            // The golden's own error, if it has one, comes first.
+            normalized_document(&golden_bytes, &args.golden, &options)?;
+            return Err(err);
+        }
+    };
+    let (golden, actual) = atif_normalize::join(
+        || normalized_document(&golden_bytes, &args.golden, &options),
+        || normalized_document(&actual_bytes, &args.run.actual, &options),
     );
-    let golden = golden?;
-    let (golden_hash, actual) = atif_normalize::join(
-        || atif_normalize::content_hash(&golden),
-        || parse_normalized(actual_bytes?, &args.run.actual, &options),
-    );
-    let actual = actual?;
-    // And the run's hash while the steps are explained (needed only when the Shapes differ,
+    let (golden, actual) = (golden?, actual?);
+    // The run's hash while the steps are explained (needed only when the Shapes differ,
     // which the hashes may be the only ones to say).
-    let (actual_hash, changes) = atif_normalize::join(
-        || atif_normalize::content_hash(&actual),
-        || atif_normalize::explain(&golden, &actual),
+    let (golden_hash, (actual_hash, changes)) = atif_normalize::join(
+        || golden.content_hash(),
+        || (actual.content_hash(), golden.explain(&actual)),
     );
     let deltas = atif_normalize::diff(
-        &atif_normalize::shape_with_hash(&golden, golden_hash),
-        &atif_normalize::shape_with_hash(&actual, actual_hash),
+        &golden.shape_with_hash(golden_hash),
+        &actual.shape_with_hash(actual_hash),
         &args.run.compare.to_options(),
     );
     let changed = !deltas.is_empty();
     let mut report_options = atif_normalize::ReportOptions::new();
     report_options.set_full(args.full).set_full_command(Some(this_command_as("diff", "--full")));
-    let status = ExitCode::from(u8::from(changed));
     if args.format == Format::Json {
         let report = json_report(&golden, &actual, &deltas, &changes, &report_options);
         print(|out| {
@@ -72,28 +77,24 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else if !changed {
         print(|out| writeln!(out, "no behaviour change"))?;
     } else {
-        let report =
-            atif_normalize::report_explained(&golden, &actual, &deltas, &changes, &report_options);
+        let report = golden.report_explained(&actual, &deltas, &changes, &report_options);
         print(|out| output::write_report(out, &report))?;
     }
-    // The process ends here: freeing the two trees, hundreds of megabytes on a long run,
-    // would only delay the exit.
-    std::mem::forget((golden, actual));
-    Ok(status)
+    Ok(ExitCode::from(u8::from(changed)))
 }
 
 /// The JSON report: what the text report shows, as fields, cut the same way unless `--full`,
 /// so a long run gives a short document.
 fn json_report(
-    golden: &Value,
-    actual: &Value,
+    golden: &NormalizedDocument<'_>,
+    actual: &NormalizedDocument<'_>,
     deltas: &[Delta],
     changes: &[StepChange],
     options: &atif_normalize::ReportOptions,
 ) -> Value {
     let changed = !deltas.is_empty();
     let (changes, diff) = match changed {
-        true => (changes, atif_normalize::report_diff(golden, actual, changes, options).text),
+        true => (changes, golden.report_diff(actual, changes, options).text),
         false => (&[][..], String::new()),
     };
     let n_shown = atif_normalize::shown_changes(changes.len(), options);

@@ -2,8 +2,7 @@
 
 use std::process::ExitCode;
 
-use atif_normalize::NormalizeOptions;
-use serde_json::Value;
+use atif_normalize::{NormalizeOptions, NormalizedDocument};
 
 use crate::cmd::common::{NormalizeArgs, OutputArgs, display_name, invalid, read_input};
 
@@ -56,23 +55,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Reads, parses and normalises the trajectory at `path`; every error names the file.
-pub(crate) fn load_normalized(path: &str, options: &NormalizeOptions) -> anyhow::Result<Value> {
-    parse_normalized(read_input(path)?, path, options)
-}
-
-/// Parses and normalises `bytes`, read from `path` by [`read_input`]; every error names the
-/// file. The text is read on the fast path, and the `Value` built from the normalised tree.
-pub(crate) fn parse_normalized(
-    bytes: Vec<u8>,
+/// Parses and normalises `bytes`, read from `path` by [`read_input`], into the fast path's
+/// tree, which borrows from them; every error names the file.
+pub(crate) fn normalized_document<'a>(
+    bytes: &'a [u8],
     path: &str,
     options: &NormalizeOptions,
-) -> anyhow::Result<Value> {
+) -> anyhow::Result<NormalizedDocument<'a>> {
     let name = display_name(path);
-    let (normalized, _) = parse_document(&bytes, name)?.normalize(options).map_err(|err| {
+    let (normalized, _) = parse_document(bytes, name)?.normalize(options).map_err(|err| {
         invalid(anyhow::Error::new(err).context(format!("cannot normalise {name}")))
     })?;
-    Ok(normalized.into_value())
+    Ok(normalized)
 }
 
 /// Reads `bytes` into the fast path's tree, which borrows its strings. The one loader decides

@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use crate::cmd::common::{Format, NormalizeArgs, print};
-use crate::cmd::normalize::load_normalized;
+use crate::cmd::common::{Format, NormalizeArgs, print, read_input};
+use crate::cmd::normalize::normalized_document;
 
 /// Arguments of `atif shape`.
 #[derive(Debug, clap::Args)]
@@ -23,8 +23,8 @@ pub(crate) struct Args {
 /// trajectory, 2 when it cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.normalize.to_options()?;
-    let normalized = load_normalized(&args.file, &options)?;
-    let shape = atif_normalize::shape(&normalized);
+    let bytes = read_input(&args.file)?;
+    let shape = normalized_document(&bytes, &args.file, &options)?.shape();
     print(|out| match args.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, &shape)?;
