@@ -119,9 +119,10 @@ pub fn check_value(path: &Path, actual: Value, settings: &Settings) -> Result<Ou
 /// [`Error::Load`] naming `run` and the JSON Pointer of what is wrong, and what [`check`]
 /// returns.
 pub fn check_file(path: &Path, run: &Path, settings: &Settings) -> Result<Outcome> {
-    let actual = atif_schema::load_trajectory(run, &atif_schema::LoadOptions::new())
+    let bytes = atif_schema::read_path(run, &atif_schema::LoadOptions::new())
         .map_err(|err| Error::Load(Box::new(err)))?;
-    check_named(path, actual, settings, None)
+    let actual = Actual::Json { bytes, name: run.display().to_string() };
+    GoldenFile::read(path).check_as(actual, settings, None).result
 }
 
 /// The normalised canonical text of `actual`: exactly what a golden file holds.

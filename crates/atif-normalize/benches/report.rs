@@ -1,13 +1,19 @@
 //! Benchmark of the failure report on a long run: two normalised 1,500-step trajectories of
 //! about 15 MB that differ by one inserted step, compared (Shapes, deltas) and reported
 //! (explanation and the first changed places of the unified diff), against normalising one.
+//!
+//! The `documents` group does the same from the two runs' JSON text, as `atif check` and
+//! `atif diff` do: both read on the fast path into `NormalizedDocument`s, hashed on two threads
+//! while the other side is read or explained, compared and reported; against `normalize_json`
+//! of one run, what `atif normalize` does.
 #![allow(clippy::unwrap_used, reason = "a benchmark fails loudly")]
 #![allow(missing_docs, reason = "criterion's macros generate undocumented items")]
 
 use std::hint::black_box;
 
 use atif_normalize::{
-    DiffOptions, NormalizeOptions, ReportOptions, diff, normalize_owned, report, shape,
+    DiffOptions, JsonDocument, NormalizeOptions, NormalizedDocument, ReportOptions, diff, join,
+    normalize_json, normalize_owned, report, shape,
 };
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -60,6 +66,34 @@ fn benches(c: &mut Criterion) {
         b.iter(|| report(black_box(&golden), &actual, &deltas, &ReportOptions::default()));
     });
     group.finish();
+
+    let golden_text = serde_json::to_vec(&long_run(1_500, None)).unwrap();
+    let actual_text = serde_json::to_vec(&long_run(1_500, Some(701))).unwrap();
+    let mut group = c.benchmark_group("documents_15MB_one_inserted_step");
+    group.sample_size(10);
+    group.bench_function("normalize_json_one_run", |b| {
+        b.iter(|| normalize_json(black_box(&actual_text), &options, std::io::sink()).unwrap());
+    });
+    group.bench_function("read_compare_and_report", |b| {
+        b.iter(|| {
+            let (golden, actual) =
+                join(|| read(black_box(&golden_text), &options), || read(&actual_text, &options));
+            let (golden_hash, (actual_hash, changes)) =
+                join(|| golden.content_hash(), || (actual.content_hash(), golden.explain(&actual)));
+            let deltas = diff(
+                &golden.shape_with_hash(golden_hash),
+                &actual.shape_with_hash(actual_hash),
+                &DiffOptions::default(),
+            );
+            golden.report_explained(&actual, &deltas, &changes, &ReportOptions::default())
+        });
+    });
+    group.finish();
+}
+
+/// `text` read on the fast path and normalised.
+fn read<'a>(text: &'a [u8], options: &NormalizeOptions) -> NormalizedDocument<'a> {
+    JsonDocument::parse(text).unwrap().normalize(options).unwrap().0
 }
 
 criterion_group!(report_benches, benches);
