@@ -132,7 +132,7 @@ pub fn check_file(path: &Path, run: &Path, settings: &Settings) -> Result<Outcom
 pub fn canonical_text<T: Serialize + ?Sized>(actual: &T, settings: &Settings) -> Result<String> {
     let actual = serde_json::to_value(actual).map_err(|source| Error::Serialize { source })?;
     let (normalized, _) = normalize_actual(actual, settings)?;
-    Ok(atif_normalize::to_canonical_string(&normalized))
+    Ok(normalized.to_canonical_string())
 }
 
 /// The non-generic core of [`check`]; `test` names the test in the report and the default fix
@@ -304,9 +304,7 @@ fn run(
             // What is not a trajectory never becomes a golden, whatever the mode.
             atif_schema::check_trajectory(&actual, "the actual trajectory")
                 .map_err(|err| Error::Load(Box::new(err)))?;
-            NormalizedDocument::from_value(actual, settings.normalize_options()).map_err(
-                |source| Error::Normalize { what: "the actual trajectory".to_owned(), source },
-            )?
+            normalize_actual(actual, settings)?
         }
         Actual::Json { bytes: json, name } => {
             bytes = json;
@@ -497,8 +495,8 @@ fn compare<'g>(
 fn normalize_actual(
     actual: Value,
     settings: &Settings,
-) -> Result<(Value, atif_normalize::atif_secrets::Report)> {
-    atif_normalize::normalize_with_report(actual, settings.normalize_options())
+) -> Result<(NormalizedDocument<'static>, atif_normalize::atif_secrets::Report)> {
+    NormalizedDocument::from_value(actual, settings.normalize_options())
         .map_err(|source| Error::Normalize { what: "the actual trajectory".to_owned(), source })
 }
 
