@@ -21,7 +21,10 @@
 //! and needs well under half the memory, which is what `atif normalize` uses. Both apply one
 //! contract, written once over a small trait of tree operations that both trees implement, so
 //! they cannot drift apart; tests check that they agree on the corpus, on generated
-//! trajectories and on arbitrary documents.
+//! trajectories and on arbitrary documents. [`JsonDocument::normalize`] keeps the borrowed tree
+//! as a [`NormalizedDocument`], which answers what [`shape`], [`explain`] and [`report`] answer
+//! for `Value`s, with the same results, so two long runs can be compared without either being
+//! copied into a `Value`.
 //!
 //! The contract in full, with examples, is in `docs/normalization.md`.
 //!

@@ -25,7 +25,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let bytes = read_input(&args.file)?;
     let name = display_name(&args.file);
     // One read of the text: the fast path reads it into a tree that borrows its strings and
-    // writes the canonical text in blocks (the same output as `load_normalized` then
+    // writes the canonical text in blocks (the same output as `atif_normalize::normalize` then
     // `write_canonical`). The one loader decides what is a trajectory: its form from the kinds
     // of the root's members, and, for text the fast path refuses, the loader's own message.
     let document = parse_document(&bytes, name)?;
