@@ -308,7 +308,7 @@ fn run(
         }
         Actual::Json { bytes: json, name } => {
             bytes = json;
-            normalize_json(&bytes, &name, settings)?
+            normalize_json(&bytes, &name, settings.normalize_options())?
         }
     };
     *redacted = found;
@@ -318,10 +318,10 @@ fn run(
 /// Reads JSON text on the fast path and normalises it; messages call it `name`. What is not a
 /// trajectory never becomes a golden: the one loader's form check, and its message for text
 /// the fast reader refuses (which is exactly what the loader refuses).
-fn normalize_json<'a>(
+pub(crate) fn normalize_json<'a>(
     bytes: &'a [u8],
     name: &str,
-    settings: &Settings,
+    options: &atif_normalize::NormalizeOptions,
 ) -> Result<(NormalizedDocument<'a>, atif_normalize::atif_secrets::Report)> {
     let load = |err| Error::Load(Box::new(err));
     let document = match atif_normalize::JsonDocument::parse(bytes) {
@@ -338,9 +338,7 @@ fn normalize_json<'a>(
     }
     .check(name)
     .map_err(load)?;
-    document
-        .normalize(settings.normalize_options())
-        .map_err(|source| Error::Normalize { what: name.to_owned(), source })
+    document.normalize(options).map_err(|source| Error::Normalize { what: name.to_owned(), source })
 }
 
 /// The check of the normalised run against the golden's text (`None`: no golden file).
@@ -469,7 +467,7 @@ fn compare<'g>(
     let name = format!("golden file {}", path.display());
     let (actual_hash, golden) = atif_normalize::join(
         || actual.content_hash(),
-        || normalize_json(golden_text.as_bytes(), &name, settings),
+        || normalize_json(golden_text.as_bytes(), &name, settings.normalize_options()),
     );
     let (golden, _) = golden?;
     let golden_version = version_label(&golden);

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use atif_normalize::{DiffOptions, NormalizeOptions};
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::{Error, Result, file};
 
@@ -139,15 +138,20 @@ pub fn remove_stale_temp_files(dir: &Path, filter: Option<&str>) -> Result<Vec<P
 /// that cannot be read or is not a trajectory, [`Error::Normalize`] when normalising fails.
 pub fn review(pending: &Pending) -> Result<Review> {
     let options = NormalizeOptions::default();
-    let actual = load(&pending.pending, &options)?;
-    let golden = match std::fs::read(&pending.golden) {
+    // Both sides are read into the fast path's tree, which borrows from their texts: a run of
+    // a hundred megabytes is never copied into a `Value`.
+    let actual_text = atif_schema::read_path(&pending.pending, &atif_schema::LoadOptions::new())
+        .map_err(|err| Error::Load(Box::new(err)))?;
+    let actual_name = pending.pending.display().to_string();
+    let (actual, _) = crate::check::normalize_json(&actual_text, &actual_name, &options)?;
+    let golden_text = match std::fs::read(&pending.golden) {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
         Err(source) => return Err(Error::io("read golden file", &pending.golden, source)),
-        Ok(_) => Some(load(&pending.golden, &options)?),
+        Ok(text) => Some(text),
     };
-    let Some(golden) = golden else {
-        let shape = serde_json::to_string(&atif_normalize::shape(&actual))
-            .map_err(|source| Error::Serialize { source })?;
+    let Some(golden_text) = golden_text else {
+        let shape =
+            serde_json::to_string(&actual.shape()).map_err(|source| Error::Serialize { source })?;
         return Ok(Review {
             golden: pending.golden.clone(),
             pending: pending.pending.clone(),
@@ -156,8 +160,18 @@ pub fn review(pending: &Pending) -> Result<Review> {
             report: format!("new golden (none recorded yet), shape:\n  {shape}\n"),
         });
     };
-    let (golden_shape, actual_shape) = atif_normalize::shapes(&golden, &actual);
-    let deltas = atif_normalize::diff(&golden_shape, &actual_shape, &DiffOptions::default());
+    let golden_name = pending.golden.display().to_string();
+    let (golden, _) = crate::check::normalize_json(&golden_text, &golden_name, &options)?;
+    let (golden_hash, (actual_hash, changes)) = atif_normalize::join(
+        || golden.content_hash(),
+        || (actual.content_hash(), golden.explain(&actual)),
+    );
+    let deltas = atif_normalize::diff(
+        &golden.shape_with_hash(golden_hash),
+        &actual.shape_with_hash(actual_hash),
+        &DiffOptions::default(),
+    );
+    let deltas: Vec<String> = deltas.iter().map(ToString::to_string).collect();
     let (status, report) = if deltas.is_empty() {
         (PendingStatus::Same, "no behaviour change (the golden already matches)\n".to_owned())
     } else {
@@ -167,13 +181,13 @@ pub fn review(pending: &Pending) -> Result<Review> {
             shell_word(&pending.golden.display().to_string()),
             shell_word(&pending.pending.display().to_string())
         )));
-        (PendingStatus::Changed, atif_normalize::report(&golden, &actual, &deltas, &options))
+        (PendingStatus::Changed, golden.report_explained(&actual, &deltas, &changes, &options))
     };
     Ok(Review {
         golden: pending.golden.clone(),
         pending: pending.pending.clone(),
         status,
-        deltas: deltas.iter().map(ToString::to_string).collect(),
+        deltas,
         report,
     })
 }
@@ -344,13 +358,6 @@ pub(crate) fn walk(root: &Path) -> Result<Walk> {
 
 /// Reads a trajectory with the one loader of atif-schema (bounded, strict, naming the file and
 /// pointer of what is wrong) and normalises it.
-fn load(path: &Path, options: &NormalizeOptions) -> Result<Value> {
-    let doc = atif_schema::load_trajectory(path, &atif_schema::LoadOptions::new())
-        .map_err(|err| Error::Load(Box::new(err)))?;
-    atif_normalize::normalize_owned(doc, options)
-        .map_err(|source| Error::Normalize { what: path.display().to_string(), source })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
