@@ -324,7 +324,7 @@ pub(crate) fn normalize_json<'a>(
     options: &atif_normalize::NormalizeOptions,
 ) -> Result<(NormalizedDocument<'a>, atif_normalize::atif_secrets::Report)> {
     let load = |err| Error::Load(Box::new(err));
-    let document = match atif_normalize::JsonDocument::parse(bytes) {
+    let document = match atif_normalize::JsonDocument::parse_for(bytes, options) {
         Ok(document) => document,
         Err(source) => {
             atif_schema::parse_trajectory(bytes, name).map_err(load)?;

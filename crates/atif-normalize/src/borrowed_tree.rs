@@ -101,9 +101,10 @@ pub(crate) fn unescape_simple(raw: &str) -> String {
 }
 
 impl Node<'_> {
-    /// Reads strict JSON text; see `strict_parser::parse`.
-    pub(crate) fn parse(json: &[u8]) -> Result<Node<'_>> {
-        crate::strict_parser::parse(json)
+    /// Reads strict JSON text; with a scanner, also says whether it may hold a secret. See
+    /// `strict_parser::parse`.
+    pub(crate) fn parse<'a>(json: &'a [u8], scanner: Option<&Scanner>) -> Result<(Node<'a>, bool)> {
+        crate::strict_parser::parse(json, scanner)
     }
 
     /// The same document as a `serde_json::Value`.

@@ -2,7 +2,7 @@
 //! `serde_json::Value`, and [`normalize_json`] straight from JSON text. All of them redact
 //! secrets first, then apply the one contract of `contract.rs`.
 
-use atif_secrets::Report;
+use atif_secrets::{Report, Scanner};
 use serde_json::Value;
 
 use crate::borrowed_tree::{Node, may_hold_secret};
@@ -91,7 +91,7 @@ pub fn normalize_json<W: std::io::Write>(
     options: &NormalizeOptions,
     writer: W,
 ) -> Result<Report> {
-    JsonDocument::parse(json)?.normalize_to(options, writer)
+    JsonDocument::parse_for(json, options)?.normalize_to(options, writer)
 }
 
 /// JSON text read for [`normalize_json`] and not yet normalised: for a caller that looks at
@@ -115,6 +115,9 @@ pub fn normalize_json<W: std::io::Write>(
 #[derive(Debug)]
 pub struct JsonDocument<'a> {
     root: Node<'a>,
+    /// The scanner [`JsonDocument::parse_for`] asked as it read, and its answer: whether a key
+    /// or string may hold a secret.
+    probed: Option<(Scanner, bool)>,
 }
 
 impl<'a> JsonDocument<'a> {
@@ -124,7 +127,19 @@ impl<'a> JsonDocument<'a> {
     /// # Errors
     /// [`Error::InvalidJson`] with line and column.
     pub fn parse(json: &'a [u8]) -> Result<JsonDocument<'a>> {
-        Ok(JsonDocument { root: Node::parse(json)? })
+        Ok(JsonDocument { root: Node::parse(json, None)?.0, probed: None })
+    }
+
+    /// [`JsonDocument::parse`] for a document to be normalised with `options`: the options'
+    /// secret scanner is asked about each key and string as it is read, while its text is
+    /// still in the cache, rather than in a walk over the whole tree before normalising.
+    ///
+    /// # Errors
+    /// As [`JsonDocument::parse`].
+    pub fn parse_for(json: &'a [u8], options: &NormalizeOptions) -> Result<JsonDocument<'a>> {
+        let scanner = options.secret_scanner();
+        let (root, found) = Node::parse(json, scanner)?;
+        Ok(JsonDocument { root, probed: scanner.map(|scanner| (scanner.clone(), found)) })
     }
 
     /// The kind of the root, as error messages name kinds: `null`, `a boolean`, `a number`,
@@ -164,10 +179,16 @@ impl<'a> JsonDocument<'a> {
     /// # Errors
     /// [`Error::NotATrajectory`] as for [`normalize`].
     pub fn normalize(self, options: &NormalizeOptions) -> Result<(NormalizedDocument<'a>, Report)> {
-        let root = self.root;
+        let JsonDocument { root, probed } = self;
         // A document that may hold a secret goes through the scanner, which works on a
-        // `Value`; the others (almost all of them) stay borrowed.
-        if options.secret_scanner().is_some_and(|scanner| may_hold_secret(&root, scanner)) {
+        // `Value`; the others (almost all of them) stay borrowed. The parser may have asked
+        // this scanner already.
+        let may_hold = match (options.secret_scanner(), probed) {
+            (None, _) => false,
+            (Some(scanner), Some((asked, found))) if asked == *scanner => found,
+            (Some(scanner), _) => may_hold_secret(&root, scanner),
+        };
+        if may_hold {
             let (normalized, report) = normalize_with_report(root.into_value(), options)?;
             return Ok((NormalizedDocument { root: Node::from_value(normalized) }, report));
         }

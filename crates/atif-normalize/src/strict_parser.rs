@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use atif_secrets::{Redactor, Scanner};
 use serde_json::Number;
 
 use crate::borrowed_tree::{Members, Node, Text, unescape_simple};
@@ -15,7 +16,10 @@ use crate::{Error, Result};
 ///
 /// # Errors
 /// [`Error::InvalidJson`] with the line and column of the first problem.
-pub(crate) fn parse(json: &[u8]) -> Result<Node<'_>> {
+/// With a `scanner`, the second value says whether any key or string may hold a secret it
+/// would replace (see `borrowed_tree::may_hold_secret`), asked of each as it is read, while
+/// its text is still in the cache; without one, it is `false`.
+pub(crate) fn parse<'a>(json: &'a [u8], scanner: Option<&Scanner>) -> Result<(Node<'a>, bool)> {
     let text = std::str::from_utf8(json).map_err(|err| {
         let pos = err.valid_up_to();
         invalid_json(json, pos, "invalid UTF-8".to_owned())
@@ -23,8 +27,17 @@ pub(crate) fn parse(json: &[u8]) -> Result<Node<'_>> {
     if text.starts_with('\u{feff}') {
         return Err(invalid_json(json, 0, "a byte-order mark before the document".to_owned()));
     }
-    let mut parser = Parser { text, bytes: json, pos: 0 };
-    parser.document().map_err(|(pos, message)| invalid_json(json, pos, message))
+    let probe = scanner.map(|scanner| Probe { scanner, keys: scanner.redactor(), found: false });
+    let mut parser = Parser { text, bytes: json, pos: 0, probe };
+    let root = parser.document().map_err(|(pos, message)| invalid_json(json, pos, message))?;
+    Ok((root, parser.probe.is_some_and(|probe| probe.found)))
+}
+
+/// The secret probe run as the parser reads: stops asking once something may hold a secret.
+struct Probe<'s> {
+    scanner: &'s Scanner,
+    keys: Redactor<'s>,
+    found: bool,
 }
 
 fn invalid_json(json: &[u8], pos: usize, message: String) -> Error {
@@ -37,15 +50,16 @@ fn invalid_json(json: &[u8], pos: usize, message: String) -> Error {
 
 const MAX_DEPTH: usize = 128;
 
-struct Parser<'a> {
+struct Parser<'a, 's> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    probe: Option<Probe<'s>>,
 }
 
 type ParseResult<T> = std::result::Result<T, (usize, String)>;
 
-impl<'a> Parser<'a> {
+impl<'a> Parser<'a, '_> {
     fn document(&mut self) -> ParseResult<Node<'a>> {
         let value = self.value(0)?;
         self.skip_whitespace();
@@ -53,6 +67,23 @@ impl<'a> Parser<'a> {
             return Err(self.error("the end of the document after the value"));
         }
         Ok(value)
+    }
+
+    /// Asks the probe about a string value.
+    fn probe_string(&mut self, text: &Text<'_>) {
+        if let Some(probe) = self.probe.as_mut().filter(|probe| !probe.found) {
+            probe.found = match text {
+                Text::Raw(raw) => probe.scanner.may_hold_secret_escaped(raw, unescape_simple),
+                Text::Decoded(text) => probe.scanner.may_hold_secret(text),
+            };
+        }
+    }
+
+    /// Asks the probe about an object key.
+    fn probe_key(&mut self, key: &str) {
+        if let Some(probe) = self.probe.as_mut().filter(|probe| !probe.found) {
+            probe.found = probe.keys.may_hold_secret_key(key);
+        }
     }
 
     fn error(&self, expected: &str) -> (usize, String) {
@@ -74,7 +105,11 @@ impl<'a> Parser<'a> {
         match self.bytes.get(self.pos) {
             Some(b'{') => self.object(depth + 1),
             Some(b'[') => self.array(depth + 1),
-            Some(b'"') => Ok(Node::Str(self.string()?)),
+            Some(b'"') => {
+                let text = self.string()?;
+                self.probe_string(&text);
+                Ok(Node::Str(text))
+            }
             Some(b't') => self.literal("true", Node::Bool(true)),
             Some(b'f') => self.literal("false", Node::Bool(false)),
             Some(b'n') => self.literal("null", Node::Null),
@@ -143,6 +178,7 @@ impl<'a> Parser<'a> {
                 Text::Raw(raw) => Cow::Owned(unescape_simple(&raw)),
                 Text::Decoded(s) => Cow::Owned(s),
             };
+            self.probe_key(&key);
             self.skip_whitespace();
             if self.bytes.get(self.pos) != Some(&b':') {
                 return Err(self.error("`:`"));
@@ -209,7 +245,7 @@ impl<'a> Parser<'a> {
 
     fn number(&mut self) -> ParseResult<Node<'a>> {
         let start = self.pos;
-        let digits = |p: &mut Parser<'_>| {
+        let digits = |p: &mut Parser<'_, '_>| {
             let from = p.pos;
             while p.bytes.get(p.pos).is_some_and(u8::is_ascii_digit) {
                 p.pos += 1;

@@ -28,7 +28,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // writes the canonical text in blocks (the same output as `atif_normalize::normalize` then
     // `write_canonical`). The one loader decides what is a trajectory: its form from the kinds
     // of the root's members, and, for text the fast path refuses, the loader's own message.
-    let document = parse_document(&bytes, name)?;
+    let document = parse_document(&bytes, name, &options)?;
     let mut failure = None;
     let mut secrets = None;
     let written = args.output.write(|out| {
@@ -63,9 +63,10 @@ pub(crate) fn normalized_document<'a>(
     options: &NormalizeOptions,
 ) -> anyhow::Result<NormalizedDocument<'a>> {
     let name = display_name(path);
-    let (normalized, _) = parse_document(bytes, name)?.normalize(options).map_err(|err| {
-        invalid(anyhow::Error::new(err).context(format!("cannot normalise {name}")))
-    })?;
+    let (normalized, _) =
+        parse_document(bytes, name, options)?.normalize(options).map_err(|err| {
+            invalid(anyhow::Error::new(err).context(format!("cannot normalise {name}")))
+        })?;
     Ok(normalized)
 }
 
@@ -75,8 +76,9 @@ pub(crate) fn normalized_document<'a>(
 fn parse_document<'a>(
     bytes: &'a [u8],
     name: &str,
+    options: &NormalizeOptions,
 ) -> anyhow::Result<atif_normalize::JsonDocument<'a>> {
-    let document = match atif_normalize::JsonDocument::parse(bytes) {
+    let document = match atif_normalize::JsonDocument::parse_for(bytes, options) {
         Ok(document) => document,
         Err(err) => {
             atif_schema::check_trajectory_bytes(bytes, name)?;

@@ -329,3 +329,38 @@ fn damaged_json_gives_an_error_never_a_panic() {
         })
         .unwrap();
 }
+
+#[test]
+fn secrets_anywhere_take_the_scanners_path_and_come_out_redacted() {
+    let secret = "sk-proj-abcdefghijklmnopqrstuvwxyz0123";
+    let documents = [
+        format!(r#"{{"schema_version": "ATIF-v1.8", "steps": [{{"message": "key {secret}"}}]}}"#),
+        format!(r#"{{"schema_version": "ATIF-v1.8", "steps": [{{"message": "a\nb {secret}"}}]}}"#),
+        format!(
+            r#"{{"schema_version": "ATIF-v1.8", "steps": [{{"message": "\u0041 {secret}"}}]}}"#
+        ),
+        format!(r#"{{"schema_version": "ATIF-v1.8", "steps": [], "extra": {{"{secret}": 1}}}}"#),
+        r#"{"schema_version": "ATIF-v1.8", "steps": [], "extra": {"api_key": "plain"}}"#.to_owned(),
+        format!(r#"{{"steps": [[["deep", ["{secret}"]]]], "schema_version": "ATIF-v1.8"}}"#),
+    ];
+    let options = NormalizeOptions::default();
+    for json in &documents {
+        check(json);
+        let written = fast(json.as_bytes(), &options).unwrap();
+        assert!(!written.contains(secret), "{written}");
+        assert!(written.contains("<redacted:"), "{written}");
+        let (kept, report) = JsonDocument::parse_for(json.as_bytes(), &options)
+            .unwrap()
+            .normalize(&options)
+            .unwrap();
+        assert!(!report.is_empty(), "{json}");
+        assert!(!kept.to_canonical_string().contains(secret));
+    }
+    // Without secrets, nothing is reported, whichever way the document was read.
+    let plain = r#"{"schema_version": "ATIF-v1.8", "steps": [{"message": "a token of thanks"}]}"#;
+    for document in
+        [JsonDocument::parse(plain.as_bytes()), JsonDocument::parse_for(plain.as_bytes(), &options)]
+    {
+        assert!(document.unwrap().normalize(&options).unwrap().1.is_empty());
+    }
+}
