@@ -33,14 +33,21 @@ impl SecretProbe<'_> {
     fn node(&mut self, node: &Node<'_>) -> bool {
         match node {
             Node::Null | Node::Bool(_) | Node::Number(_) => false,
-            // Raw text is decoded only when it holds a hint of a secret.
-            Node::Str(Text::Raw(raw)) => self.scanner.may_hold_secret_escaped(raw, unescape_simple),
-            Node::Str(Text::Decoded(text)) => self.scanner.may_hold_secret(text),
+            Node::Str(text) => text_may_hold_secret(text, self.scanner),
             Node::Array(items) => items.iter().any(|item| self.node(item)),
             Node::Object(members) => members
                 .iter()
                 .any(|(key, value)| self.keys.may_hold_secret_key(key) || self.node(value)),
         }
+    }
+}
+
+/// Whether a string value may hold a secret `scanner` would replace: the one rule of the walk
+/// above and of the parser's probe. Raw text is decoded only when it holds a hint of a secret.
+pub(crate) fn text_may_hold_secret(text: &Text<'_>, scanner: &Scanner) -> bool {
+    match text {
+        Text::Raw(raw) => scanner.may_hold_secret_escaped(raw, unescape_simple),
+        Text::Decoded(text) => scanner.may_hold_secret(text),
     }
 }
 

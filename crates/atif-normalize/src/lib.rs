@@ -11,8 +11,9 @@
 //! into the one failure report, cut to a screen on long runs.
 //!
 //! The crate is pure: no I/O, no async. Options live in plain values ([`NormalizeOptions`],
-//! [`DiffOptions`]) passed to free functions. The one concession to long runs: [`shapes`]
-//! hashes two runs at once on two threads ([`join`]), since each hash reads every byte.
+//! [`DiffOptions`]) passed to free functions. The one concession to long runs: [`join`] runs
+//! two computations on two threads, so that comparing two runs hashes one while it reads or
+//! explains the other.
 //!
 //! Two entry points give the same bytes. [`normalize`] works on a `serde_json::Value`, which
 //! every other function takes too. [`normalize_json`] reads JSON text into a tree that borrows
@@ -88,4 +89,4 @@ pub use normalize::{
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
 pub use report::{ReportDiff, ReportOptions, report, report_diff, report_explained, shown_changes};
-pub use shape::{Shape, join, shape, shape_with_hash, shapes};
+pub use shape::{Shape, join, shape};

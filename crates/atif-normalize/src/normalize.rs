@@ -272,7 +272,11 @@ impl NormalizedDocument<'_> {
         self.shape_with_hash(self.content_hash())
     }
 
-    /// The Shape with its content hash given (see [`shape_with_hash`](crate::shape_with_hash)).
+    /// The Shape with its content hash given, for a caller that computed [`content_hash`]
+    /// on another thread (see [`join`](crate::join)): hashing is most of what a Shape costs on a
+    /// long run.
+    ///
+    /// [`content_hash`]: NormalizedDocument::content_hash
     pub fn shape_with_hash(&self, content_hash: String) -> Shape {
         crate::shape::shape_of(&self.root, content_hash)
     }

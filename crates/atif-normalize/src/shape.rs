@@ -53,28 +53,15 @@ impl Shape {
 /// Missing or oddly typed fields count as absent, so this never fails; pass a document that went
 /// through [`normalize`](crate::normalize) so the content hash ignores what is random.
 pub fn shape(normalized: &Value) -> Shape {
-    shape_with_hash(normalized, content_hash(normalized))
-}
-
-/// The Shapes of two normalised runs, `(shape(golden), shape(actual))`, with the two content
-/// hashes computed at the same time (see [`join`]): on a run of a hundred megabytes each hash
-/// is tens of milliseconds.
-///
-/// ```
-/// let (golden, actual) = (serde_json::json!({"steps": []}), serde_json::json!({}));
-/// let shapes = atif_normalize::shapes(&golden, &actual);
-/// assert_eq!(shapes, (atif_normalize::shape(&golden), atif_normalize::shape(&actual)));
-/// ```
-pub fn shapes(golden: &Value, actual: &Value) -> (Shape, Shape) {
-    let (golden_hash, actual_shape) = join(|| content_hash(golden), || shape(actual));
-    (shape_with_hash(golden, golden_hash), actual_shape)
+    shape_of(normalized, content_hash(normalized))
 }
 
 /// Runs `background` on a second thread while `foreground` runs on this one, and returns both
 /// results; a panic in `background` is resumed here.
 ///
 /// Checking a run against a golden does the same work once per side (reading, parsing,
-/// hashing); this is how [`shapes`], `atif-golden` and `atif` overlap the two.
+/// hashing); this is how `atif-golden` and `atif` overlap the two, hashing one
+/// [`NormalizedDocument`](crate::NormalizedDocument) while the other side is read or explained.
 ///
 /// ```
 /// let (a, b) = atif_normalize::join(|| 6 * 7, || "foreground");
@@ -94,20 +81,7 @@ pub fn join<A: Send, B>(
     })
 }
 
-/// [`shape`] with its content hash given: for a caller that already has it, from
-/// [`content_hash`] run on another thread, say. Hashing is most of what [`shape`] costs on a
-/// long run.
-///
-/// ```
-/// let doc = serde_json::json!({"steps": [{"source": "user"}]});
-/// let hash = atif_normalize::content_hash(&doc);
-/// assert_eq!(atif_normalize::shape_with_hash(&doc, hash), atif_normalize::shape(&doc));
-/// ```
-pub fn shape_with_hash(normalized: &Value, content_hash: String) -> Shape {
-    shape_of(normalized, content_hash)
-}
-
-/// [`shape_with_hash`] for either tree.
+/// [`shape`] for either tree, with its content hash given.
 pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
     let steps: &[V] = normalized.get("steps").and_then(V::as_array).unwrap_or(&[]);
 

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use atif_secrets::{Redactor, Scanner};
 use serde_json::Number;
 
-use crate::borrowed_tree::{Members, Node, Text, unescape_simple};
+use crate::borrowed_tree::{Members, Node, Text, text_may_hold_secret, unescape_simple};
 use crate::canonical::{needs_escape, skip_plain};
 use crate::{Error, Result};
 
@@ -72,10 +72,7 @@ impl<'a> Parser<'a, '_> {
     /// Asks the probe about a string value.
     fn probe_string(&mut self, text: &Text<'_>) {
         if let Some(probe) = self.probe.as_mut().filter(|probe| !probe.found) {
-            probe.found = match text {
-                Text::Raw(raw) => probe.scanner.may_hold_secret_escaped(raw, unescape_simple),
-                Text::Decoded(text) => probe.scanner.may_hold_secret(text),
-            };
+            probe.found = text_may_hold_secret(text, probe.scanner);
         }
     }
 
