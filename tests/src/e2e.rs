@@ -30,8 +30,7 @@ pub fn cache_dir() -> PathBuf {
 /// Whether absence is a failure: `ATIF_E2E_REQUIRED` is set to anything but empty, `0` or
 /// `false`.
 pub fn required() -> bool {
-    std::env::var("ATIF_E2E_REQUIRED")
-        .is_ok_and(|value| !matches!(value.as_str(), "" | "0" | "false"))
+    atif_test_support::env_flag("ATIF_E2E_REQUIRED")
 }
 
 /// The executable of a pinned agent CLI (`claude`, `codex`, `gemini`, `opencode`, `pi`), or

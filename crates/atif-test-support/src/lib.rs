@@ -7,7 +7,8 @@
 //!
 //! - [`corpus`] finds a folder of the shared corpus of real trajectories and agent logs
 //!   (`$ATIF_CORPUS`, else `../shared/corpus` beside the checkout), or prints the skip notice
-//!   and returns `None`, so a test without it passes with a notice.
+//!   and returns `None`, so a test without it passes with a notice; with
+//!   `ATIF_CORPUS_REQUIRED=1` (set by `.ci/run`) a missing corpus fails the test instead.
 //! - [`workspace_root`] and [`workspace_path`] locate committed fixtures from any crate.
 //! - [`atif_binary`], [`atif_command`], [`run_with_stdin`], [`stdout`], [`stderr`],
 //!   [`describe`] run the real binary the way the CLI tests do.
@@ -34,6 +35,15 @@ use std::process::{Command, Output, Stdio};
 
 /// The environment variable naming the shared corpus folder.
 pub const CORPUS_ENV: &str = "ATIF_CORPUS";
+
+/// The environment variable that turns a missing corpus from a skip into a failure.
+pub const CORPUS_REQUIRED_ENV: &str = "ATIF_CORPUS_REQUIRED";
+
+/// Whether the environment variable `name` is set to anything but empty, `0` or `false`: the
+/// one reading of the workspace's `*_REQUIRED` switches.
+pub fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| !matches!(value.as_str(), "" | "0" | "false"))
+}
 
 /// The workspace's root folder (the one holding the root `Cargo.toml`).
 pub fn workspace_root() -> PathBuf {
@@ -73,16 +83,27 @@ pub fn json_files_below(dir: &Path) -> Vec<PathBuf> {
 /// The folder `sub` of the shared corpus (`""` for the corpus itself), from `$ATIF_CORPUS`,
 /// else `../shared/corpus` beside the workspace; or `None` after printing a skip notice naming
 /// where it was looked for, when that folder does not exist.
+///
+/// # Panics
+/// When the folder does not exist and `$ATIF_CORPUS_REQUIRED` is set (see [`env_flag`]), so
+/// that CI never passes a corpus test by skipping it.
 pub fn corpus(sub: &str) -> Option<PathBuf> {
     let root = match std::env::var_os(CORPUS_ENV) {
         Some(dir) => PathBuf::from(dir),
         None => workspace_root().join("../shared/corpus"),
     };
-    let dir = if sub.is_empty() { root } else { root.join(sub) };
+    find_corpus(&root, sub, env_flag(CORPUS_REQUIRED_ENV))
+}
+
+/// [`corpus`] below `root`, with the environment already read.
+fn find_corpus(root: &Path, sub: &str, required: bool) -> Option<PathBuf> {
+    let dir = if sub.is_empty() { root.to_path_buf() } else { root.join(sub) };
     if dir.is_dir() {
         return Some(dir);
     }
-    eprintln!("skipping: corpus not found at {} (set {CORPUS_ENV})", dir.display());
+    let notice = format!("corpus not found at {} (set {CORPUS_ENV})", dir.display());
+    assert!(!required, "{CORPUS_REQUIRED_ENV} is set but the {notice}");
+    eprintln!("skipping: {notice}");
     None
 }
 
@@ -181,7 +202,15 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_corpus_folder_is_none() {
-        assert_eq!(corpus("no/such/folder/in/any/corpus"), None);
+    fn a_missing_corpus_is_a_skip_unless_required() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("logs")).expect("logs folder");
+        assert_eq!(find_corpus(dir.path(), "logs", true), Some(dir.path().join("logs")));
+        assert_eq!(find_corpus(dir.path(), "trajectories", false), None);
+        let required = std::panic::catch_unwind(|| find_corpus(dir.path(), "trajectories", true));
+        let message = required.expect_err("a required corpus that is missing fails");
+        let message = message.downcast_ref::<String>().map_or("", String::as_str);
+        assert!(message.contains("ATIF_CORPUS_REQUIRED is set"), "{message}");
+        assert!(message.contains("trajectories"), "{message}");
     }
 }
