@@ -203,8 +203,17 @@ fn normalize_stays_free_of_io_heavy_dependencies() {
     }
 }
 
-/// Every Rust source file we own, outside target/.
+/// Every Rust source file we own, outside target/ and fuzz/.
 fn rust_sources() -> Vec<PathBuf> {
+    let root = workspace_root();
+    ["crates", "xtask", "tests"]
+        .iter()
+        .flat_map(|dir| rust_sources_below(&root.join(dir)))
+        .collect()
+}
+
+/// Every Rust source file below `dir`, outside `target` and hidden folders.
+fn rust_sources_below(dir: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -218,11 +227,8 @@ fn rust_sources() -> Vec<PathBuf> {
             }
         }
     }
-    let root = workspace_root();
     let mut out = Vec::new();
-    for dir in ["crates", "xtask", "tests"] {
-        walk(&root.join(dir), &mut out);
-    }
+    walk(dir, &mut out);
     out
 }
 
@@ -246,4 +252,261 @@ fn every_library_forbids_unsafe_code() {
             .unwrap();
         assert!(lib.contains("#![forbid(unsafe_code)]"), "{crate_name} lacks forbid(unsafe_code)");
     }
+}
+
+/// `needle` split in two, so that this file does not match the rules it states.
+fn spelled(head: &str, tail: &str) -> String {
+    format!("{head}{tail}")
+}
+
+#[test]
+fn no_test_is_ignored_or_expects_a_panic() {
+    // A test that is ignored never fails; a test that expects a panic passes on any panic.
+    // Both hide regressions: assert the `Err` and its message instead (CONTRIBUTING.md).
+    let rules = [spelled("#[ig", "nore"), spelled("#[should", "_panic")];
+    let mut sources = rust_sources();
+    sources.extend(rust_sources_below(&workspace_root().join("fuzz")));
+    let offenders = offending_lines(&sources, &rules);
+    assert!(offenders.is_empty(), "ignored or panic-expecting tests: {offenders:#?}");
+
+    // Positive control: the same search finds the rule in a file that breaks it.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.rs");
+    std::fs::write(&bad, format!("//! x\n{}]\n#[test]\nfn f() {{}}\n", rules[0])).unwrap();
+    assert_eq!(offending_lines(&[bad], &rules).len(), 1);
+}
+
+/// `path:line: text` of every line of `sources` that contains one of `needles`.
+fn offending_lines(sources: &[PathBuf], needles: &[String]) -> Vec<String> {
+    let mut found = Vec::new();
+    for path in sources {
+        let text = std::fs::read_to_string(path).unwrap();
+        for (index, line) in text.lines().enumerate() {
+            if needles.iter().any(|needle| line.contains(needle.as_str())) {
+                found.push(format!("{}:{}: {}", path.display(), index + 1, line.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// Functions outside tests longer than the limit today, with their length: each may shrink,
+/// none may grow, and a new one may not join (issue 22 takes them apart one by one).
+const LONG_FUNCTIONS: [(&str, &str, usize); 9] = [
+    ("crates/atif-import/src/formats/codex_rollout.rs", "import_with", 159),
+    ("crates/atif-import/src/formats/gemini.rs", "import_stream", 112),
+    ("crates/atif-normalize/src/explain.rs", "changed", 100),
+    ("crates/atif-import/src/formats/codex_exec.rs", "tool_item", 100),
+    ("crates/atif-import/src/formats/claude_code.rs", "import", 98),
+    ("crates/atif-fake-provider/src/server.rs", "handle", 98),
+    ("crates/atif-import/src/formats/codex_exec.rs", "import", 95),
+    ("crates/atif-cli/src/cmd/import.rs", "run", 86),
+    ("crates/atif-import/src/formats/codex_rollout.rs", "response_item", 81),
+];
+
+/// The longest function body outside tests, in lines from `fn` to its closing brace.
+const MAX_FUNCTION_LINES: usize = 80;
+
+#[test]
+fn no_function_outside_tests_is_longer_than_eighty_lines() {
+    let root = workspace_root();
+    let mut too_long = Vec::new();
+    let mut seen = BTreeMap::new();
+    for path in library_sources() {
+        let relative = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        for (name, line, length) in function_lengths(&std::fs::read_to_string(&path).unwrap()) {
+            let allowed = LONG_FUNCTIONS
+                .iter()
+                .find(|(file, function, _)| *file == relative && *function == name)
+                .map(|(_, _, length)| *length);
+            if let Some(allowed) = allowed {
+                seen.insert((relative.clone(), name.clone()), length);
+                if length <= allowed {
+                    continue;
+                }
+            }
+            if length > MAX_FUNCTION_LINES {
+                too_long.push(format!("{relative}:{line}: fn {name} is {length} lines"));
+            }
+        }
+    }
+    assert!(
+        too_long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines (split them by what they do): {too_long:#?}"
+    );
+    for (file, function, _) in LONG_FUNCTIONS {
+        let length = seen.get(&(file.to_owned(), function.to_owned()));
+        assert!(
+            length.is_some_and(|length| *length > MAX_FUNCTION_LINES),
+            "{file}: fn {function} is now within {MAX_FUNCTION_LINES} lines or gone ({length:?}): \
+             take it off LONG_FUNCTIONS"
+        );
+    }
+
+    // Positive control: a long function is measured as long, a short one and a test one not.
+    let body = "    let x = 1;\n".repeat(MAX_FUNCTION_LINES);
+    let text = format!(
+        "//! x\nfn long() {{\n{body}}}\n\nfn short() {{\n}}\n\n#[cfg(test)]\nmod tests {{\n    fn long_test() {{\n{body}    }}\n}}\n"
+    );
+    let lengths = function_lengths(&text);
+    assert_eq!(
+        lengths,
+        vec![("long".to_owned(), 2, MAX_FUNCTION_LINES + 2), ("short".to_owned(), 85, 2)]
+    );
+}
+
+/// The library and binary sources: every `src/` below `crates/` and `xtask/`.
+fn library_sources() -> Vec<PathBuf> {
+    rust_sources()
+        .into_iter()
+        .filter(|path| {
+            let text = path.to_string_lossy().replace('\\', "/");
+            text.contains("/src/") && !text.contains("/tests/src/")
+        })
+        .collect()
+}
+
+/// `(name, line, length)` of every function before the file's `#[cfg(test)]` module, measured
+/// from its `fn` line to the closing brace at the same indentation (rustfmt's layout).
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let signature =
+        regex::Regex::new(r"^(\s*)(?:pub(?:\([^)]*\))? )?(?:async )?(?:const )?fn (\w+)").unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines.iter().position(|line| line.trim() == "#[cfg(test)]").unwrap_or(lines.len());
+    let mut found = Vec::new();
+    for (index, line) in lines[..end].iter().enumerate() {
+        let Some(captures) = signature.captures(line) else { continue };
+        if line.trim_end().ends_with(';') || line.trim_end().ends_with('}') {
+            continue;
+        }
+        let closing = format!("{}}}", &captures[1]);
+        let Some(last) = lines[index..].iter().position(|line| *line == closing) else { continue };
+        found.push((captures[2].to_owned(), index + 1, last + 1));
+    }
+    found
+}
+
+/// Module cycles inside a crate today (each sorted): none may grow and no new one may appear,
+/// and each goes once its modules are layered (issue 22).
+const MODULE_CYCLES: [(&str, &[&str]); 7] = [
+    ("atif-golden", &["check", "error", "pending"]),
+    ("atif-import", &["format", "lines"]),
+    ("atif-import", &["formats", "import"]),
+    ("atif-normalize", &["borrowed_tree", "strict_parser"]),
+    ("atif-normalize", &["contract", "explain", "normalize", "position_free", "report", "shape"]),
+    ("atif-proxy", &["record", "server"]),
+    ("atif-replay", &["capture", "steps"]),
+];
+
+#[test]
+fn modules_inside_a_crate_do_not_depend_on_each_other_in_a_cycle() {
+    let root = workspace_root();
+    let mut cycles = Vec::new();
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        let src = entry.unwrap().path().join("src");
+        if !src.is_dir() {
+            continue;
+        }
+        let krate = src.parent().unwrap().file_name().unwrap().to_string_lossy().into_owned();
+        for cycle in module_cycles(&module_graph(&src)) {
+            cycles.push((krate.clone(), cycle));
+        }
+    }
+    cycles.sort();
+    let allowed: Vec<(String, Vec<String>)> = MODULE_CYCLES
+        .iter()
+        .map(|(krate, modules)| {
+            ((*krate).to_owned(), modules.iter().map(|name| (*name).to_owned()).collect())
+        })
+        .collect();
+    let new: Vec<_> = cycles.iter().filter(|cycle| !allowed.contains(cycle)).collect();
+    assert!(new.is_empty(), "new module cycles (layer the modules instead): {new:#?}");
+    let gone: Vec<_> = allowed.iter().filter(|cycle| !cycles.contains(cycle)).collect();
+    assert!(gone.is_empty(), "cycles that are gone: take them off MODULE_CYCLES: {gone:#?}");
+
+    // Positive control: two modules that use each other are a cycle; a parent and its child
+    // are not.
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path();
+    std::fs::create_dir(src.join("a")).unwrap();
+    std::fs::write(src.join("lib.rs"), "//! x\nmod a;\nmod b;\n").unwrap();
+    std::fs::write(src.join("a/mod.rs"), "//! x\nmod c;\nuse crate::b::B;\n").unwrap();
+    std::fs::write(src.join("a/c.rs"), "//! x\nuse crate::a::A;\n").unwrap();
+    std::fs::write(src.join("b.rs"), "//! x\nuse crate::{a::A, a::c};\n").unwrap();
+    assert_eq!(module_cycles(&module_graph(src)), vec![vec!["a".to_owned(), "b".to_owned()]]);
+}
+
+/// Module path (`formats::gemini`) -> the modules of the same crate it names through `crate::`
+/// outside its `#[cfg(test)]` part, leaving out its own ancestors and descendants.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let path = regex::Regex::new(r"crate::((?:\w+::)*\w+)").unwrap();
+    let group = regex::Regex::new(r"crate::\{([^}]*)\}").unwrap();
+    let mut named = BTreeMap::new();
+    for file in rust_sources_below(src) {
+        let relative = file.strip_prefix(src).unwrap().with_extension("");
+        let mut parts: Vec<String> =
+            relative.iter().map(|part| part.to_string_lossy().into_owned()).collect();
+        if parts.last().is_some_and(|last| ["mod", "lib", "main"].contains(&last.as_str())) {
+            parts.pop();
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        let mut uses: BTreeSet<String> =
+            path.captures_iter(code).map(|captures| captures[1].to_owned()).collect();
+        for captures in group.captures_iter(code) {
+            uses.extend(captures[1].split(',').map(|item| item.trim().to_owned()));
+        }
+        named.insert(parts.join("::"), uses);
+    }
+    let modules: BTreeSet<String> = named.keys().cloned().collect();
+    let related = |a: &str, b: &str| {
+        a == b || a.starts_with(&format!("{b}::")) || b.starts_with(&format!("{a}::"))
+    };
+    named
+        .iter()
+        .map(|(module, uses)| {
+            let targets = uses
+                .iter()
+                .filter_map(|used| {
+                    let segments: Vec<&str> = used.split("::").collect();
+                    (1..=segments.len())
+                        .rev()
+                        .map(|count| segments[..count].join("::"))
+                        .find(|candidate| modules.contains(candidate))
+                })
+                .filter(|target| !related(module, target))
+                .collect();
+            (module.clone(), targets)
+        })
+        .collect()
+}
+
+/// The strongly connected components of more than one module, each sorted, in sorted order.
+fn module_cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    let reach = |from: &str| {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![from.to_owned()];
+        while let Some(module) = stack.pop() {
+            for next in graph.get(&module).into_iter().flatten() {
+                if seen.insert(next.clone()) {
+                    stack.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reachable: BTreeMap<&String, BTreeSet<String>> =
+        graph.keys().map(|module| (module, reach(module))).collect();
+    let mut cycles = BTreeSet::new();
+    for (module, reached) in &reachable {
+        let cycle: Vec<String> = reached
+            .iter()
+            .filter(|other| reachable.get(other).is_some_and(|back| back.contains(*module)))
+            .cloned()
+            .collect();
+        if cycle.len() > 1 {
+            cycles.insert(cycle);
+        }
+    }
+    cycles.into_iter().collect()
 }
