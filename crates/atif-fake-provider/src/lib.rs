@@ -22,11 +22,16 @@
 //!
 //! 1. if the request's last message is a tool result, the reply is the final text
 //!    `The command printed: …`, quoting the result (see [`Config::quote_pattern`]);
-//! 2. else, if a shell-like tool is offered (`bash`, `Bash`, `exec_command`,
-//!    `run_shell_command`, `shell`, …), the reply calls it with [`Config::command`], filling the
-//!    tool's other required arguments from its JSON Schema;
-//! 3. else the reply is plain text, [`Config::text`] (or, when the request asks for JSON with a
-//!    schema, a small JSON value fitting it).
+//! 2. else, when the request asks for JSON with a schema, the reply is a small JSON value
+//!    fitting it;
+//! 3. else, if a shell-like tool is offered (one of [`SHELL_TOOLS`], compared without case:
+//!    `bash`, `Bash`, `exec_command`, `run_shell_command`, `shell`, …), the reply calls it with
+//!    [`Config::command`], filling the tool's other required arguments from its JSON Schema;
+//! 4. else, if any tool is offered, the reply calls the first one, with the smallest arguments
+//!    that fit its JSON Schema: its required properties only, each its `const`, its `default`,
+//!    its first `enum` value, or a plain value of its type within its bounds (`"fake"`, `0`,
+//!    `false`, `[]`), local `$ref`s and `anyOf`/`oneOf`/`allOf` followed;
+//! 5. else the reply is plain text, [`Config::text`].
 //!
 //! Ids, timestamps and token counts depend only on the request's number of messages and the
 //! reply, so two runs of the same behaviour get byte-identical replies.
@@ -66,6 +71,7 @@
 
 mod config;
 mod error;
+mod example;
 mod server;
 mod turn;
 mod wire;
@@ -73,4 +79,4 @@ mod wire;
 pub use config::{Config, DEFAULT_COMMAND, DEFAULT_TEXT, Fault};
 pub use error::{Error, Result};
 pub use server::{FakeProvider, RecordedRequest, unreachable_url};
-pub use turn::Protocol;
+pub use turn::{Protocol, SHELL_TOOLS};

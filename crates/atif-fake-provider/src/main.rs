@@ -8,34 +8,48 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use atif_fake_provider::{Config, FakeProvider, Fault};
+use atif_fake_provider::{Config, DEFAULT_COMMAND, DEFAULT_TEXT, FakeProvider, Fault, SHELL_TOOLS};
 
-const USAGE: &str = "usage: atif-fake-provider [OPTIONS]
+/// The help text; the defaults come from the library's constants, printed on one line each.
+fn usage() -> String {
+    format!(
+        "usage: atif-fake-provider [OPTIONS]
 
 A scripted fake model server (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini).
 Prints `listening on http://HOST:PORT` as its first line, then serves until killed.
 
+Each reply: the final text `The command printed: ...` after a tool result; else JSON fitting
+the schema a structured request gives; else a call of the first shell tool offered, with
+--command; else a call of the first tool offered, with the smallest arguments its JSON Schema
+allows; else the plain text.
+Shell tools (any case): {shell}
+
 options:
   --listen ADDR          address to listen on (default 127.0.0.1:0, a free port)
-  --command CMD          shell command a shell tool is called with (default: printf 'atif-e2e-%d\n' 42)
-  --text TEXT            plain-text reply when no tool is called
+  --command CMD          shell command a shell tool is called with (default: {command})
+  --text TEXT            plain-text reply when no tool is offered (default: {text})
   --model ID             a model id GET /v1/models lists (repeatable; default fake-model)
   --fail-status CODE     answer every model request with this HTTP status
   --cut-after N          cut every reply after N SSE events (a JSON body after half of it)
   --event-delay-ms MS    pause before each SSE event after the first
   --keepalives           add `: ping` comments and `retry: 3000` to every stream
-  -h, --help             print this help";
+  -h, --help             print this help",
+        shell = SHELL_TOOLS.join(", "),
+        command = DEFAULT_COMMAND,
+        text = DEFAULT_TEXT,
+    )
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let config = match parse(&args) {
         Ok(Some(config)) => config,
         Ok(None) => {
-            println!("{USAGE}");
+            println!("{}", usage());
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("atif-fake-provider: {message}\n\n{USAGE}");
+            eprintln!("atif-fake-provider: {message}\n\n{}", usage());
             return ExitCode::from(2);
         }
     };

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::Config;
+use crate::example::{Fill, example, property_example, tool_arguments};
 
 /// The four wire protocols the fake provider speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,18 +48,23 @@ pub(crate) enum Reply {
 
 impl Reply {
     /// The deterministic reply for a turn: quote a tool result, else call a shell-like tool,
-    /// else answer in plain text.
+    /// else call the first tool offered, else answer in plain text.
     pub(crate) fn decide(turn: &Turn, config: &Config) -> Reply {
         if let Some(result) = &turn.tool_result {
             return Reply::Text(format!("The command printed: {}", quote(result, config)));
         }
         if let Some(schema) = &turn.json_schema {
-            return Reply::Text(example_of(schema, "").to_string());
+            return Reply::Text(example(schema, Fill::All).to_string());
         }
-        let shell = turn.tools.iter().find(|(name, _)| is_shell_tool(name));
-        match shell {
+        if let Some((name, schema)) = turn.tools.iter().find(|(name, _)| is_shell_tool(name)) {
+            return Reply::ToolCall {
+                name: name.clone(),
+                arguments: shell_arguments(schema, config),
+            };
+        }
+        match turn.tools.first() {
             Some((name, schema)) => {
-                Reply::ToolCall { name: name.clone(), arguments: shell_arguments(schema, config) }
+                Reply::ToolCall { name: name.clone(), arguments: tool_arguments(schema) }
             }
             None => Reply::Text(config.text().to_owned()),
         }
@@ -222,8 +228,10 @@ fn text_of(content: Option<&Value>) -> String {
     }
 }
 
-/// Names of tools that run a shell command, compared without case.
-const SHELL_TOOLS: [&str; 9] = [
+/// The names of the tools that run a shell command, in lowercase: when one of them is offered
+/// (compared without case), the fake provider calls it with [`Config::command`] rather than
+/// the first tool.
+pub const SHELL_TOOLS: &[&str] = &[
     "bash",
     "shell",
     "exec_command",
@@ -275,45 +283,9 @@ fn shell_arguments(schema: &Value, config: &Config) -> Value {
         if key == command_key {
             continue;
         }
-        let property = properties.and_then(|props| props.get(key)).unwrap_or(&Value::Null);
-        arguments.insert(key.to_owned(), example_of(property, key));
+        arguments.insert(key.to_owned(), property_example(schema, schema, key));
     }
     Value::Object(arguments)
-}
-
-/// A small value that satisfies a JSON Schema (first enum value, required properties filled).
-fn example_of(schema: &Value, name: &str) -> Value {
-    if name == "next_speaker" {
-        return json!("user");
-    }
-    if let Some(first) = schema.get("enum").and_then(Value::as_array).and_then(|e| e.first()) {
-        return first.clone();
-    }
-    if let Some(constant) = schema.get("const") {
-        return constant.clone();
-    }
-    let kind = match schema.get("type") {
-        Some(Value::Array(kinds)) => kinds.first().and_then(Value::as_str),
-        Some(kind) => kind.as_str(),
-        None => None,
-    };
-    match kind.map(str::to_ascii_lowercase).as_deref() {
-        Some("object") | None if schema.get("properties").is_some() => {
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let mut object = Map::new();
-            for (key, property) in properties.into_iter().flatten() {
-                object.insert(key.clone(), example_of(property, key));
-            }
-            Value::Object(object)
-        }
-        Some("object") => json!({}),
-        Some("array") => json!([]),
-        Some("boolean") => json!(false),
-        Some("integer") | Some("number") => json!(0),
-        Some("null") => Value::Null,
-        _ if name == "description" => json!("Run the scripted command"),
-        _ => json!("fake"),
-    }
 }
 
 #[cfg(test)]
@@ -407,7 +379,36 @@ mod tests {
     }
 
     #[test]
-    fn without_a_shell_tool_the_reply_is_plain_text() {
+    fn without_a_shell_tool_the_first_tool_is_called_with_its_required_arguments() {
+        check(
+            Protocol::AnthropicMessages,
+            json!({"messages": [{"role": "user", "content": "weather?"}],
+                   "tools": [{"name": "get_weather", "input_schema": {"type": "object", "properties":
+                              {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}}, "required": ["city", "unit"]}},
+                             {"name": "get_time"}]}),
+            call("get_weather", json!({"city": "fake", "unit": "c"})),
+        );
+        check(
+            Protocol::Gemini,
+            json!({"contents": [{"role": "user", "parts": [{"text": "time?"}]}],
+                   "tools": [{"functionDeclarations": [{"name": "get_time"}]}]}),
+            call("get_time", json!({})),
+        );
+    }
+
+    #[test]
+    fn a_shell_tool_wins_over_an_earlier_tool() {
+        check(
+            Protocol::ChatCompletions,
+            json!({"messages": [{"role": "user", "content": "hi"}],
+                   "tools": [{"type": "function", "function": {"name": "get_weather"}},
+                             {"type": "function", "function": {"name": "Terminal"}}]}),
+            call("Terminal", json!({"command": Config::default().command()})),
+        );
+    }
+
+    #[test]
+    fn without_any_tool_the_reply_is_plain_text() {
         check(
             Protocol::ChatCompletions,
             json!({"messages": [{"role": "user", "content": "Generate a title"}]}),

@@ -3,6 +3,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+use atif_fake_provider::{DEFAULT_COMMAND, DEFAULT_TEXT, SHELL_TOOLS};
 use serde_json::json;
 
 use crate::http::post;
@@ -31,6 +32,26 @@ fn the_binary_prints_its_url_first_and_serves_the_options_given() {
     let (reply, models) = served.unwrap_or_else(|| panic!("first line was {line:?}"));
     assert_eq!(reply["content"][0]["input"], json!({"command": "echo from-binary"}));
     assert_eq!(models["data"][0]["id"], "only-model");
+}
+
+#[test]
+fn the_help_lists_the_shell_tools_and_prints_each_default_on_its_line() {
+    let output =
+        Command::new(env!("CARGO_BIN_EXE_atif-fake-provider")).arg("--help").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let help = String::from_utf8(output.stdout).unwrap();
+    let line_of = |option: &str| {
+        help.lines()
+            .find(|line| line.trim_start().starts_with(option))
+            .unwrap_or_else(|| panic!("no {option} line in:\n{help}"))
+    };
+    assert!(line_of("--command").ends_with(&format!("(default: {DEFAULT_COMMAND})")), "{help}");
+    assert!(line_of("--text").ends_with(&format!("(default: {DEFAULT_TEXT})")), "{help}");
+    let shells = line_of("Shell tools");
+    for name in SHELL_TOOLS {
+        assert!(shells.contains(name), "{name} missing from {shells:?}");
+    }
+    assert!(help.contains("first tool offered"), "{help}");
 }
 
 #[test]

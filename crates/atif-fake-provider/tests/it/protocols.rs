@@ -219,7 +219,56 @@ fn gemini_streams_crlf_framed_chunks_and_answers_plain_json() {
 }
 
 #[test]
-fn without_a_shell_tool_every_protocol_answers_plain_text() {
+fn a_get_weather_tool_is_called_with_arguments_fitting_its_schema_then_its_result_quoted() {
+    let provider = provider();
+    let schema = json!({"type": "object", "properties": {
+        "city": {"type": "string", "description": "City name"},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+        "days": {"type": "integer", "minimum": 1, "default": 3},
+        "hourly": {"type": "boolean"}},
+        "required": ["city", "unit", "days"]});
+    let expected = json!({"city": "fake", "unit": "celsius", "days": 3});
+    let tools = json!([{"type": "function", "function": {"name": "get_weather", "parameters": schema}},
+                       {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object"}}}]);
+    let first = json!({"model": "m", "messages": [{"role": "user", "content": "Weather in Paris?"}], "tools": tools});
+    let reply = post(provider.addr(), "/v1/chat/completions", &first).json();
+    assert_eq!(reply["choices"][0]["finish_reason"], "tool_calls");
+    let call = &reply["choices"][0]["message"]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "get_weather");
+    let arguments: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, expected);
+
+    let second = json!({"model": "m", "tools": tools, "messages": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "{\"temperature\": 21}"}]});
+    let reply = post(provider.addr(), "/v1/chat/completions", &second).json();
+    assert_eq!(
+        reply["choices"][0]["message"]["content"],
+        "The command printed: {\"temperature\": 21}"
+    );
+
+    let anthropic = json!({"model": "claude", "max_tokens": 100, "messages": [{"role": "user", "content": "go"}],
+                           "tools": [{"name": "get_weather", "input_schema": schema}]});
+    let reply = post(provider.addr(), "/v1/messages", &anthropic).json();
+    assert_eq!(
+        (reply["content"][0]["name"].clone(), reply["content"][0]["input"].clone()),
+        (json!("get_weather"), expected.clone())
+    );
+    let gemini = json!({"contents": [{"role": "user", "parts": [{"text": "go"}]}],
+        "tools": [{"functionDeclarations": [{"name": "get_weather", "parameters": {"type": "OBJECT",
+            "properties": {"city": {"type": "STRING"}}, "required": ["city"]}}]}]});
+    let reply =
+        post(provider.addr(), "/v1beta/models/gemini-2.5-flash:generateContent", &gemini).json();
+    assert_eq!(
+        reply["candidates"][0]["content"]["parts"][0]["functionCall"],
+        json!({"name": "get_weather", "args": {"city": "fake"}})
+    );
+}
+
+#[test]
+fn without_any_tool_every_protocol_answers_plain_text() {
     let provider = provider();
     let chat = post(
         provider.addr(),
