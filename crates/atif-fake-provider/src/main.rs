@@ -18,10 +18,12 @@ fn usage() -> String {
 A scripted fake model server (OpenAI Chat Completions and Responses, Anthropic Messages, Gemini).
 Prints `listening on http://HOST:PORT` as its first line, then serves until killed.
 
-Each reply: the final text `The command printed: ...` after a tool result; else JSON fitting
-the schema a structured request gives; else a call of the first shell tool offered, with
---command; else a call of the first tool offered, with the smallest arguments its JSON Schema
-allows; else the plain text.
+Each reply, in this order of preference:
+  the final text `The command printed: ...` after a tool result;
+  JSON fitting the schema a structured request gives;
+  a call of the first shell tool offered, with --command;
+  a call of the first tool offered, with the smallest arguments its JSON Schema allows;
+  the plain text (--text).
 Shell tools (any case): {shell}
 
 options:

@@ -51,7 +51,7 @@ fn the_help_lists_the_shell_tools_and_prints_each_default_on_its_line() {
     for name in SHELL_TOOLS {
         assert!(shells.contains(name), "{name} missing from {shells:?}");
     }
-    assert!(help.contains("first tool offered"), "{help}");
+    assert!(line_of("a call of the first tool offered").contains("JSON Schema"), "{help}");
 }
 
 #[test]
