@@ -4,8 +4,10 @@
 /// Is a directory`), as an error reporter such as anyhow's `{:#}` shows it.
 ///
 /// For text that is stored or sent on rather than shown by an error reporter: a crash message
-/// in a trajectory, a JSON reply, a panic message. It lives here, in the crate every other one
-/// depends on, so the workspace writes such text one way.
+/// in a trajectory, a JSON reply, a panic message. It lives here because every crate that
+/// writes such text (`atif-replay`, `atif-proxy`, `atif-golden`) already depends on
+/// `atif-schema`, so the workspace writes it one way. Not every crate does: `atif-secrets`,
+/// `atif-fs` and `atif-normalize` do not.
 ///
 /// ```
 /// use std::fmt;

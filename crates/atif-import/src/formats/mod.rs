@@ -1,6 +1,16 @@
 //! One module per log format; each turns records into a [`Trajectory`](crate::draft::Trajectory).
 //!
-//! Adding a format is one file here, one [`Format`] variant and one arm below.
+//! Adding a format takes a module here and its arm in `import_runs`, and more besides:
+//! - in `format.rs`, the [`Format`] variant, its place in `Format::ALL` (the order detection
+//!   tries), its `name`, its `agent` and the records it `recognizes`;
+//! - the `--format` values of `atif import` (`atif-cli/src/cmd/import.rs`), and the tests that
+//!   spell out the list of known formats (`atif-cli` `tests/it/import.rs`, this crate's
+//!   `tests/it/format.rs` and `tests/it/hostile.rs`);
+//! - for a new agent, its `home_marker` in `format.rs`, its entry in `latest.rs` (`AGENTS`,
+//!   where `--latest` looks) and its normalisation preset (`atif-normalize/src/preset.rs`);
+//! - a log spread over several files (Claude Code's subagents, Codex's threads) is joined in
+//!   `path.rs`;
+//! - the format's rows in docs/import.md, and fixtures under `tests/fixtures/`.
 
 mod anthropic;
 pub(crate) mod claude_code;
