@@ -65,6 +65,10 @@ pub enum Error {
     NotExact {
         /// What the server saw.
         verdict: Box<Verdict>,
+        /// Where a recording that was not exact was saved instead of its script (see
+        /// [`failed_path`](crate::failed_path)); `None` in a replay, and for a recording of
+        /// no exchange, which is saved nowhere.
+        saved: Option<PathBuf>,
     },
 }
 

@@ -80,5 +80,5 @@ mod verdict;
 pub use atif_replay::DriftPolicy;
 pub use error::{Error, Result};
 pub use protocol::Provider;
-pub use server::{Options, Proxy, start};
+pub use server::{Options, Proxy, failed_path, start};
 pub use verdict::{Mode, UnusedExchange, Verdict};

@@ -188,6 +188,15 @@ pub struct Proxy {
     task: JoinHandle<std::io::Result<()>>,
 }
 
+/// Where a recording to `path` that was not exact is saved instead, so the file at `path` is
+/// left as it was: `run.json` becomes `run.failed.json`, and a name without the `.json`
+/// extension gets `.failed.json` appended.
+pub fn failed_path(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|name| name.to_string_lossy()).unwrap_or_default();
+    let stem = name.strip_suffix(".json").unwrap_or(&name);
+    path.with_file_name(format!("{stem}.failed.json"))
+}
+
 /// Starts a server with `options`: reads the script (replay) or checks it can be written
 /// (record), and listens.
 ///
@@ -296,20 +305,49 @@ impl Proxy {
     /// Stops the server (waiting a few seconds for replies in flight), saves the recording
     /// (record), and returns the verdict.
     ///
+    /// A recording replaces the script only when it is exact and holds at least one exchange,
+    /// so a failed recording never destroys a good script: one that is not exact is saved
+    /// beside it instead, as [`failed_path`] names it, and one without any exchange (the agent
+    /// made no model request, or none reached the upstream) is not exact and saved nowhere.
+    ///
     /// # Errors
     ///
     /// [`Error::NotExact`] naming every failure when the run was not exact (extra, missing or
-    /// changed requests in a replay; upstream failures or cut streams in a recording; unknown
-    /// endpoints or invalid JSON in either); the recording is saved all the same.
-    /// [`Error::Script`] when the recording cannot be saved, [`Error::Serve`] when the server
-    /// failed.
+    /// changed requests in a replay; upstream failures, cut streams or no exchange at all in a
+    /// recording; unknown endpoints or invalid JSON in either), with where the recording was
+    /// saved. [`Error::Script`] when the recording cannot be saved, [`Error::Serve`] when the
+    /// server failed.
     pub async fn finish(self) -> Result<Verdict> {
         let shared = self.stop_server().await?;
-        if let Engine::Record { recorder, .. } = &shared.engine {
-            recorder.save(&shared.script, shared.traffic())?;
+        let Engine::Record { recorder, .. } = &shared.engine else {
+            let verdict = shared.verdict();
+            return match verdict.ok {
+                true => Ok(verdict),
+                false => Err(Error::NotExact { verdict: Box::new(verdict), saved: None }),
+            };
+        };
+        let traffic = shared.traffic();
+        if traffic.is_empty() {
+            shared.fail(
+                "no exchange was recorded: no model request reached the server, or none got a \
+                 reply from the upstream"
+                    .to_owned(),
+            );
         }
         let verdict = shared.verdict();
-        if verdict.ok { Ok(verdict) } else { Err(Error::NotExact { verdict: Box::new(verdict) }) }
+        if verdict.ok {
+            recorder.save(&shared.script, traffic)?;
+            return Ok(verdict);
+        }
+        let saved = match traffic.is_empty() {
+            true => None,
+            false => {
+                let failed = failed_path(&shared.script);
+                recorder.save(&failed, traffic)?;
+                Some(failed)
+            }
+        };
+        Err(Error::NotExact { verdict: Box::new(verdict), saved })
     }
 
     /// Stops the server without saving anything, and returns the verdict (for a recording

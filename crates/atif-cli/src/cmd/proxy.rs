@@ -246,35 +246,85 @@ fn run_around(
     })
 }
 
-/// Writes the trajectory (when asked), stops the server, saves a recording, prints the
-/// verdict: exit 0 when exact, 1 when not; 2 when the trajectory could not be written.
+/// Stops the server, saves a recording, prints the verdict, and writes the trajectory (when
+/// asked): exit 0 when exact, 1 when not; 2 when the trajectory could not be written.
+///
+/// A recording that is not exact replaces neither the script nor the trajectory: both go
+/// beside them, as `atif_proxy::failed_path` names them.
 async fn conclude(
     proxy: Proxy,
     options: &Options,
     trajectory: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let mode = mode_name(options);
-    let written = trajectory.map(|path| write_trajectory(&proxy, path));
-    let code = verdict_code(proxy, options).await?;
+    let recording = options.mode() == atif_proxy::Mode::Record;
+    let captured = trajectory.map(|path| (path, proxy.trajectory()));
+    let exact = match proxy.finish().await {
+        Ok(verdict) => {
+            output::note(|out| {
+                writeln!(out, "atif {mode}: {}", verdict.summary())?;
+                if recording {
+                    writeln!(out, "atif {mode}: wrote {}", options.script().display())?;
+                }
+                Ok(())
+            })?;
+            true
+        }
+        Err(atif_proxy::Error::NotExact { verdict, saved }) => {
+            let script = options.script().display();
+            // The status says "not exact" even when standard error cannot (docs/cli.md).
+            let _ = output::error(|out| {
+                writeln!(out, "atif {mode}: {}", verdict.summary())?;
+                match (recording, saved) {
+                    (false, _) => Ok(()),
+                    (true, Some(saved)) => writeln!(
+                        out,
+                        "atif {mode}: wrote {} instead of {script}, which was left as it was",
+                        saved.display()
+                    ),
+                    (true, None) => {
+                        writeln!(out, "atif {mode}: nothing written; {script} was left as it was")
+                    }
+                }
+            });
+            false
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let code = if exact { ExitCode::SUCCESS } else { ExitCode::from(1) };
+    let Some((path, captured)) = captured else { return Ok(code) };
+    let target = trajectory_target(options, path, exact);
+    let written = match captured {
+        Ok(trajectory) => save_trajectory(&trajectory, &target),
+        // A recording that failed says why above; no trajectory is one more consequence.
+        Err(err) if recording && !exact => {
+            let _ = output::error(|out| {
+                writeln!(out, "atif {mode}: no trajectory written to {}: {err}", path.display())
+            });
+            return Ok(code);
+        }
+        Err(err) => Err(anyhow::Error::new(err)
+            .context(format!("cannot write the trajectory {}", target.display()))),
+    };
     match written {
-        Some(Err(err)) => {
+        Ok(target) => {
+            output::note(|out| writeln!(out, "atif {mode}: wrote {}", target.display()))?;
+            Ok(code)
+        }
+        Err(err) => {
             output::error(|out| writeln!(out, "error: {err:#}"))?;
             Ok(ExitCode::from(2))
         }
-        Some(Ok(path)) => {
-            output::note(|out| writeln!(out, "atif {mode}: wrote {}", path.display()))?;
-            Ok(code)
-        }
-        None => Ok(code),
     }
 }
 
-/// Writes the trajectory captured from the traffic to `path`, atomically.
-fn write_trajectory<'a>(proxy: &Proxy, path: &'a Path) -> anyhow::Result<&'a Path> {
-    let trajectory = proxy
-        .trajectory()
-        .with_context(|| format!("cannot write the trajectory {}", path.display()))?;
-    save_trajectory(&trajectory, path)
+/// Where the trajectory of a run goes: `path`, except for a recording that was not exact,
+/// which never replaces what is there.
+fn trajectory_target(options: &Options, path: &Path, exact: bool) -> PathBuf {
+    match options.mode() == atif_proxy::Mode::Record && !exact {
+        true => atif_proxy::failed_path(path),
+        false => path.to_owned(),
+    }
 }
 
 /// Writes the trajectory of a run whose command failed, was killed or was stopped: whatever
@@ -299,7 +349,8 @@ fn write_failed_run(
     let extra = trajectory.extra.get_or_insert_with(Default::default);
     extra.insert("crashed".to_owned(), serde_json::Value::Bool(true));
     extra.insert("error".to_owned(), serde_json::Value::String(failure.to_owned()));
-    match save_trajectory(&trajectory, path) {
+    let target = trajectory_target(options, path, false);
+    match save_trajectory(&trajectory, &target) {
         Ok(path) => output::error(|out| {
             writeln!(out, "atif {mode}: wrote {} (the run failed: {failure})", path.display())
         }),
@@ -317,29 +368,6 @@ fn save_trajectory<'a>(
     text.push('\n');
     atif_fs::write_atomic(path, text.as_bytes()).with_context(context)?;
     Ok(path)
-}
-
-/// Stops the server, saves a recording, prints the verdict: exit 0 when exact, 1 when not.
-async fn verdict_code(proxy: Proxy, options: &Options) -> anyhow::Result<ExitCode> {
-    let mode = mode_name(options);
-    match proxy.finish().await {
-        Ok(verdict) => {
-            output::note(|out| {
-                writeln!(out, "atif {mode}: {}", verdict.summary())?;
-                if options.mode() == atif_proxy::Mode::Record {
-                    writeln!(out, "atif {mode}: wrote {}", options.script().display())?;
-                }
-                Ok(())
-            })?;
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(atif_proxy::Error::NotExact { verdict }) => {
-            // As above: the status says "not exact" even when standard error cannot.
-            let _ = output::error(|out| writeln!(out, "atif {mode}: {}", verdict.summary()));
-            Ok(ExitCode::from(1))
-        }
-        Err(err) => Err(err.into()),
-    }
 }
 
 /// Starts the server; a script that is not a valid script is invalid input (exit 1), like an

@@ -224,10 +224,20 @@ const ROWS: &[Row] = &[
         writes_input: false,
         until_stopped: false,
     },
-    // `true` again: a recording of no model call is an empty script. Writing over a folder
-    // cannot run.
+    // An agent that asks the fake provider (`UPSTREAM`) for its models: a recording of one
+    // exchange. Writing over a folder cannot run.
     Row {
-        args: &["record", "--script", "IN", "--", "true"],
+        args: &[
+            "record",
+            "--script",
+            "IN",
+            "--upstream",
+            "UPSTREAM",
+            "--",
+            "sh",
+            "-c",
+            "curl -sS -o /dev/null \"$OPENAI_BASE_URL/models\"",
+        ],
         ok: "new.script.json",
         mismatch: None,
         reads_input: false,
@@ -454,6 +464,8 @@ fn json_text_where_a_file_is_expected_gets_advice_and_no_update_suggestion() {
 /// The fixture folder of the table tests.
 struct Fixture {
     dir: tempfile::TempDir,
+    /// The upstream `UPSTREAM` stands for.
+    provider: atif_fake_provider::FakeProvider,
 }
 
 impl Fixture {
@@ -481,7 +493,9 @@ impl Fixture {
             "empty-script.json",
             br#"{"format": "atif-replay-script", "version": 2, "model": null, "calls": [], "exchanges": []}"#,
         );
-        let fixture = Fixture { dir };
+        let provider =
+            atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+        let fixture = Fixture { dir, provider };
         let made = fixture.run(
             &["check", "--update", "golden.json", "run.json"],
             Stdio::piped(),
@@ -494,7 +508,11 @@ impl Fixture {
     /// The command, run in the fixture folder, with `CI` set so that nothing is written, except
     /// by `record`: on CI it refuses to replace a script, and the tests record more than once.
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = atif_command(args);
+        let args: Vec<&str> = args
+            .iter()
+            .map(|arg| if *arg == "UPSTREAM" { self.provider.url() } else { arg })
+            .collect();
+        let mut command = atif_command(&args);
         command.current_dir(self.dir.path()).stdin(Stdio::null());
         if args.first() != Some(&"record") {
             command.env("CI", "1");

@@ -225,12 +225,14 @@ fn the_trajectory_of_a_run_that_fails_or_is_killed_is_written_all_the_same() {
     let script = dir.path().join("failed.script.json");
     let script = script.to_str().unwrap();
     let trajectory = dir.path().join("failed.trajectory.json");
+    // A recording that failed never replaces what is there: the trajectory goes beside it.
+    let written = dir.path().join("failed.trajectory.failed.json");
     let ask = agent("hello");
     for (how, status, failure) in [
         ("exit 3", 3, "`sh` exited with status 3"),
         ("kill -9 $$", 137, "`sh` was killed by signal 9"),
     ] {
-        let _ = std::fs::remove_file(&trajectory);
+        let _ = std::fs::remove_file(&written);
         let command = format!("{ask}; {how}");
         let output = run_in(
             dir.path(),
@@ -254,18 +256,19 @@ fn the_trajectory_of_a_run_that_fails_or_is_killed_is_written_all_the_same() {
             format!(
                 "atif record: wrote {} (the run failed: {failure})\natif record: {failure}; the \
                  script was not saved\n",
-                trajectory.display()
+                written.display()
             )
         );
         assert!(!Path::new(script).exists(), "a failed recording is no script");
-        let text = std::fs::read_to_string(&trajectory).unwrap();
+        assert!(!trajectory.exists(), "a failed recording replaces no trajectory");
+        let text = std::fs::read_to_string(&written).unwrap();
         let captured: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(captured["extra"]["crashed"], true, "{text}");
         assert_eq!(captured["extra"]["error"], failure, "{text}");
         assert!(text.contains("Hello from the atif fake provider."), "{text}");
         for profile in ["strict", "harbor"] {
             let validate =
-                atif_command(&["validate", "--profile", profile, trajectory.to_str().unwrap()])
+                atif_command(&["validate", "--profile", profile, written.to_str().unwrap()])
                     .output()
                     .unwrap();
             assert_eq!(validate.status.code(), Some(0), "{profile}: {}", stderr(&validate));
@@ -273,7 +276,7 @@ fn the_trajectory_of_a_run_that_fails_or_is_killed_is_written_all_the_same() {
         let leftovers: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|name| name != "failed.trajectory.json")
+            .filter(|name| name != "failed.trajectory.failed.json")
             .collect();
         assert!(leftovers.is_empty(), "only the trajectory was written: {leftovers:?}");
     }
@@ -509,4 +512,168 @@ fn a_replay_whose_command_fails_blames_the_failure_not_fewer_model_calls() {
         "{text}"
     );
     assert!(!text.contains("fewer model calls"), "{text}");
+}
+
+/// Writes a script of ten recorded exchanges to `dir/name` and returns its path and bytes.
+fn ten_exchange_script(dir: &Path, name: &str) -> (String, Vec<u8>) {
+    use atif_replay::HttpExchange;
+    use serde_json::json;
+
+    let path = dir.join(name);
+    let mut script = atif_replay::Script::new(None);
+    script.exchanges = (0..10)
+        .map(|n| {
+            let request = json!({"model": "fake-model", "messages": [{"role": "user", "content": format!("q{n}")}]});
+            HttpExchange::new("POST", "/v1/chat/completions", request, 200)
+                .with_body(json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": format!("a{n}")}}]}))
+        })
+        .collect();
+    atif_replay::write_script(&path, &script, &[]).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    (path.to_str().unwrap().to_owned(), bytes)
+}
+
+#[test]
+fn a_recording_that_is_not_exact_leaves_the_script_and_the_trajectory_as_they_were() {
+    if !has_curl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (script, before) = ten_exchange_script(dir.path(), "s.json");
+    let trajectory = dir.path().join("t.json");
+    std::fs::write(&trajectory, "the committed trajectory\n").unwrap();
+    let failed_script = dir.path().join("s.failed.json");
+    let failed_trajectory = dir.path().join("t.failed.json");
+
+    // The upstream is down and the agent exits 0 all the same (curl without --fail): nothing
+    // was recorded, so nothing is written.
+    let down = atif_fake_provider::unreachable_url().unwrap();
+    let record = |upstream: &str, ask: &str| {
+        run_in(
+            dir.path(),
+            &[
+                "record",
+                "--script",
+                &script,
+                "--upstream",
+                upstream,
+                "--trajectory",
+                trajectory.to_str().unwrap(),
+                "--",
+                "sh",
+                "-c",
+                ask,
+            ],
+        )
+    };
+    let output = record(&down, &agent("hello"));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("- cannot reach the upstream"), "{err}");
+    assert!(err.contains("- no exchange was recorded"), "{err}");
+    assert!(err.contains(&format!("atif record: nothing written; {script} was left as it was")));
+    assert!(err.contains("atif record: no trajectory written to "), "{err}");
+    assert_eq!(std::fs::read(&script).unwrap(), before, "the script is byte-identical");
+    assert_eq!(std::fs::read_to_string(&trajectory).unwrap(), "the committed trajectory\n");
+    assert!(
+        !failed_script.exists() && !failed_trajectory.exists(),
+        "an empty recording is kept nowhere"
+    );
+
+    // A stream cut midway: the recording is kept beside the script, redacted, and named.
+    let mut config = Config::default();
+    config.set_fault(Some(atif_fake_provider::Fault::CutStream { after_events: 2 }));
+    let provider = FakeProvider::start(config).unwrap();
+    let ask = "curl -sS -X POST \"$OPENAI_BASE_URL/chat/completions\" -H 'content-type: application/json' \
+               -H 'authorization: Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789' \
+               -d '{\"model\":\"fake-model\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"hi ghp_abcdefghijklmnopqrstuvwxyz0123456789\"}]}'; true";
+    let output = record(provider.url(), ask);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(err.contains("the reply was cut off midway"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "atif record: wrote {} instead of {script}, which was left as it was\n",
+            failed_script.display()
+        )),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&script).unwrap(), before, "the script is byte-identical");
+    assert_eq!(std::fs::read_to_string(&trajectory).unwrap(), "the committed trajectory\n");
+    let kept = atif_replay::read_script(&failed_script).unwrap();
+    assert_eq!(kept.exchanges.len(), 1);
+    assert!(kept.exchanges[0].cut.is_some());
+    let text = std::fs::read_to_string(&failed_script).unwrap();
+    assert!(!text.contains("ghp_abcdefghij"), "the kept recording is redacted:\n{text}");
+    assert!(err.contains(&format!("atif record: wrote {}", failed_trajectory.display())), "{err}");
+    assert!(std::fs::read_to_string(&failed_trajectory).unwrap().contains("\"schema_version\""));
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| {
+            !["s.json", "t.json", "s.failed.json", "t.failed.json"].contains(&name.as_str())
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "no temporary file is left: {leftovers:?}");
+}
+
+#[test]
+fn a_recording_without_a_model_call_writes_nothing_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("new.script.json");
+    let trajectory = dir.path().join("t.json");
+    let output = run_in(
+        dir.path(),
+        &[
+            "record",
+            "--script",
+            script.to_str().unwrap(),
+            "--trajectory",
+            trajectory.to_str().unwrap(),
+            "--",
+            "true",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains(
+            "recording not exact:\n- no exchange was recorded: no model request reached the server"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "atif record: nothing written; {} was left as it was\n",
+            script.display()
+        )),
+        "{err}"
+    );
+    assert!(!script.exists() && !trajectory.exists());
+    assert!(!dir.path().join("new.script.failed.json").exists());
+}
+
+#[test]
+fn serve_record_stopped_before_any_traffic_leaves_the_script_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let (script, before) = ten_exchange_script(dir.path(), "served.json");
+    for signal in ["-TERM", "-INT"] {
+        let mut child = atif_command(&["serve", "--record", "--script", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+        assert!(first.starts_with("listening on http://127.0.0.1:"), "{first}");
+        let killed = Command::new("kill").args([signal, &child.id().to_string()]).status().unwrap();
+        assert!(killed.success());
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{signal}: {}", stderr(&output));
+        let err = stderr(&output);
+        assert!(err.contains("recording not exact:\n- no exchange was recorded"), "{err}");
+        assert!(err.contains(&format!("nothing written; {script} was left as it was")), "{err}");
+        assert_eq!(std::fs::read(&script).unwrap(), before, "{signal}: byte-identical");
+        assert!(!dir.path().join("served.failed.json").exists());
+    }
 }

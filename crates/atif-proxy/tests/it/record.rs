@@ -193,6 +193,20 @@ async fn an_upstream_that_is_down_is_a_502_naming_it() {
         err.to_string().starts_with("recording not exact:\n- cannot reach the upstream"),
         "{err}"
     );
+    let Error::NotExact { saved, .. } = &err else { panic!("not a verdict: {err:?}") };
+    assert_eq!(*saved, None, "nothing was recorded, so nothing is saved");
+}
+
+#[test]
+fn a_failed_recording_is_kept_beside_its_script() {
+    use std::path::Path;
+    for (script, failed) in [
+        ("dir/run.script.json", "dir/run.script.failed.json"),
+        ("s.json", "s.failed.json"),
+        ("script", "script.failed.json"),
+    ] {
+        assert_eq!(atif_proxy::failed_path(Path::new(script)), Path::new(failed));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -209,8 +223,15 @@ async fn a_stream_cut_midway_is_recorded_as_cut_and_replayed_cut() {
         .await
         .unwrap();
     assert!(response.text().await.is_err(), "the agent sees the cut too");
-    let err = proxy.finish().await.unwrap_err().to_string();
+    let err = proxy.finish().await.unwrap_err();
+    let Error::NotExact { saved, .. } = &err else { panic!("not a verdict: {err:?}") };
+    // Not exact: kept beside the script, never in its place.
+    let failed = atif_proxy::failed_path(&path);
+    assert_eq!(saved.as_deref(), Some(failed.as_path()));
+    assert!(!path.exists());
+    let err = err.to_string();
     assert!(err.contains("POST /v1/messages: the reply was cut off midway (the upstream"), "{err}");
+    let path = failed;
     let script = read_script(&path).unwrap();
     let exchange = &script.exchanges[0];
     assert_eq!(exchange.events.as_ref().unwrap().len(), 2);

@@ -91,7 +91,7 @@ async fn one_request_too_many_fails_naming_the_count_in_the_providers_error_shap
     );
     let err = proxy.finish().await.unwrap_err();
     assert_eq!(err.to_string(), format!("replay not exact:\n- {expected}"));
-    let Error::NotExact { verdict } = err else { panic!("not a verdict") };
+    let Error::NotExact { verdict, .. } = err else { panic!("not a verdict") };
     assert_eq!(verdict.errors, [expected]);
 }
 
@@ -307,7 +307,7 @@ async fn unknown_endpoints_and_invalid_json_get_clear_errors_in_the_providers_sh
     assert_eq!(reply.json()["error"]["code"], 400);
 
     let err = proxy.finish().await.unwrap_err();
-    let Error::NotExact { verdict } = err else { panic!("not a verdict") };
+    let Error::NotExact { verdict, .. } = err else { panic!("not a verdict") };
     assert_eq!(verdict.errors.len(), 3);
 }
 
