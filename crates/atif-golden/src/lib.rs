@@ -98,3 +98,10 @@ pub use pending::{
 pub use report::{OutcomeKind, ReportEntry, append_report, read_report};
 pub use settings::{Settings, SettingsBindDropGuard};
 pub use update::{UpdateSummary, run_update};
+
+/// What other crates of this workspace share with this one (the `atif` binary): not public
+/// API, and free to change in any release.
+#[doc(hidden)]
+pub mod support {
+    pub use crate::pending::shell_word;
+}

@@ -302,8 +302,9 @@ pub(crate) fn golden_command(verb: &str, pending: &Path) -> String {
     command
 }
 
-/// Quotes a word for a POSIX shell when it needs it.
-pub(crate) fn shell_word(word: &str) -> String {
+/// Quotes a word for a POSIX shell when it needs it: the one quoting of every command atif
+/// prints for the user to type.
+pub fn shell_word(word: &str) -> String {
     let plain = !word.is_empty()
         && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
     if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use anyhow::Context;
+use atif_golden::support::shell_word;
 use atif_normalize::{Masker, NormalizeOptions, Redaction};
 use atif_schema::{Expected, LoadOptions};
 use atif_secrets::{Report, Scanner};
@@ -321,13 +322,6 @@ pub(crate) enum Format {
     Json,
 }
 
-/// Quotes a word for a POSIX shell when it needs it.
-pub(crate) fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./=:,+@%".contains(c));
-    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
-}
-
 /// This very command line turned into `atif SUBCOMMAND FLAG ...`, without the flags that only
 /// `check` takes (`--update`, `--update-command CMD`), `--full` or `--format`: the fix
 /// (`atif check --update ...`) and the full diff (`atif diff --full ...`) a failure names.
@@ -341,7 +335,7 @@ pub(crate) fn this_command_as(subcommand: &str, flag: &str) -> String {
                 args.next();
             }
             _ if arg.starts_with("--update-command=") || arg.starts_with("--format=") => {}
-            _ => words.push(quote(&arg)),
+            _ => words.push(shell_word(&arg)),
         }
     }
     words.join(" ")

@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use atif_golden::support::shell_word;
 use atif_golden::{Pending, Review};
 
-use crate::cmd::common::{Format, invalid, print, quote};
+use crate::cmd::common::{Format, invalid, print};
 use crate::output;
 
 /// Arguments of `atif golden`.
@@ -271,11 +272,11 @@ fn command_for(verb: &str, at: &Where) -> String {
     let mut command = format!("atif golden {verb}");
     if let Some(filter) = &at.filter {
         command.push(' ');
-        command.push_str(&quote(filter));
+        command.push_str(&shell_word(filter));
     }
     if at.dir != Path::new(".") {
         command.push_str(" --dir ");
-        command.push_str(&quote(&at.dir.display().to_string()));
+        command.push_str(&shell_word(&at.dir.display().to_string()));
     }
     command
 }
