@@ -406,47 +406,8 @@ fn changed<V: View>(
     if golden_source != actual_source {
         details.push(format!("source {actual_source} instead of {golden_source}"));
     }
-
-    let golden_functions: Vec<Cow<'_, str>> = step_functions(golden).collect();
-    let actual_functions: Vec<Cow<'_, str>> = step_functions(actual).collect();
-    if golden_functions != actual_functions {
-        details.push(match (golden_functions.is_empty(), actual_functions.is_empty()) {
-            (true, _) => format!("now calls {}", actual_functions.join(", ")),
-            (_, true) => format!("no longer calls {}", golden_functions.join(", ")),
-            _ => format!(
-                "calls {} instead of {}",
-                actual_functions.join(", "),
-                golden_functions.join(", ")
-            ),
-        });
-    } else {
-        let golden_calls = golden.get("tool_calls").and_then(V::as_array);
-        let actual_calls = actual.get("tool_calls").and_then(V::as_array);
-        for (call_g, call_a) in
-            golden_calls.into_iter().flatten().zip(actual_calls.into_iter().flatten())
-        {
-            let same = match (call_g.get("arguments"), call_a.get("arguments")) {
-                (Some(g), Some(a)) => g.json_eq(a),
-                (None, None) => true,
-                _ => false,
-            };
-            if !same {
-                let name = call_a.get("function_name").and_then(V::as_str);
-                details.push(format!("arguments of {} changed", name.as_deref().unwrap_or("?")));
-            }
-        }
-    }
-
-    let (golden_llm, actual_llm) = (step_llm_calls(golden), step_llm_calls(actual));
-    if actual_llm != golden_llm {
-        let (n, word) = if actual_llm > golden_llm {
-            (actual_llm - golden_llm, "more")
-        } else {
-            (golden_llm - actual_llm, "fewer")
-        };
-        let plural = if n == 1 { "" } else { "s" };
-        details.push(format!("{n} {word} LLM call{plural}"));
-    }
+    call_details(golden, actual, &mut details);
+    details.extend(llm_call_detail(step_llm_calls(golden), step_llm_calls(actual)));
 
     let golden_model = golden.get("model_name").and_then(V::as_str);
     let actual_model = actual.get("model_name").and_then(V::as_str);
@@ -468,17 +429,8 @@ fn changed<V: View>(
             details.push(phrase.to_owned());
         }
     }
-
-    if details.is_empty() && golden_free.is_object() && actual_free.is_object() {
-        let mut fields: Vec<&str> = Vec::new();
-        for key in golden_free.keys().into_iter().chain(actual_free.keys()) {
-            if !same_member(golden_free, actual_free, key) && !fields.contains(&key) {
-                fields.push(key);
-            }
-        }
-        if !fields.is_empty() {
-            details = vec![format!("{} changed", fields.join(", "))];
-        }
+    if details.is_empty() {
+        details.extend(other_fields_detail(golden_free, actual_free));
     }
 
     StepChange {
@@ -489,6 +441,67 @@ fn changed<V: View>(
         source: actual_source.into_owned(),
         details,
     }
+}
+
+/// What changed in the tools a step calls: the functions, or else each call's arguments.
+fn call_details<V: View>(golden: &V, actual: &V, details: &mut Vec<String>) {
+    let golden_functions: Vec<Cow<'_, str>> = step_functions(golden).collect();
+    let actual_functions: Vec<Cow<'_, str>> = step_functions(actual).collect();
+    if golden_functions != actual_functions {
+        details.push(match (golden_functions.is_empty(), actual_functions.is_empty()) {
+            (true, _) => format!("now calls {}", actual_functions.join(", ")),
+            (_, true) => format!("no longer calls {}", golden_functions.join(", ")),
+            _ => format!(
+                "calls {} instead of {}",
+                actual_functions.join(", "),
+                golden_functions.join(", ")
+            ),
+        });
+        return;
+    }
+    let golden_calls = golden.get("tool_calls").and_then(V::as_array);
+    let actual_calls = actual.get("tool_calls").and_then(V::as_array);
+    for (call_g, call_a) in
+        golden_calls.into_iter().flatten().zip(actual_calls.into_iter().flatten())
+    {
+        let same = match (call_g.get("arguments"), call_a.get("arguments")) {
+            (Some(g), Some(a)) => g.json_eq(a),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            let name = call_a.get("function_name").and_then(V::as_str);
+            details.push(format!("arguments of {} changed", name.as_deref().unwrap_or("?")));
+        }
+    }
+}
+
+/// `2 more LLM calls`, `1 fewer LLM call`, or nothing when the counts agree.
+fn llm_call_detail(golden: u64, actual: u64) -> Option<String> {
+    let (n, word) = match actual.cmp(&golden) {
+        std::cmp::Ordering::Equal => return None,
+        std::cmp::Ordering::Greater => (actual - golden, "more"),
+        std::cmp::Ordering::Less => (golden - actual, "fewer"),
+    };
+    let plural = if n == 1 { "" } else { "s" };
+    Some(format!("{n} {word} LLM call{plural}"))
+}
+
+/// The other members that differ, `a, b changed`, for a step whose named parts all agree.
+fn other_fields_detail<V: View>(
+    golden: &PositionFree<'_, V>,
+    actual: &PositionFree<'_, V>,
+) -> Option<String> {
+    if !golden.is_object() || !actual.is_object() {
+        return None;
+    }
+    let mut fields: Vec<&str> = Vec::new();
+    for key in golden.keys().into_iter().chain(actual.keys()) {
+        if !same_member(golden, actual, key) && !fields.contains(&key) {
+            fields.push(key);
+        }
+    }
+    (!fields.is_empty()).then(|| format!("{} changed", fields.join(", ")))
 }
 
 /// Whether the member `key` is the same in both (as `serde_json::Value`s compare), or absent
