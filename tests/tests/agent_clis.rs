@@ -34,6 +34,24 @@ fn check(agent: Agent) {
     let answered =
         requests.iter().filter(|request| request.body.to_string().contains("atif-e2e-42")).count();
     assert!(answered >= 1, "no request carried the tool result back: {context}");
+    // atif-proxy answers 415 to a model request whose body is not declared JSON.
+    let not_json: Vec<String> = requests
+        .iter()
+        .filter(|request| request.method == "POST")
+        .filter_map(|request| {
+            let content_type = request
+                .headers
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+                .map(|(_, value)| value.to_ascii_lowercase());
+            let json = content_type.as_deref().is_some_and(|value| {
+                let media_type = value.split(';').next().unwrap_or_default().trim();
+                media_type == "application/json" || media_type.ends_with("+json")
+            });
+            (!json).then(|| format!("{} {}: {content_type:?}", request.method, request.path))
+        })
+        .collect();
+    assert!(not_json.is_empty(), "a model request not declared JSON: {not_json:?}: {context}");
     let registry: Vec<&str> = requests
         .iter()
         .map(|request| request.path.as_str())

@@ -67,6 +67,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod access;
 mod error;
 mod normalize;
 mod protocol;

@@ -63,6 +63,7 @@ impl Provider {
 
 fn anthropic_error_type(status: u16) -> &'static str {
     match status {
+        403 => "permission_error",
         404 => "not_found_error",
         502 => "api_error",
         _ => "invalid_request_error",
@@ -71,6 +72,7 @@ fn anthropic_error_type(status: u16) -> &'static str {
 
 fn gemini_status(status: u16) -> &'static str {
     match status {
+        403 => "PERMISSION_DENIED",
         404 => "NOT_FOUND",
         502 => "UNAVAILABLE",
         _ => "INVALID_ARGUMENT",

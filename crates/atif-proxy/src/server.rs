@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use crate::access::{Access, content_type_text, is_json_content_type};
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::Recorder;
@@ -25,6 +26,9 @@ use crate::{Error, Mode, Result, Verdict};
 
 /// The largest request body the server reads (agents with long contexts send a few MB).
 const MAX_REQUEST_BYTES: usize = 256 * 1024 * 1024;
+
+/// How many refused requests are printed; the rest are counted.
+const MAX_REPORTED: usize = 100;
 
 /// How long [`Proxy::finish`] waits for replies still in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -233,6 +237,8 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     let addr =
         listener.local_addr().map_err(|source| Error::Listen { addr: options.listen, source })?;
     let shared = Arc::new(Shared {
+        access: Access::new(addr),
+        refused: AtomicUsize::new(0),
         engine,
         script: options.script.clone(),
         quiet: options.quiet,
@@ -385,6 +391,9 @@ impl Proxy {
 /// What record and replay share, behind the handler.
 #[derive(Debug)]
 pub(crate) struct Shared {
+    access: Access,
+    /// How many requests were refused as not coming from the agent.
+    refused: AtomicUsize,
     engine: Engine,
     script: PathBuf,
     quiet: bool,
@@ -435,6 +444,7 @@ impl Shared {
         Verdict::new(
             self.mode(),
             self.served.load(Ordering::Relaxed),
+            self.refused.load(Ordering::Relaxed),
             recorded,
             unused,
             self.errors.lock().unwrap_or_else(PoisonError::into_inner).clone(),
@@ -511,6 +521,9 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let path = uri.path().to_owned();
     let path_and_query = uri.path_and_query().map_or(path.clone(), |pq| pq.as_str().to_owned());
     let headers = request.headers().clone();
+    if let Some(reason) = shared.access.refusal(&headers, &uri) {
+        return shared.refuse(Provider::guess(&path), &method, &reason);
+    }
     if let Some(control) = path.strip_prefix("/_atif/") {
         return control_reply(&shared, control);
     }
@@ -519,6 +532,15 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         return shared.failure(Provider::guess(&path), StatusCode::NOT_FOUND, message);
     };
     let provider = endpoint.provider();
+    let content_type = headers.get(header::CONTENT_TYPE);
+    if method != Method::GET && !is_json_content_type(content_type) {
+        let message = format!(
+            "the request to {method} {path} has {}; this endpoint accepts only JSON bodies \
+             (Content-Type: application/json)",
+            content_type_text(content_type)
+        );
+        return shared.failure(provider, StatusCode::UNSUPPORTED_MEDIA_TYPE, message);
+    }
     let body = match axum::body::to_bytes(request.into_body(), MAX_REQUEST_BYTES).await {
         Ok(body) => body,
         Err(err) => {
@@ -593,6 +615,25 @@ impl Shared {
         self.fail(message);
         let mut response = json_reply(status, &body);
         // Both OpenAI's and Anthropic's SDKs read this header before their retry rules.
+        response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
+        response
+    }
+}
+
+impl Shared {
+    /// A request refused as not coming from the agent (a web page, another host): counted and
+    /// printed, never logged as traffic nor as a failure of the run, and answered 403 with a
+    /// non-retryable error in the provider's shape.
+    fn refuse(&self, provider: Provider, method: &Method, reason: &str) -> Response {
+        let count = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
+        let message = format!("refused a {method} request: {reason}");
+        if count <= MAX_REPORTED {
+            self.say(&message);
+        } else if count == MAX_REPORTED + 1 {
+            self.say("further refused requests are only counted in the verdict");
+        }
+        let body = provider.error_body(StatusCode::FORBIDDEN.as_u16(), &message);
+        let mut response = json_reply(StatusCode::FORBIDDEN, &body);
         response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
         response
     }

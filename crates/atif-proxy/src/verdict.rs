@@ -26,6 +26,10 @@ pub struct Verdict {
     /// How many model requests the server answered (from the script or the upstream),
     /// failures aside.
     pub requests_served: usize,
+    /// How many requests were refused as not coming from the agent: a `Host` that is not the
+    /// server's address, or a web page's `Origin`. They are not the agent's behaviour, so they
+    /// leave the run exact; they never reach the script or the traffic.
+    pub requests_refused: usize,
     /// How many exchanges the script holds (replay) or the recording saved so far (record).
     pub exchanges_recorded: usize,
     /// The recorded exchanges a replay never served, in script order.
@@ -55,6 +59,7 @@ impl Verdict {
     pub(crate) fn new(
         mode: Mode,
         requests_served: usize,
+        requests_refused: usize,
         exchanges_recorded: usize,
         unused_exchanges: Vec<UnusedExchange>,
         errors: Vec<String>,
@@ -65,6 +70,7 @@ impl Verdict {
             ok,
             mode,
             requests_served,
+            requests_refused,
             exchanges_recorded,
             unused_exchanges,
             errors,
@@ -88,13 +94,20 @@ impl Verdict {
             Mode::Record => "recording",
             Mode::Replay => "replay",
         };
+        let refused = match self.requests_refused {
+            0 => String::new(),
+            n => format!(
+                "; {n} requests refused as not from the agent (a foreign Host or a web page's \
+                 Origin)"
+            ),
+        };
         if self.ok {
             return format!(
-                "{mode} exact: {} requests served, {} exchanges recorded",
+                "{mode} exact: {} requests served, {} exchanges recorded{refused}",
                 self.requests_served, self.exchanges_recorded
             );
         }
-        let mut text = format!("{mode} not exact:");
+        let mut text = format!("{mode} not exact{refused}:");
         for error in &self.errors {
             text.push_str("\n- ");
             text.push_str(error);

@@ -2,6 +2,7 @@
 //! the proxy and an upstream (the fake provider, or a hand-driven one), real script files.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly on unexpected errors")]
 
+mod access;
 mod record;
 mod replay;
 mod secrets;
@@ -31,12 +32,13 @@ pub(crate) async fn post(base: &str, path: &str, body: &Value) -> Reply {
     send(base, path, &body.to_string(), &[]).await
 }
 
-/// POSTs raw `body` text with `headers` to `base` + `path`.
+/// POSTs raw `body` text with `headers` to `base` + `path`, as JSON unless `headers` name
+/// another content type.
 pub(crate) async fn send(base: &str, path: &str, body: &str, headers: &[(&str, &str)]) -> Reply {
-    let mut request = reqwest::Client::new()
-        .post(format!("{base}{path}"))
-        .header("content-type", "application/json")
-        .body(body.to_owned());
+    let mut request = reqwest::Client::new().post(format!("{base}{path}")).body(body.to_owned());
+    if !headers.iter().any(|(name, _)| name.eq_ignore_ascii_case("content-type")) {
+        request = request.header("content-type", "application/json");
+    }
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -52,6 +54,20 @@ pub(crate) async fn read(response: reqwest::Response) -> Reply {
         .unwrap_or_default();
     let body = response.text().await.unwrap();
     Reply { status, content_type, body }
+}
+
+/// Sends `request` (a whole HTTP/1.1 request, which should say `Connection: close`) over a raw
+/// TCP connection to `addr`, and reads the reply to its end: status, headers, body.
+pub(crate) async fn raw(addr: std::net::SocketAddr, request: &str) -> (u16, String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).await.unwrap();
+    let reply = String::from_utf8(reply).unwrap();
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let status = head.split(' ').nth(1).and_then(|code| code.parse().ok()).unwrap_or(0);
+    (status, head.to_owned(), body.to_owned())
 }
 
 /// A Chat Completions request whose user message is `content`.

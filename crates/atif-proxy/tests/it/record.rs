@@ -218,6 +218,7 @@ async fn a_stream_cut_midway_is_recorded_as_cut_and_replayed_cut() {
     let body = json!({"model": "fake-model", "max_tokens": 64, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
     let response = reqwest::Client::new()
         .post(format!("{}/v1/messages", proxy.url()))
+        .header("content-type", "application/json")
         .body(body.to_string())
         .send()
         .await
@@ -240,6 +241,7 @@ async fn a_stream_cut_midway_is_recorded_as_cut_and_replayed_cut() {
     let proxy = replay(&path).await;
     let response = reqwest::Client::new()
         .post(format!("{}/v1/messages", proxy.url()))
+        .header("content-type", "application/json")
         .body(body.to_string())
         .send()
         .await
@@ -298,6 +300,7 @@ async fn a_stream_reaches_the_agent_before_the_upstream_has_finished_it() {
     let (_dir, path, proxy) = record_to(&upstream, "live.script.json").await;
     let mut response = reqwest::Client::new()
         .post(format!("{}/v1/messages", proxy.url()))
+        .header("content-type", "application/json")
         .body(json!({"model": "m", "stream": true, "messages": []}).to_string())
         .send()
         .await

@@ -276,6 +276,7 @@ async fn events_are_served_in_order_with_their_framing_and_a_cut_stream_is_cut_a
 
     let response = reqwest::Client::new()
         .post(format!("{}/v1/messages", proxy.url()))
+        .header("content-type", "application/json")
         .body(request.to_string())
         .send()
         .await
@@ -361,7 +362,7 @@ async fn the_verdict_is_served_as_json_while_running() {
     .await;
     assert_eq!(
         reply.json(),
-        json!({"ok": false, "mode": "replay", "requests_served": 0, "exchanges_recorded": 1,
+        json!({"ok": false, "mode": "replay", "requests_served": 0, "requests_refused": 0, "exchanges_recorded": 1,
                "unused_exchanges": [{"number": 1, "method": "POST", "path": "/v1/chat/completions", "model": "gpt-test"}],
                "errors": [], "warnings": []})
     );
