@@ -112,27 +112,7 @@ fn import_with(records: &mut Records<'_>, ctx: &mut Context, reader: Reader) -> 
             break;
         }
     }
-    let mut state = State {
-        trajectory: Trajectory::new(AGENT_NAME),
-        order: order.unwrap_or(UsageOrder::Follows),
-        open_call: None,
-        pending_usage: None,
-        unbound_call: None,
-        last_total: None,
-        banked: None,
-        usage_records: None,
-        model: None,
-        effort: None,
-        seen_session: false,
-    };
-    state.trajectory.extra.insert(
-        "usage_order".into(),
-        match state.order {
-            UsageOrder::Precedes => "precedes",
-            UsageOrder::Follows => "follows",
-        }
-        .into(),
-    );
+    let mut state = State::new(order.unwrap_or(UsageOrder::Follows));
     // The records read ahead, then each line through the fast reader of the frequent records,
     // the others parsed into a `Value`.
     let mut ahead = ahead.into_iter();
@@ -150,13 +130,40 @@ fn import_with(records: &mut Records<'_>, ctx: &mut Context, reader: Reader) -> 
                 }
             }
         };
-        let record = match next {
-            Fast::Read { line, item } => {
-                state.hot(line, item, ctx)?;
-                continue;
-            }
-            Fast::Record(record) => record,
+        match next {
+            Fast::Read { line, item } => state.hot(line, item, ctx)?,
+            Fast::Record(record) => state.record(record, ctx)?,
+        }
+    }
+    Ok(state.finish(ctx))
+}
+
+impl State {
+    fn new(order: UsageOrder) -> State {
+        let mut trajectory = Trajectory::new(AGENT_NAME);
+        let order_name = match order {
+            UsageOrder::Precedes => "precedes",
+            UsageOrder::Follows => "follows",
         };
+        trajectory.extra.insert("usage_order".into(), order_name.into());
+        State {
+            trajectory,
+            order,
+            open_call: None,
+            pending_usage: None,
+            unbound_call: None,
+            last_total: None,
+            banked: None,
+            usage_records: None,
+            model: None,
+            effort: None,
+            seen_session: false,
+        }
+    }
+
+    /// One record that the fast reader left as a `Value`: checked against its shape, then read
+    /// by its type.
+    fn record(&mut self, record: Record, ctx: &mut Context) -> Result<()> {
         let line = record.line;
         let Record { mut value, .. } = record;
         let record_type = value.get("type").and_then(Value::as_str).unwrap_or("");
@@ -165,12 +172,12 @@ fn import_with(records: &mut Records<'_>, ctx: &mut Context, reader: Reader) -> 
         if !members.is_empty() {
             let what = format_args!("{record_type} record");
             if !ctx.has_shape(line, what, &value, members)? {
-                continue;
+                return Ok(());
             }
             let members = payload_shape(record_type, payload_type);
             let what = format_args!("{record_type}/{payload_type}");
             if !members.is_empty() && !ctx.has_shape(line, what, &value["payload"], members)? {
-                continue;
+                return Ok(());
             }
         }
         let mut payload = value.get_mut("payload").map(Value::take).unwrap_or(Value::Null);
@@ -178,86 +185,95 @@ fn import_with(records: &mut Records<'_>, ctx: &mut Context, reader: Reader) -> 
         let record_type = value.get("type").and_then(Value::as_str).unwrap_or("");
         let timestamp = value.get("timestamp").and_then(Value::as_str);
         match record_type {
-            "session_meta" => state.session_meta(line, payload, ctx),
+            "session_meta" => self.session_meta(line, payload, ctx),
             "turn_context" => {
                 if let Some(model) = payload.get("model").and_then(Value::as_str) {
-                    state.model = Some(model.to_owned());
-                    state.trajectory.model_name.get_or_insert_with(|| model.to_owned());
+                    self.model = Some(model.to_owned());
+                    self.trajectory.model_name.get_or_insert_with(|| model.to_owned());
                 }
-                state.effort =
+                self.effort =
                     payload.get("effort").filter(|e| e.is_string() || e.is_number()).cloned();
             }
-            "response_item" => state.response_item(line, payload, timestamp, ctx)?,
+            "response_item" => self.response_item(line, payload, timestamp, ctx)?,
             // Only `token_count` takes from its payload; every other event reads it.
             "event_msg" => match payload.get("type").and_then(Value::as_str) {
                 Some("token_count") => {
                     // Taken, not cloned: the payload is dropped after this.
                     let last = payload.pointer_mut("/info/last_token_usage").map(Value::take);
                     let total = payload.pointer_mut("/info/total_token_usage").map(Value::take);
-                    state.token_count(line, last, total, ctx);
+                    self.token_count(line, last, total, ctx);
                 }
-                _ => state.event(payload, timestamp, ctx),
+                _ => self.event(payload, timestamp, ctx),
             },
-            "compacted" => {
-                state.open_call = None;
-                let mut step = Step::new(Source::System);
-                let text = payload.get("message").and_then(Value::as_str).unwrap_or("");
-                step.parts.push(Part::Text(text.to_owned()));
-                step.set_timestamp(timestamp);
-                step.extra.insert(
-                    "context_management".into(),
-                    json!({"type": "compaction", "boundary": "replace"}),
-                );
-                state.trajectory.push(step);
-            }
+            "compacted" => self.compacted(payload, timestamp),
             "world_state" | "inter_agent_communication_metadata" => ctx.ignore(record_type),
             "token_usage_record" => {
                 // One model response's usage, which the `token_count` event after it repeats.
                 if let Some(usage) = payload.get("usage").filter(|u| u.is_object()) {
-                    state.usage_records = Some(add_usage(state.usage_records.take(), usage));
+                    self.usage_records = Some(add_usage(self.usage_records.take(), usage));
                 }
                 ctx.ignore("token_usage_record (the usage token_count states)");
             }
             other => ctx.unknown(line, if other.is_empty() { "(no type)" } else { other })?,
         }
+        Ok(())
     }
-    if let Some((line, _)) = state.pending_usage.take() {
-        ctx.warn(
-            line,
-            "token_count of a model call that wrote no items; its usage is only in the totals",
+
+    /// A `compacted` record: the context was replaced by a summary, a system step.
+    fn compacted(&mut self, payload: &Value, timestamp: Option<&str>) {
+        self.open_call = None;
+        let mut step = Step::new(Source::System);
+        let text = payload.get("message").and_then(Value::as_str).unwrap_or("");
+        step.parts.push(Part::Text(text.to_owned()));
+        step.set_timestamp(timestamp);
+        step.extra.insert(
+            "context_management".into(),
+            json!({"type": "compaction", "boundary": "replace"}),
         );
+        self.trajectory.push(step);
     }
-    let mut trajectory = state.trajectory;
-    let sums = trajectory.summed_metrics();
-    let last_total = match (state.banked, state.last_total) {
-        (Some(banked), Some(last)) => Some(add_usage(Some(banked), &last)),
-        (banked, last) => last.or(banked),
-    };
-    trajectory.final_metrics = Some(match last_total.or(state.usage_records) {
-        Some(total) => {
-            let metrics = usage_metrics(match &total {
-                Value::Object(map) => map.clone(),
-                _ => Map::new(),
-            });
-            if (metrics.prompt, metrics.completion, metrics.cached)
-                != (sums.prompt, sums.completion, sums.cached)
-            {
-                trajectory.notes.push(
-                    "final_metrics are the log's total_token_usage; some usage is not bound to a step.".to_owned(),
-                );
-            }
-            FinalMetrics {
-                prompt: metrics.prompt,
-                completion: metrics.completion,
-                cached: metrics.cached,
-                cost_usd: None,
-                extra: Map::from_iter([("total_token_usage".to_owned(), total)]),
-            }
+
+    /// The trajectory, with its final metrics: the log's last running total (summed over
+    /// resumed segments) where it has one, else the steps' sums.
+    fn finish(self, ctx: &mut Context) -> Trajectory {
+        if let Some((line, _)) = self.pending_usage {
+            ctx.warn(
+                line,
+                "token_count of a model call that wrote no items; its usage is only in the totals",
+            );
         }
-        None => sums,
-    });
-    trajectory.crashed |= trajectory.ends_in_error();
-    Ok(trajectory)
+        let mut trajectory = self.trajectory;
+        let sums = trajectory.summed_metrics();
+        let last_total = match (self.banked, self.last_total) {
+            (Some(banked), Some(last)) => Some(add_usage(Some(banked), &last)),
+            (banked, last) => last.or(banked),
+        };
+        trajectory.final_metrics = Some(match last_total.or(self.usage_records) {
+            Some(total) => {
+                let metrics = usage_metrics(match &total {
+                    Value::Object(map) => map.clone(),
+                    _ => Map::new(),
+                });
+                if (metrics.prompt, metrics.completion, metrics.cached)
+                    != (sums.prompt, sums.completion, sums.cached)
+                {
+                    trajectory.notes.push(
+                        "final_metrics are the log's total_token_usage; some usage is not bound to a step.".to_owned(),
+                    );
+                }
+                FinalMetrics {
+                    prompt: metrics.prompt,
+                    completion: metrics.completion,
+                    cached: metrics.cached,
+                    cost_usd: None,
+                    extra: Map::from_iter([("total_token_usage".to_owned(), total)]),
+                }
+            }
+            None => sums,
+        });
+        trajectory.crashed |= trajectory.ends_in_error();
+        trajectory
+    }
 }
 
 /// Whether `total` is below `last` in some counter: the running total started again.
