@@ -47,11 +47,33 @@ pub(crate) const AGENT_NAME: &str = "claude-code";
 /// `parentUuid` names when that line holds exactly one call, else the one call whose `prompt`
 /// argument is the subagent's first message.
 pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Trajectory> {
+    let Chains { main, mut sidechains, calls_of_line } = read_chains(records, ctx)?;
+    // A file of sidechain lines only is one subagent's own transcript (`agent-<id>.jsonl`
+    // given directly): it is the trajectory, not something embedded in an empty one.
+    if main.n_records == 0 && sidechains.len() == 1 {
+        if let Some(sidechain) = sidechains.pop() {
+            return Ok(sidechain.chain.finish());
+        }
+    }
+    let mut trajectory = main.finish();
+    embed_sidechains(&mut trajectory, sidechains, &calls_of_line, ctx);
+    Ok(trajectory)
+}
+
+/// A transcript's lines, sorted into the main chain and the sidechains.
+struct Chains {
+    main: Chain,
+    sidechains: Vec<Sidechain>,
+    /// The tool_use ids on each main-chain line, by the line's uuid.
+    calls_of_line: HashMap<String, Vec<String>>,
+}
+
+/// Reads every line into the main chain or the sidechain it belongs to (see [`import`]).
+fn read_chains(records: &mut Records<'_>, ctx: &mut Context) -> Result<Chains> {
     let mut main = Chain::new();
     let mut sidechains: Vec<Sidechain> = Vec::new();
     let mut sidechain_of_uuid: HashMap<String, usize> = HashMap::new();
     let mut sidechain_of_agent: HashMap<String, usize> = HashMap::new();
-    // The tool_use ids on each main-chain line, by the line's uuid.
     let mut calls_of_line: HashMap<String, Vec<String>> = HashMap::new();
     for record in records {
         let record = record?;
@@ -96,14 +118,17 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         }
         sidechains[idx].chain.add(record, ctx)?;
     }
-    // A file of sidechain lines only is one subagent's own transcript (`agent-<id>.jsonl`
-    // given directly): it is the trajectory, not something embedded in an empty one.
-    if main.n_records == 0 && sidechains.len() == 1 {
-        if let Some(sidechain) = sidechains.pop() {
-            return Ok(sidechain.chain.finish());
-        }
-    }
-    let mut trajectory = main.finish();
+    Ok(Chains { main, sidechains, calls_of_line })
+}
+
+/// Embeds each sidechain as a subagent of `trajectory`, linked to the call that spawned it
+/// (see [`import`]), with a warning for one no call can be found for.
+fn embed_sidechains(
+    trajectory: &mut Trajectory,
+    sidechains: Vec<Sidechain>,
+    calls_of_line: &HashMap<String, Vec<String>>,
+    ctx: &mut Context,
+) {
     let mut linked_calls: HashSet<String> = HashSet::new();
     let mut n_unnamed = 0;
     for sidechain in sidechains {
@@ -120,14 +145,14 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         let call = sidechain
             .agent_id
             .as_deref()
-            .and_then(|agent_id| call_of_agent(&trajectory, agent_id))
+            .and_then(|agent_id| call_of_agent(trajectory, agent_id))
             .or_else(|| match sidechain.root_parent.as_ref().and_then(|p| calls_of_line.get(p)) {
                 Some(calls) if calls.len() == 1 => calls.first().cloned(),
                 _ => None,
             })
             .or_else(|| {
                 let prompt = sidechain.prompt.as_deref()?;
-                call_with_prompt(&trajectory, prompt, &linked_calls)
+                call_with_prompt(trajectory, prompt, &linked_calls)
             });
         let linked = call.is_some_and(|call| {
             let added = trajectory.add_subagent_ref(&call, &trajectory_id);
@@ -142,7 +167,6 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         }
         trajectory.subagents.push(sub.into_atif());
     }
-    Ok(trajectory)
 }
 
 /// The call whose structured result (`toolUseResult.agentId`) names `agent_id`.

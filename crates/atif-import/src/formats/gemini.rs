@@ -329,26 +329,7 @@ pub(crate) fn import_stream(records: &mut Records<'_>, ctx: &mut Context) -> Res
             }
             "tool_result" => {
                 current = None;
-                let id = field("tool_id").unwrap_or("").to_owned();
-                let mut result = ObsResult { source_call_id: Some(id), ..ObsResult::default() };
-                let status = field("status").unwrap_or("");
-                let text = match (value.get("output"), value.get("error")) {
-                    (Some(output), _) => string_or_json(output),
-                    (None, Some(error)) => {
-                        let message = error.get("message").and_then(Value::as_str);
-                        message.map_or_else(|| error.to_string(), str::to_owned)
-                    }
-                    (None, None) => String::new(),
-                };
-                result.content = Some(vec![Part::Text(text)]);
-                if status != "success" {
-                    result.extra.insert("is_error".into(), Value::Bool(true));
-                }
-                if let Some(error) = value.get("error") {
-                    result.extra.insert("error".into(), error.clone());
-                }
-                result.extra.insert("status".into(), status.into());
-                if let Some(orphan) = trajectory.add_result(result) {
+                if let Some(orphan) = trajectory.add_result(stream_tool_result(value)) {
                     let id =
                         trajectory.push_orphan_result(orphan, "tool_id", value.get("timestamp"));
                     ctx.warn(record.line, &format!("tool result for unknown tool_id `{id}`"));
@@ -363,27 +344,7 @@ pub(crate) fn import_stream(records: &mut Records<'_>, ctx: &mut Context) -> Res
             }
             "result" => {
                 finished = true;
-                let stats = value.get("stats").unwrap_or(&Value::Null);
-                let mut totals = FinalMetrics {
-                    prompt: u64_field(stats, "input_tokens"),
-                    completion: u64_field(stats, "output_tokens"),
-                    cached: u64_field(stats, "cached"),
-                    ..FinalMetrics::default()
-                };
-                totals.extra.insert("stats".into(), stats.clone());
-                trajectory.final_metrics = Some(totals);
-                let status = field("status").unwrap_or("");
-                trajectory.extra.insert("outcome".into(), status.into());
-                if status != "success" {
-                    let error = value.get("error");
-                    let message = error
-                        .and_then(|e| e.get("message"))
-                        .and_then(Value::as_str)
-                        .unwrap_or(status);
-                    let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
-                    trajectory.push_error(kind.unwrap_or(status), message, value.get("timestamp"));
-                    trajectory.crashed = true;
-                }
+                stream_result(&mut trajectory, value);
             }
             other => ctx.unknown(record.line, type_name(other))?,
         }
@@ -397,6 +358,57 @@ pub(crate) fn import_stream(records: &mut Records<'_>, ctx: &mut Context) -> Res
     }
     trajectory.crashed |= trajectory.ends_in_error();
     Ok(trajectory)
+}
+
+/// A stream's `tool_result` event as the result of its call: the output, or the error's message
+/// marked as an error.
+fn stream_tool_result(value: &Value) -> ObsResult {
+    let field = |key: &str| value.get(key).and_then(Value::as_str);
+    let id = field("tool_id").unwrap_or("").to_owned();
+    let mut result = ObsResult { source_call_id: Some(id), ..ObsResult::default() };
+    let status = field("status").unwrap_or("");
+    let text = match (value.get("output"), value.get("error")) {
+        (Some(output), _) => string_or_json(output),
+        (None, Some(error)) => {
+            let message = error.get("message").and_then(Value::as_str);
+            message.map_or_else(|| error.to_string(), str::to_owned)
+        }
+        (None, None) => String::new(),
+    };
+    result.content = Some(vec![Part::Text(text)]);
+    if status != "success" {
+        result.extra.insert("is_error".into(), Value::Bool(true));
+    }
+    if let Some(error) = value.get("error") {
+        result.extra.insert("error".into(), error.clone());
+    }
+    result.extra.insert("status".into(), status.into());
+    result
+}
+
+/// The stream's closing `result` event: the run's totals and outcome, and its error when it
+/// did not succeed.
+fn stream_result(trajectory: &mut Trajectory, value: &Value) {
+    let field = |key: &str| value.get(key).and_then(Value::as_str);
+    let stats = value.get("stats").unwrap_or(&Value::Null);
+    let mut totals = FinalMetrics {
+        prompt: u64_field(stats, "input_tokens"),
+        completion: u64_field(stats, "output_tokens"),
+        cached: u64_field(stats, "cached"),
+        ..FinalMetrics::default()
+    };
+    totals.extra.insert("stats".into(), stats.clone());
+    trajectory.final_metrics = Some(totals);
+    let status = field("status").unwrap_or("");
+    trajectory.extra.insert("outcome".into(), status.into());
+    if status != "success" {
+        let error = value.get("error");
+        let message =
+            error.and_then(|e| e.get("message")).and_then(Value::as_str).unwrap_or(status);
+        let kind = error.and_then(|e| e.get("type")).and_then(Value::as_str);
+        trajectory.push_error(kind.unwrap_or(status), message, value.get("timestamp"));
+        trajectory.crashed = true;
+    }
 }
 
 fn agent_step(trajectory: &mut Trajectory, value: &Value) -> usize {
