@@ -56,7 +56,7 @@ enum Command {
     Golden(cmd::golden::Args),
     /// Inspect or redact a recorded model script.
     Script(cmd::script::Args),
-    /// Convert a Claude Code or Codex log into an ATIF trajectory.
+    /// Convert a Claude Code, Codex, Gemini CLI, OpenCode or pi log into an ATIF trajectory.
     Import(cmd::import::Args),
     /// Run an agent command against a local server that records its model traffic into a
     /// script: `atif record --script FILE -- CMD [ARGS...]`.

@@ -410,10 +410,11 @@ fn holds_data_uri(value: &Value) -> bool {
     }
 }
 
-/// Converts a Claude Code or Codex log into an ATIF-v1.8 trajectory.
+/// Converts a Claude Code, Codex, Gemini CLI, OpenCode or pi log into an ATIF-v1.8 trajectory.
 ///
-/// The log is JSON Lines; the format is detected from its first records unless the options
-/// force one. A final line cut short (a run killed mid-write) is not an error: everything
+/// The log is JSON Lines, or one JSON document (Claude's `--output-format json` array, a Gemini
+/// CLI session, `opencode export`); the format is detected from its first records unless the
+/// options force one. A final line cut short (a run killed mid-write) is not an error: everything
 /// before it is imported and the trajectory is marked `extra.crashed`. Secrets (API keys,
 /// tokens, passwords; see `atif-secrets`) become `<redacted:KIND>` markers unless the options
 /// keep them.

@@ -3,7 +3,7 @@
 //! Adding a format takes a module here and its arm in `import_runs`, and more besides:
 //! - in `format.rs`, the [`Format`] variant, its place in `Format::ALL` (the order detection
 //!   tries), its `name`, its `agent` and the records it `recognizes`;
-//! - the `--format` values of `atif import` (`atif-cli/src/cmd/import.rs`), and the tests that
+//! - the `--from` values of `atif import` (`atif-cli/src/cmd/import.rs`), and the tests that
 //!   spell out the list of known formats (`atif-cli` `tests/it/import.rs`, this crate's
 //!   `tests/it/format.rs` and `tests/it/hostile.rs`);
 //! - for a new agent, its `home_marker` in `format.rs`, its entry in `latest.rs` (`AGENTS`,
