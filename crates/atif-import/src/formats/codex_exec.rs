@@ -82,11 +82,7 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
                 turn_open = false;
                 open_call = None;
                 n_turns += 1;
-                let usage = value.get("usage").unwrap_or(&Value::Null);
-                let field = |key: &str| usage.get(key).and_then(Value::as_u64);
-                add(&mut totals.prompt, field("input_tokens"));
-                add(&mut totals.cached, field("cached_input_tokens"));
-                add(&mut totals.completion, field("output_tokens"));
+                add_turn_usage(&mut totals, value.get("usage").unwrap_or(&Value::Null));
             }
             "turn.failed" => {
                 turn_open = false;
@@ -123,6 +119,28 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
             }
         }
     }
+    totals.extra.insert("turns".into(), n_turns.into());
+    trajectory.final_metrics = Some(totals);
+    Ok(finish(trajectory, turn_open))
+}
+
+/// Adds a completed turn's `usage` to the run's totals.
+fn add_turn_usage(totals: &mut FinalMetrics, usage: &Value) {
+    let field = |key: &str| usage.get(key).and_then(Value::as_u64);
+    add(&mut totals.prompt, field("input_tokens"));
+    add(&mut totals.cached, field("cached_input_tokens"));
+    add(&mut totals.completion, field("output_tokens"));
+
+    fn add(total: &mut Option<u64>, value: Option<u64>) {
+        if let Some(value) = value {
+            *total = Some(total.unwrap_or(0).saturating_add(value));
+        }
+    }
+}
+
+/// Marks the run crashed when the stream ended inside a turn, a tool item never completed or
+/// the last step is an error, saying why in its notes.
+fn finish(mut trajectory: Trajectory, turn_open: bool) -> Trajectory {
     if turn_open {
         trajectory.notes.push("The stream ends inside a turn: the run did not finish.".to_owned());
         trajectory.crashed = true;
@@ -139,16 +157,8 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
             .push("A tool item started and never completed: its call has no result.".to_owned());
         trajectory.crashed = true;
     }
-    totals.extra.insert("turns".into(), n_turns.into());
-    trajectory.final_metrics = Some(totals);
     trajectory.crashed |= trajectory.ends_in_error();
-    return Ok(trajectory);
-
-    fn add(total: &mut Option<u64>, value: Option<u64>) {
-        if let Some(value) = value {
-            *total = Some(total.unwrap_or(0).saturating_add(value));
-        }
-    }
+    trajectory
 }
 
 fn item_completed(
@@ -285,73 +295,82 @@ fn tool_item(item_type: &str, item: &Value) -> (String, Map<String, Value>, Opti
             pick(&["changes"]),
             Some(ObsResult { extra, ..ObsResult::default() }),
         ),
-        "mcp_tool_call" => {
-            let tool = item.get("tool").and_then(Value::as_str).unwrap_or("mcp_tool_call");
-            let name = match item.get("server").and_then(Value::as_str) {
-                Some(server) => format!("{server}__{tool}"),
-                None => tool.to_owned(),
-            };
-            let arguments = match item.get("arguments") {
-                Some(Value::Object(map)) => map.clone(),
-                _ => Map::new(),
-            };
-            if let Some(server) = item.get("server") {
-                extra.insert("server".into(), server.clone());
-            }
-            let mut parts = Vec::new();
-            if let Some(items) = item.pointer("/result/content").and_then(Value::as_array) {
-                for part in items {
-                    match part.get("text").and_then(Value::as_str) {
-                        Some(text) => parts.push(Part::Text(text.to_owned())),
-                        None => parts.push(Part::Text(part.to_string())),
-                    }
-                }
-            }
-            if let Some(error) = item.get("error").filter(|e| !e.is_null()) {
-                extra.insert("is_error".into(), Value::Bool(true));
-                let text = error
-                    .get("message")
-                    .and_then(Value::as_str)
-                    .map_or_else(|| error.to_string(), str::to_owned);
-                parts.push(Part::Text(text));
-            }
-            if let Some(structured) =
-                item.pointer("/result/structured_content").filter(|s| !s.is_null())
-            {
-                extra.insert("structured_content".into(), structured.clone());
-            }
-            (
-                name,
-                arguments,
-                Some(ObsResult { content: Some(parts), extra, ..ObsResult::default() }),
-            )
-        }
+        "mcp_tool_call" => mcp_tool_item(item, extra),
         "web_search" => ("web_search".to_owned(), pick(&["query", "action"]), None),
         "collab_tool_call" => {
-            // Spawning or messaging subagents (threads): the call names the collab tool, the
-            // result the threads it reached and what each said.
-            let tool = item.get("tool").and_then(Value::as_str).unwrap_or("collab_tool_call");
-            let mut parts = Vec::new();
-            if let Some(Value::Object(states)) = item.get("agents_states") {
-                for (thread, state) in states {
-                    let status = state.get("status").and_then(Value::as_str).unwrap_or("");
-                    let message = state.get("message").and_then(Value::as_str).unwrap_or("");
-                    parts.push(Part::Text(format!("{thread} ({status}): {message}")));
-                }
-                extra.insert("agents_states".into(), Value::Object(states.clone()));
-            }
-            if let Some(threads) = item.get("receiver_thread_ids").filter(|t| t.is_array()) {
-                extra.insert("subagent_thread_ids".into(), threads.clone());
-            }
-            if let Some(sender) = item.get("sender_thread_id") {
-                extra.insert("sender_thread_id".into(), sender.clone());
-            }
-            (
-                tool.to_owned(),
-                pick(&["prompt", "receiver_thread_ids"]),
-                Some(ObsResult { content: Some(parts), extra, ..ObsResult::default() }),
-            )
+            collab_tool_item(item, extra, pick(&["prompt", "receiver_thread_ids"]))
         }
         _ => ("update_plan".to_owned(), pick(&["items"]), None),
     }
+}
+
+/// An MCP tool call item: `SERVER__TOOL`, its arguments, and its result's text parts, error and
+/// structured content.
+fn mcp_tool_item(
+    item: &Value,
+    mut extra: Map<String, Value>,
+) -> (String, Map<String, Value>, Option<ObsResult>) {
+    let tool = item.get("tool").and_then(Value::as_str).unwrap_or("mcp_tool_call");
+    let name = match item.get("server").and_then(Value::as_str) {
+        Some(server) => format!("{server}__{tool}"),
+        None => tool.to_owned(),
+    };
+    let arguments = match item.get("arguments") {
+        Some(Value::Object(map)) => map.clone(),
+        _ => Map::new(),
+    };
+    if let Some(server) = item.get("server") {
+        extra.insert("server".into(), server.clone());
+    }
+    let mut parts = Vec::new();
+    if let Some(items) = item.pointer("/result/content").and_then(Value::as_array) {
+        for part in items {
+            match part.get("text").and_then(Value::as_str) {
+                Some(text) => parts.push(Part::Text(text.to_owned())),
+                None => parts.push(Part::Text(part.to_string())),
+            }
+        }
+    }
+    if let Some(error) = item.get("error").filter(|e| !e.is_null()) {
+        extra.insert("is_error".into(), Value::Bool(true));
+        let text = error
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| error.to_string(), str::to_owned);
+        parts.push(Part::Text(text));
+    }
+    if let Some(structured) = item.pointer("/result/structured_content").filter(|s| !s.is_null()) {
+        extra.insert("structured_content".into(), structured.clone());
+    }
+    (name, arguments, Some(ObsResult { content: Some(parts), extra, ..ObsResult::default() }))
+}
+
+/// A collab tool call item, spawning or messaging subagents (threads): the call names the collab
+/// tool, the result the threads it reached and what each said.
+fn collab_tool_item(
+    item: &Value,
+    mut extra: Map<String, Value>,
+    arguments: Map<String, Value>,
+) -> (String, Map<String, Value>, Option<ObsResult>) {
+    let tool = item.get("tool").and_then(Value::as_str).unwrap_or("collab_tool_call");
+    let mut parts = Vec::new();
+    if let Some(Value::Object(states)) = item.get("agents_states") {
+        for (thread, state) in states {
+            let status = state.get("status").and_then(Value::as_str).unwrap_or("");
+            let message = state.get("message").and_then(Value::as_str).unwrap_or("");
+            parts.push(Part::Text(format!("{thread} ({status}): {message}")));
+        }
+        extra.insert("agents_states".into(), Value::Object(states.clone()));
+    }
+    if let Some(threads) = item.get("receiver_thread_ids").filter(|t| t.is_array()) {
+        extra.insert("subagent_thread_ids".into(), threads.clone());
+    }
+    if let Some(sender) = item.get("sender_thread_id") {
+        extra.insert("sender_thread_id".into(), sender.clone());
+    }
+    (
+        tool.to_owned(),
+        arguments,
+        Some(ObsResult { content: Some(parts), extra, ..ObsResult::default() }),
+    )
 }
