@@ -294,8 +294,6 @@ impl Sandbox {
             Agent::ClaudeCode => env.extend([
                 ("ANTHROPIC_BASE_URL", url.clone()),
                 ("ANTHROPIC_API_KEY", "atif-fake-key".to_owned()),
-                ("DISABLE_AUTOUPDATER", "1".to_owned()),
-                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_owned()),
             ]),
             Agent::Codex => env.push(("OPENAI_API_KEY", "atif-fake-key".to_owned())),
             Agent::GeminiCli => env.extend([

@@ -11,6 +11,7 @@
 //!   `?alt=sse`, or a JSON array without it) and `:countTokens`;
 //! - `GET /v1/models` (in Anthropic's shape when the request has an `anthropic-version` header,
 //!   in Gemini's under `/v1beta`);
+//! - `GET` or `HEAD /api/hello`, Claude Code's connectivity probe: 200 without a body;
 //! - `GET /_fake/requests`: every request received so far, as JSON (`count`, `requests`).
 //!
 //! Each model request is answered streamed (SSE, framed like the real provider: OpenAI Chat's

@@ -30,7 +30,7 @@ const MAX_REQUEST_BYTES: usize = 64 << 20;
 const ENDPOINTS: &str = "POST /v1/chat/completions, POST /v1/responses, POST /v1/messages, \
      POST /v1/messages/count_tokens, POST /v1beta/models/{model}:generateContent, \
      POST /v1beta/models/{model}:streamGenerateContent, POST /v1beta/models/{model}:countTokens, \
-     GET /v1/models, GET /_fake/requests";
+     GET /v1/models, GET or HEAD /api/hello, GET /_fake/requests";
 
 /// A running fake provider. It serves on its own thread until dropped.
 ///
@@ -248,6 +248,10 @@ async fn handle(
         body: logged_body,
     });
 
+    // Claude Code's connectivity probe: a success without a body.
+    if matches!(method.as_str(), "GET" | "HEAD") && path == "/api/hello" {
+        return Ok(Response::new(ReplyBody::Full(None)));
+    }
     if method == "GET" && path.ends_with("/models") {
         let anthropic = headers.iter().any(|(name, _)| name == "anthropic-version");
         let list = model_list(state.config.models(), anthropic, path.starts_with("/v1beta"));

@@ -96,17 +96,26 @@ pub(crate) enum Endpoint {
     StreamGenerateContent,
     /// `GET /v1/models`.
     Models,
+    /// `GET /api/hello`: Claude Code's connectivity probe (it sends `HEAD`), no model call.
+    Probe,
 }
 
 impl Endpoint {
     /// The endpoint of a request, from its method and path (without the query).
+    ///
+    /// `HEAD` is the endpoint of `GET` on the same path: it is answered like `GET`, without
+    /// the body.
     pub(crate) fn of(method: &str, path: &str) -> Option<Endpoint> {
         let endpoint = match (method, path) {
+            ("HEAD", _) => {
+                return Endpoint::of("GET", path).filter(|endpoint| endpoint.is_get());
+            }
             ("POST", "/v1/chat/completions" | "/chat/completions") => Endpoint::ChatCompletions,
             ("POST", "/v1/responses" | "/responses") => Endpoint::Responses,
             ("POST", "/v1/messages") => Endpoint::Messages,
             ("POST", "/v1/messages/count_tokens") => Endpoint::CountTokens,
             ("GET", "/v1/models" | "/models") => Endpoint::Models,
+            ("GET", "/api/hello") => Endpoint::Probe,
             ("POST", _) => {
                 let model_call = path
                     .strip_prefix("/v1beta/models/")
@@ -126,11 +135,22 @@ impl Endpoint {
         Some(endpoint)
     }
 
+    /// Whether this is a `GET` endpoint (which `HEAD` reaches too).
+    pub(crate) fn is_get(self) -> bool {
+        matches!(self, Endpoint::Models | Endpoint::Probe)
+    }
+
+    /// Whether a request to this endpoint is answered as often as asked and never owed: a
+    /// listing or a probe, not a model call.
+    pub(crate) fn is_repeatable(self) -> bool {
+        self.is_get()
+    }
+
     /// The provider whose protocol this endpoint is.
     pub(crate) fn provider(self) -> Provider {
         match self {
             Endpoint::ChatCompletions | Endpoint::Responses | Endpoint::Models => Provider::OpenAi,
-            Endpoint::Messages | Endpoint::CountTokens => Provider::Anthropic,
+            Endpoint::Messages | Endpoint::CountTokens | Endpoint::Probe => Provider::Anthropic,
             Endpoint::GenerateContent | Endpoint::StreamGenerateContent => Provider::Gemini,
         }
     }
@@ -140,7 +160,8 @@ impl Endpoint {
 pub(crate) const SUPPORTED: &str = "POST /v1/chat/completions, POST /v1/responses, \
      POST /v1/messages, POST /v1/messages/count_tokens, \
      POST /v1beta/models/{model}:generateContent, \
-     POST /v1beta/models/{model}:streamGenerateContent, GET /v1/models";
+     POST /v1beta/models/{model}:streamGenerateContent, GET /v1/models, GET /api/hello \
+     (and HEAD on each GET endpoint)";
 
 /// The model a request asks for: the body's `model`, or Gemini's model in the path.
 pub(crate) fn model_of(path: &str, request: &Value) -> Option<String> {
@@ -191,6 +212,11 @@ mod tests {
             Some(Endpoint::StreamGenerateContent),
         );
         check("GET", "/v1/models", Some(Endpoint::Models));
+        check("HEAD", "/v1/models", Some(Endpoint::Models));
+        check("HEAD", "/api/hello", Some(Endpoint::Probe));
+        check("GET", "/api/hello", Some(Endpoint::Probe));
+        check("HEAD", "/v1/messages", None);
+        check("POST", "/api/hello", None);
         check("GET", "/v1/messages", None);
         check("POST", "/v1/embeddings", None);
         check("POST", "/v1beta/models/:generateContent", None);

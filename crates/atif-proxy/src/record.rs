@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, strip_credentials};
-use crate::server::{Logged, Shared, is_hop_header};
+use crate::server::{Logged, Shared, is_hop_header, json_reply};
 use crate::{Error, Result};
 
 /// The recording side of the server: the upstream client and what the recording notes.
@@ -102,6 +102,16 @@ impl Recorder {
                      --upstream right?",
                     error_chain(&err)
                 );
+                if request.endpoint == Endpoint::Probe {
+                    // A probe that fails is the agent's business: the model calls that follow
+                    // say whether the upstream is there.
+                    let response = json_reply(
+                        StatusCode::BAD_GATEWAY,
+                        &provider.error_body(StatusCode::BAD_GATEWAY.as_u16(), &message),
+                    );
+                    shared.warn(message);
+                    return response;
+                }
                 return shared.failure(provider, StatusCode::BAD_GATEWAY, message);
             }
         };
@@ -132,6 +142,11 @@ impl Recorder {
         );
         exchange.headers = kept;
         shared.served();
+        if request.method == Method::HEAD {
+            // No body follows, and the server never reads one for a HEAD reply.
+            shared.log(seq, Logged::Recorded(exchange));
+            return response.body(Body::empty()).unwrap_or_else(|_| Response::new(Body::empty()));
+        }
         let pending = Some(Pending {
             seq,
             what,

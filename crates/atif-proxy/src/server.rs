@@ -333,7 +333,10 @@ impl Proxy {
             };
         };
         let traffic = shared.traffic();
-        if traffic.is_empty() {
+        let is_probe = |exchange: &HttpExchange| {
+            Endpoint::of(&exchange.method, exchange.endpoint()) == Some(Endpoint::Probe)
+        };
+        if traffic.iter().all(is_probe) {
             shared.fail(
                 "no exchange was recorded: no model request reached the server, or none got a \
                  reply from the upstream"
@@ -345,7 +348,7 @@ impl Proxy {
             recorder.save(&shared.script, traffic)?;
             return Ok(verdict);
         }
-        let saved = match traffic.is_empty() {
+        let saved = match traffic.iter().all(is_probe) {
             true => None,
             false => {
                 let failed = failed_path(&shared.script);
@@ -458,7 +461,8 @@ impl Shared {
         self.errors.lock().unwrap_or_else(PoisonError::into_inner).push(message);
     }
 
-    fn warn(&self, message: String) {
+    /// Records a warning, which leaves the run exact, and prints it.
+    pub(crate) fn warn(&self, message: String) {
         self.say(&format!("warning: {message}"));
         self.warnings.lock().unwrap_or_else(PoisonError::into_inner).push(message);
     }
@@ -533,7 +537,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     };
     let provider = endpoint.provider();
     let content_type = headers.get(header::CONTENT_TYPE);
-    if method != Method::GET && !is_json_content_type(content_type) {
+    if !endpoint.is_get() && !is_json_content_type(content_type) {
         let message = format!(
             "the request to {method} {path} has {}; this endpoint accepts only JSON bodies \
              (Content-Type: application/json)",
@@ -548,7 +552,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             return shared.failure(provider, StatusCode::BAD_REQUEST, message);
         }
     };
-    let json = if method == Method::GET {
+    let json = if endpoint.is_get() {
         Value::Null
     } else {
         match serde_json::from_slice::<Value>(&body) {
@@ -566,15 +570,24 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Engine::Replay { tape, drift, normalizer } => {
             let seq = shared.next_seq();
             let path_and_query = strip_credentials(&path_and_query);
-            if endpoint == Endpoint::Models {
+            if endpoint.is_repeatable() {
                 let tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
                 shared.served();
-                return match tape.listing(&path_and_query) {
+                let reply = match tape.listing(endpoint, &path_and_query) {
                     Some(index) => {
                         shared.log(seq, Logged::Replayed { index, path: path_and_query, body });
                         replay_reply(tape.reply(index))
                     }
-                    None => json_reply(StatusCode::OK, &model_list(&tape.models())),
+                    None if endpoint == Endpoint::Models => {
+                        json_reply(StatusCode::OK, &model_list(&tape.models()))
+                    }
+                    // A script recorded without the probe: the provider's answer to a probe
+                    // is a success without a body.
+                    None => Response::new(Body::empty()),
+                };
+                return match method == Method::HEAD {
+                    true => without_body(reply),
+                    false => reply,
                 };
             }
             let normalized = normalizer.normalize(&path_and_query, &json);
@@ -661,6 +674,12 @@ fn redacted(exchanges: Vec<HttpExchange>) -> Result<Vec<HttpExchange>> {
     let exchanges = serde_json::from_value(value)
         .map_err(|source| atif_replay::Error::Serialize { what: "redacted traffic", source })?;
     Ok(exchanges)
+}
+
+/// `response` as the answer to a `HEAD` request: the same status and headers, no body.
+fn without_body(response: Response) -> Response {
+    let (parts, _) = response.into_parts();
+    Response::from_parts(parts, Body::empty())
 }
 
 /// A recorded reply, as the tape wrote it out when the script was loaded.

@@ -31,8 +31,9 @@ struct Entry {
     normalized: Value,
     /// A hash of `normalized`, so a request is compared in full only with its likely equals.
     hash: u64,
-    /// `GET /v1/models`: a listing, not a model call, served as often as it is asked.
-    listing: bool,
+    /// `GET /v1/models` or a probe (`HEAD /api/hello`): not a model call, served as often as
+    /// it is asked and never owed.
+    listing: Option<Endpoint>,
     used: bool,
     reply: Reply,
 }
@@ -106,8 +107,8 @@ impl Tape {
                 let normalized = normalizer.normalize(&exchange.path, &exchange.request);
                 let hash = hash_of(&normalized);
                 let model = model_of(&exchange.path, &exchange.request);
-                let listing = exchange.method == "GET"
-                    && Endpoint::of("GET", exchange.endpoint()) == Some(Endpoint::Models);
+                let listing = Endpoint::of(&exchange.method, exchange.endpoint())
+                    .filter(|endpoint| endpoint.is_repeatable());
                 let method = exchange.method.clone();
                 let path = exchange.path.clone();
                 let reply = Reply::new(exchange, normalizer);
@@ -142,10 +143,12 @@ impl Tape {
         self.entries.len()
     }
 
-    /// The recorded model listing for `path_and_query` (`GET /v1/models`), if the script holds
-    /// one: the one with the same query, else the first. It is served as often as asked.
-    pub(crate) fn listing(&self, path_and_query: &str) -> Option<usize> {
-        let listings = || self.entries.iter().enumerate().filter(|(_, entry)| entry.listing);
+    /// The recorded reply of `endpoint` (a model listing or a probe) for `path_and_query`, if
+    /// the script holds one: the one with the same query, else the first. It is served as
+    /// often as asked.
+    pub(crate) fn listing(&self, endpoint: Endpoint, path_and_query: &str) -> Option<usize> {
+        let listings =
+            || self.entries.iter().enumerate().filter(|(_, entry)| entry.listing == Some(endpoint));
         listings()
             .find(|(_, entry)| entry.path == path_and_query)
             .or_else(|| listings().next())
@@ -216,7 +219,7 @@ impl Tape {
         self.entries
             .iter()
             .enumerate()
-            .filter(|(_, entry)| !entry.used && !entry.listing)
+            .filter(|(_, entry)| !entry.used && entry.listing.is_none())
             .map(|(idx, entry)| UnusedExchange {
                 number: idx + 1,
                 method: entry.method.clone(),
