@@ -1,6 +1,9 @@
 //! Running the real agent CLIs (Claude Code, Codex, Gemini CLI, OpenCode, pi) against a local
-//! model server, each in a fresh working directory and HOME, with the configuration that
-//! `shared/formats/agent-clis.md` gives for a local server.
+//! model server, each in a fresh working directory and HOME, with only what each CLI's own
+//! documentation asks users to set for a local server: the base URL and a key, and the
+//! provider settings file of Codex, Gemini CLI, OpenCode and pi. No switch that users would
+//! not set (nonessential traffic, telemetry, updates, model fetching, plugins) is turned off,
+//! so the tests meet the probes and side requests users' runs make.
 //!
 //! ```no_run
 //! use tests::agents::{Agent, Sandbox};
@@ -204,13 +207,13 @@ impl Sandbox {
             )],
             Agent::GeminiCli => vec![(
                 ".gemini/settings.json",
-                r#"{"security":{"auth":{"selectedType":"gemini-api-key"},"folderTrust":{"enabled":false}},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}"#
+                r#"{"security":{"auth":{"selectedType":"gemini-api-key"},"folderTrust":{"enabled":false}}}"#
                     .to_owned(),
             )],
             Agent::OpenCode => vec![(
                 ".config/opencode/opencode.json",
                 format!(
-                    r#"{{"model":"local/fake-model","autoupdate":false,"share":"disabled","permission":{{"bash":"allow","edit":"allow"}},"provider":{{"local":{{"npm":"@ai-sdk/openai-compatible","options":{{"baseURL":"{url}/v1","apiKey":"atif-fake-key"}},"models":{{"fake-model":{{"tool_call":true}}}}}}}}}}"#
+                    r#"{{"model":"local/fake-model","permission":{{"bash":"allow","edit":"allow"}},"provider":{{"local":{{"npm":"@ai-sdk/openai-compatible","options":{{"baseURL":"{url}/v1","apiKey":"atif-fake-key"}},"models":{{"fake-model":{{"tool_call":true}}}}}}}}}}"#
                 ),
             )],
             Agent::Pi => vec![(
@@ -304,9 +307,6 @@ impl Sandbox {
                 // Each OpenCode process leaves a 5 MB native library it unpacked in the
                 // temporary folder; this one goes with the sandbox.
                 ("TMPDIR", self.root.join("tmp").display().to_string()),
-                ("OPENCODE_DISABLE_MODELS_FETCH", "1".to_owned()),
-                ("OPENCODE_DISABLE_AUTOUPDATE", "1".to_owned()),
-                ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".to_owned()),
             ]),
             Agent::Pi => {}
         }
