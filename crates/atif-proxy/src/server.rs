@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use atif_replay::{CaptureOptions, DriftPolicy, HttpExchange, Recording};
-use atif_schema::error_chain;
+use atif_schema::{LoadOptions, error_chain};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
@@ -50,6 +50,7 @@ pub struct Options {
     home: Option<PathBuf>,
     quiet: bool,
     capture: CaptureOptions,
+    max_input_bytes: u64,
 }
 
 impl Options {
@@ -75,6 +76,7 @@ impl Options {
             home: std::env::var_os("HOME").map(PathBuf::from),
             quiet: false,
             capture: CaptureOptions::new("agent", "unknown"),
+            max_input_bytes: atif_schema::DEFAULT_MAX_INPUT_BYTES,
         }
     }
 
@@ -179,6 +181,19 @@ impl Options {
     pub fn capture(&self) -> &CaptureOptions {
         &self.capture
     }
+
+    /// Reads at most `max_bytes` of the script to replay (default
+    /// [`atif_schema::DEFAULT_MAX_INPUT_BYTES`], 4 GiB), through atif-schema's bounded reader:
+    /// a larger file is refused before a byte is read, and binary data at its first byte.
+    pub fn set_max_input_bytes(&mut self, max_bytes: u64) -> &mut Self {
+        self.max_input_bytes = max_bytes;
+        self
+    }
+
+    /// The most bytes read from the script to replay.
+    pub fn max_input_bytes(&self) -> u64 {
+        self.max_input_bytes
+    }
 }
 
 /// A running server. Point the agent at [`url`](Self::url), then call
@@ -206,7 +221,8 @@ pub fn failed_path(path: &Path) -> PathBuf {
 ///
 /// # Errors
 ///
-/// [`Error::Script`] when the script to replay cannot be read or is not valid,
+/// [`Error::Script`] when the script to replay cannot be read, is over the input limit, is
+/// binary or is not valid,
 /// [`Error::ScriptIsDirectory`], [`Error::Mask`] for an invalid mask, [`Error::Upstream`] for
 /// an upstream that is not an http(s) URL, [`Error::Listen`] when the address cannot be bound.
 pub async fn start(options: &Options) -> Result<Proxy> {
@@ -217,7 +233,9 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     let (cwd, home) = (dir_text(options.cwd()), dir_text(options.home()));
     let engine = match options.mode {
         Mode::Replay => {
-            let script = atif_replay::read_script(&options.script)?;
+            let mut load = LoadOptions::new();
+            load.set_max_bytes(options.max_input_bytes);
+            let script = atif_replay::read_script_with(&options.script, &load)?;
             let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
             masks.extend(options.masks.iter().cloned());
             let normalizer = Normalizer::new(cwd, home, &masks)?;

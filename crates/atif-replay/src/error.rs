@@ -22,7 +22,7 @@ use std::path::PathBuf;
 ///   outside its protocol (retry, or look at the provider): [`Error::Provider`],
 ///   [`Error::RecordedFailure`], [`Error::Http`], [`Error::WireFormat`];
 /// - [`ErrorKind::Script`]: a script file, or the traffic of a recording, cannot be read,
-///   used or saved (fix or re-record it): [`Error::Io`], [`Error::Parse`], [`Error::Invalid`],
+///   used or saved (fix or re-record it): [`Error::Io`], [`Error::Load`], [`Error::Parse`], [`Error::Invalid`],
 ///   [`Error::UnsupportedVersion`], [`Error::SecretSurvived`], [`Error::Exchange`],
 ///   [`Error::Traffic`];
 /// - [`ErrorKind::Usage`]: the calling code asked for something this crate cannot do (fix the
@@ -166,6 +166,17 @@ pub enum Error {
         /// The operating system's error.
         #[source]
         source: std::io::Error,
+    },
+    /// A script file is larger than the input limit, or binary data (a byte that JSON text
+    /// never holds, or a first byte that cannot start JSON): refused before it is parsed.
+    #[error("cannot load the script {}", path.display())]
+    Load {
+        /// The script file.
+        path: PathBuf,
+        /// What the bounded reader found: [`atif_schema::Error::TooLarge`] or
+        /// [`atif_schema::Error::NotTrajectory`], naming the limit or the line and column.
+        #[source]
+        source: Box<atif_schema::Error>,
     },
     /// A script file is not valid JSON or not a valid script.
     #[error("{path}:{line}:{column}: {}{message}", at(pointer))]
@@ -321,6 +332,7 @@ impl Error {
             | Error::Http { .. }
             | Error::WireFormat { .. } => ErrorKind::Provider,
             Error::Io { .. }
+            | Error::Load { .. }
             | Error::Parse { .. }
             | Error::Invalid { .. }
             | Error::UnsupportedVersion { .. }

@@ -98,7 +98,8 @@ pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, DriftPolicy, ReplayClient, ReplayOptions};
 pub use script::{
     OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
-    read_script, redact_file, redact_json, redact_script, request_fingerprint, write_script,
+    read_script, read_script_with, redact_file, redact_json, redact_script, request_fingerprint,
+    write_script,
 };
 pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
 pub use wire::{

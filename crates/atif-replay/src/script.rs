@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use atif_schema::{Expected, LoadOptions};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -147,19 +148,34 @@ pub(crate) fn canonical_request(request: &LlmRequest) -> Value {
     serde_json::to_value(request).unwrap_or(Value::Null)
 }
 
-/// Reads and checks a script file.
+/// Reads and checks a script file, through atif-schema's bounded reader with its default
+/// limit ([`atif_schema::DEFAULT_MAX_INPUT_BYTES`]); see [`read_script_with`].
 ///
 /// # Errors
 ///
-/// [`Error::Io`] when the file cannot be read, [`Error::Parse`] (with line, column and JSON
-/// Pointer) when it is not JSON or not a script, [`Error::Invalid`] (with a JSON Pointer) when
-/// `format` or `version` is not a script's or a call is incomplete,
-/// [`Error::UnsupportedVersion`] for another format version.
+/// As for [`read_script_with`].
 pub fn read_script(path: &Path) -> Result<Script> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io {
-        action: "read",
-        path: path.to_owned(),
-        source,
+    read_script_with(path, &LoadOptions::new())
+}
+
+/// Reads and checks a script file through atif-schema's bounded reader: a file larger than
+/// `options`' limit is refused before a byte is read, a stream (a FIFO, `/dev/zero`) is
+/// stopped at the limit, and binary data fails at its first byte that JSON text never holds.
+///
+/// # Errors
+///
+/// [`Error::Io`] when the file cannot be read, [`Error::Load`] when it is over the limit or
+/// binary, [`Error::Parse`] (with line, column and JSON Pointer) when it is not JSON or not a
+/// script, [`Error::Invalid`] (with a JSON Pointer) when `format` or `version` is not a
+/// script's or a call is incomplete, [`Error::UnsupportedVersion`] for another format version.
+pub fn read_script_with(path: &Path, options: &LoadOptions) -> Result<Script> {
+    let mut options = *options;
+    options.set_expected(Expected::Object("a replay script"));
+    let bytes = atif_schema::read_path(path, &options).map_err(|err| match err {
+        atif_schema::Error::Read { source, .. } => {
+            Error::Io { action: "read", path: path.to_owned(), source }
+        }
+        source => Error::Load { path: path.to_owned(), source: Box::new(source) },
     })?;
     parse_script(&bytes, path)
 }

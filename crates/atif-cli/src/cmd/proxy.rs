@@ -9,7 +9,7 @@ use anyhow::Context;
 use atif_proxy::{DriftPolicy, Options, Proxy};
 use atif_replay::CaptureOptions;
 
-use crate::cmd::common::invalid;
+use crate::cmd::common::{invalid, max_input_bytes};
 use crate::output;
 
 /// Arguments of `atif record`.
@@ -103,6 +103,7 @@ enum Drift {
 
 impl ServerArgs {
     fn apply(&self, options: &mut Options) {
+        options.set_max_input_bytes(max_input_bytes());
         if let Some(addr) = self.listen {
             options.set_listen(addr);
         }
@@ -377,6 +378,12 @@ async fn start(options: &Options) -> anyhow::Result<Proxy> {
         atif_proxy::Error::Script(
             err @ (atif_replay::Error::Io { .. } | atif_replay::Error::Pattern { .. }),
         ) => anyhow::Error::new(err),
+        // Over the limit is the command's doing (exit 2, as for `atif script show`), binary
+        // data is invalid input (exit 1): `exit_status` reads that from atif-schema's error.
+        atif_proxy::Error::Script(atif_replay::Error::Load { path, source }) => {
+            anyhow::Error::new(*source)
+                .context(format!("cannot load the script {}", path.display()))
+        }
         atif_proxy::Error::Script(err) => invalid(err),
         err => anyhow::Error::new(err),
     })

@@ -677,3 +677,72 @@ fn serve_record_stopped_before_any_traffic_leaves_the_script_as_it_was() {
         assert!(!dir.path().join("served.failed.json").exists());
     }
 }
+
+/// Runs `atif` with `args` in `dir`, killing it after `deadline`: its exit code (`None` when it
+/// had to be killed), its standard error and how long it ran.
+fn run_with_deadline(
+    dir: &Path,
+    args: &[&str],
+    deadline: std::time::Duration,
+) -> (Option<i32>, String, std::time::Duration) {
+    let started = std::time::Instant::now();
+    let mut child = atif_command(args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+            return (status.code(), err, started.elapsed());
+        }
+        if started.elapsed() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return (None, String::new(), started.elapsed());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_script_that_never_ends_is_too_large_or_binary_fails_fast_in_replay_and_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("z.json")).unwrap();
+    // A sparse file: 2 GB long, no disk used.
+    std::fs::File::create(dir.path().join("big.json")).unwrap().set_len(2 << 30).unwrap();
+    let binary = |name: &str| {
+        format!(
+            "error: cannot load the script {name}: {name}: invalid JSON at line 1, column 1: byte \
+             0x00 cannot appear in JSON text: this is binary data, not a replay script\n"
+        )
+    };
+    let too_large = "error: cannot load the script big.json: big.json is larger than the input \
+                     limit of 10485760 bytes\n";
+    let cases: [(&[&str], &str, i32, String); 3] = [
+        (&["--max-input-bytes", "10MiB"], "z.json", 1, binary("z.json")),
+        (&["--max-input-bytes", "10MiB"], "big.json", 2, too_large.to_owned()),
+        (&[], "big.json", 1, binary("big.json")),
+    ];
+    for (limit, script, code, message) in &cases {
+        for mode in [
+            &["replay", "--script", script, "--", "true"][..],
+            &["serve", "--replay", "--script", script],
+        ] {
+            let mut args = limit.to_vec();
+            args.extend(mode);
+            let (status, err, took) =
+                run_with_deadline(dir.path(), &args, std::time::Duration::from_secs(20));
+            assert_eq!(status, Some(*code), "atif {}: {err}", args.join(" "));
+            assert_eq!(&err, message, "atif {}", args.join(" "));
+            assert!(
+                took < std::time::Duration::from_secs(5),
+                "atif {} took {took:?}",
+                args.join(" ")
+            );
+        }
+    }
+}

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use atif_replay::{Error, ReplayClient, read_script, redact_file};
+use atif_replay::{Error, ReplayClient, read_script, read_script_with, redact_file};
 
 use crate::{ask, echo_model, record_to};
 
@@ -110,6 +110,37 @@ fn a_missing_file_names_the_path() {
     assert_eq!(shown.matches("(os error ").count(), 1, "{shown}");
 }
 
+#[cfg(unix)]
+#[test]
+fn an_endless_binary_stream_or_a_file_over_the_limit_is_refused_before_it_is_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let zero = dir.path().join("z.json");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let started = std::time::Instant::now();
+    let err = read_script(&zero).unwrap_err();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(matches!(err, Error::Load { .. }), "{err:?}");
+    assert_eq!(
+        crate::chain(&err),
+        format!(
+            "cannot load the script {0}: {0}: invalid JSON at line 1, column 1: byte 0x00 cannot \
+             appear in JSON text: this is binary data, not a replay script",
+            zero.display()
+        )
+    );
+    let big = dir.path().join("big.json");
+    std::fs::write(&big, format!("{{\"format\": \"{}\"}}", "x".repeat(100))).unwrap();
+    let mut options = atif_schema::LoadOptions::new();
+    options.set_max_bytes(64);
+    let err = read_script_with(&big, &options).unwrap_err();
+    assert!(matches!(err, Error::Load { .. }), "{err:?}");
+    assert!(
+        crate::chain(&err).ends_with("big.json is larger than the input limit of 64 bytes"),
+        "{}",
+        crate::chain(&err)
+    );
+}
+
 #[test]
 fn a_truncated_script_names_the_line_and_column() {
     let cut = &VALID[..VALID.find("\"response\"").unwrap()];
@@ -177,6 +208,18 @@ fn a_script_that_is_not_utf8_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bin.json");
     std::fs::write(&path, b"{\n  \"format\": \"\xff\"}").unwrap();
+    let err = read_script(&path).unwrap_err();
+    // The bounded reader stops at the first byte that UTF-8 never holds, before parsing.
+    assert_eq!(
+        crate::chain(&err),
+        format!(
+            "cannot load the script {0}: {0}: invalid JSON at line 2, column 14: byte 0xFF cannot \
+             appear in JSON text: this is binary data, not a replay script",
+            path.display()
+        )
+    );
+    // A byte sequence that is invalid only as a whole is still found by the parser.
+    std::fs::write(&path, b"{\n  \"format\": \"\xc3\x28\"}").unwrap();
     let err = read_script(&path).unwrap_err();
     assert_eq!(
         err.to_string(),
