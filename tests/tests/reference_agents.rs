@@ -2,8 +2,8 @@
 //! failures when the agent makes more or fewer model calls, and no leak of subagent order.
 //!
 //! The scripts under `tests/scripts/` were recorded from the deterministic fake models in
-//! `tests/src/lib.rs`; `ATIF_RECORD=1 cargo test -p tests --test reference_agents` re-records
-//! them (never on CI). The goldens under `tests/golden/` follow the atif-golden protocol:
+//! `tests/src/lib.rs` through `atif_replay::ScriptClient`, as any Rust test records its own:
+//! `ATIF_RECORD=1 cargo test -p tests --test reference_agents` re-records them (never on CI). The goldens under `tests/golden/` follow the atif-golden protocol:
 //! `ATIF_GOLDEN=update cargo test -p tests --test reference_agents` (or `cargo xtask golden-update reference_agents`) rewrites them.
 #![allow(clippy::unwrap_used, reason = "tests fail loudly on unexpected errors")]
 
@@ -14,8 +14,8 @@ use std::sync::Arc;
 use atif_golden::assert_golden;
 use atif_normalize::{NormalizeOptions, normalize, shape, to_canonical_string};
 use atif_replay::{
-    CaptureOptions, Error, FakeClient, LlmClient, RecordingClient, ReplayClient, capture,
-    read_script,
+    CaptureOptions, Error, FakeClient, LlmClient, RecordingClient, ReplayClient, ScriptClient,
+    capture, read_script, script_options,
 };
 use serde_json::Value;
 use tests::{
@@ -77,45 +77,63 @@ fn script_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(format!("{name}.script.json"))
 }
 
-/// The committed script `name`, re-recorded first when `ATIF_RECORD` is set (never on CI).
+/// The committed script `name`, recorded through the fake model first when the record mode
+/// asks for it (`ATIF_RECORD=1`, or a missing script locally; never on CI): the rule every
+/// Rust test's `ScriptClient` follows, with the fake model as the live client.
 async fn committed_script(name: &str, record: impl AsyncRecord) -> PathBuf {
-    let path = script_path(name);
-    let recording = std::env::var("ATIF_RECORD").is_ok_and(|value| !value.is_empty())
-        && !atif_golden::is_ci(std::env::var("CI").ok().as_deref());
-    if recording {
-        record.record(&path).await;
+    let mut options = script_options!();
+    options.set_dir("scripts");
+    let model = record.model();
+    let client = ScriptClient::open(&format!("{name}.script"), &options, || Ok::<_, Error>(model));
+    let client = Arc::new(client.unwrap_or_else(|err| panic!("{err}")));
+    if client.is_recording() {
+        record.drive(client.clone()).await;
+        client.finish().unwrap();
     }
-    assert!(
-        path.exists(),
-        "missing replay script {}; record it with: ATIF_RECORD=1 cargo test -p tests --test reference_agents",
-        path.display()
-    );
-    path
+    script_path(name)
 }
 
-/// Records a script with a fake model standing in for the live one.
+/// A reference agent's run with a fake model standing in for the live one.
 trait AsyncRecord {
-    async fn record(self, path: &Path);
+    /// The fake model.
+    fn model(&self) -> FakeClient;
+
+    /// Runs the agent against `client`.
+    async fn drive(&self, client: Arc<dyn LlmClient>);
+
+    /// Records a run against the fake model into the script at `path`.
+    async fn record(self, path: &Path)
+    where
+        Self: Sized,
+    {
+        let recorder = Arc::new(RecordingClient::new(self.model()));
+        self.drive(recorder.clone()).await;
+        recorder.save(path).unwrap();
+    }
 }
 
 struct ToolLoopRecording(usize);
 
 impl AsyncRecord for ToolLoopRecording {
-    async fn record(self, path: &Path) {
-        let recorder = Arc::new(RecordingClient::new(calculator_model(self.0)));
-        let (_, result) = run_tool_loop(recorder.clone(), ToolLoopOptions::default()).await;
+    fn model(&self) -> FakeClient {
+        calculator_model(self.0)
+    }
+
+    async fn drive(&self, client: Arc<dyn LlmClient>) {
+        let (_, result) = run_tool_loop(client, ToolLoopOptions::default()).await;
         result.unwrap();
-        recorder.save(path).unwrap();
     }
 }
 
 struct FanOutRecording;
 
 impl AsyncRecord for FanOutRecording {
-    async fn record(self, path: &Path) {
-        let recorder = Arc::new(RecordingClient::new(classifier_model()));
-        run_fan_out(recorder.clone()).await;
-        recorder.save(path).unwrap();
+    fn model(&self) -> FakeClient {
+        classifier_model()
+    }
+
+    async fn drive(&self, client: Arc<dyn LlmClient>) {
+        run_fan_out(client).await;
     }
 }
 
@@ -361,7 +379,10 @@ async fn a_changed_prompt_fails_at_the_first_call_showing_what_changed() {
     let expected_change = "what changed (recorded -> now):\n  /messages/0/content: \
         \"… solve arithmetic tasks.\" -> \"… solve arithmetic tasks. Use the calculator tool for every \
         computation, then call return_result with the final value.\"";
-    assert!(message.ends_with(&expected_change), "{message}");
+    let first_line =
+        "request drift at call #1: the request differs from the one recorded for reply #1.";
+    assert!(message.starts_with(&format!("{first_line}\n{expected_change}\n")), "{message}");
+    assert!(message.lines().nth(3).unwrap().starts_with("request fingerprints (SHA-256): "));
     assert_pasted_in_docs(&message);
     assert_eq!(trajectory["extra"]["crashed"], true);
 }

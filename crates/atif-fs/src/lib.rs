@@ -13,6 +13,9 @@
 //! - each write removes such leftovers of dead processes from the folder it writes to
 //!   ([`remove_stale_temp_files`]); [`stale_temp_files`] lists them.
 //!
+//! It also holds the one rule for when nothing is written implicitly: [`is_ci`], read by the
+//! golden files' modes and by the record modes of replay scripts alike.
+//!
 //! # Example
 //!
 //! ```
@@ -27,10 +30,12 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod ci;
 mod error;
 mod temp;
 mod write;
 
+pub use ci::{is_ci, running_on_ci};
 pub use error::{Error, Result};
 pub use temp::{
     TEMP_PREFIX, TEMP_SUFFIX, is_temp_file_name, remove_stale_temp_files, stale_temp_files,

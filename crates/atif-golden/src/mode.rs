@@ -2,6 +2,11 @@
 
 use crate::{Error, Result};
 
+/// Whether this value of the `CI` variable means "running on CI": set, and not `0`, `false`
+/// (any case) or empty. The rule lives in `atif-fs` so that `atif-replay`'s record modes share
+/// it.
+pub use atif_fs::is_ci;
+
 /// The environment variable that selects the [`Mode`]: `check`, `review`, `update` or `auto`.
 pub const MODE_ENV: &str = "ATIF_GOLDEN";
 
@@ -65,15 +70,6 @@ impl Mode {
                 value: mode.unwrap_or_default().to_owned(),
             }),
         }
-    }
-}
-
-/// Whether this value of the `CI` variable means "running on CI": set, and not `0`, `false`
-/// (any case) or empty.
-pub fn is_ci(ci: Option<&str>) -> bool {
-    match ci.map(str::trim) {
-        None | Some("") | Some("0") => false,
-        Some(value) => !value.eq_ignore_ascii_case("false"),
     }
 }
 

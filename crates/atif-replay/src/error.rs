@@ -20,13 +20,15 @@ use std::path::PathBuf;
 ///   agent): [`Error::AgentFailed`], [`Error::AgentPanicked`], [`Error::UnknownToolCall`];
 /// - [`ErrorKind::Provider`]: the model provider failed, live or as recorded, or answered
 ///   outside its protocol (retry, or look at the provider): [`Error::Provider`],
-///   [`Error::RecordedFailure`], [`Error::Http`], [`Error::WireFormat`];
+///   [`Error::RecordedFailure`], [`Error::LiveClient`], [`Error::Http`], [`Error::WireFormat`];
 /// - [`ErrorKind::Script`]: a script file, or the traffic of a recording, cannot be read,
-///   used or saved (fix or re-record it): [`Error::Io`], [`Error::Load`], [`Error::Parse`], [`Error::Invalid`],
-///   [`Error::UnsupportedVersion`], [`Error::SecretSurvived`], [`Error::Exchange`],
+///   used or saved (fix or re-record it): [`Error::Io`], [`Error::Load`], [`Error::Parse`],
+///   [`Error::Invalid`], [`Error::UnsupportedVersion`], [`Error::ScriptMissing`],
+///   [`Error::ScriptUnusable`], [`Error::SecretSurvived`], [`Error::Exchange`],
 ///   [`Error::Traffic`];
 /// - [`ErrorKind::Usage`]: the calling code asked for something this crate cannot do (fix the
-///   call): [`Error::Pattern`], [`Error::CallInProgress`], [`Error::MissingModel`];
+///   call): [`Error::Pattern`], [`Error::CallInProgress`], [`Error::MissingModel`],
+///   [`Error::UnknownRecordMode`], [`Error::ScriptName`];
 /// - [`ErrorKind::Bug`]: a bug in this crate (please report it): [`Error::Schema`],
 ///   [`Error::Serialize`].
 ///
@@ -41,7 +43,8 @@ pub enum Error {
     #[error(
         "agent requested reply #{requested} but the recorded script has only {recorded}. \
          The agent is making more model calls than when this script was recorded — that is the \
-         regression. If it is intended, re-record the script.\n{request_summary}"
+         regression. If it is intended, re-record the script.\n{request_summary}{}",
+        rerecord(record_command.as_deref())
     )]
     ScriptExhausted {
         /// 1-based number of the reply that was requested.
@@ -50,12 +53,16 @@ pub enum Error {
         recorded: usize,
         /// What the extra request carried (its last message and its tool results).
         request_summary: String,
+        /// The command that re-records the script, when the replay knows it
+        /// ([`ReplayOptions::set_record_command`](crate::ReplayOptions::set_record_command)).
+        record_command: Option<String>,
     },
     /// A replay finished with recorded replies that were never requested.
     #[error(
         "{unused} of the {recorded} recorded replies in {path} were never requested (#{first_unused} \
-         is the first). {}",
-        unused_cause(*.stopped_at, *.agent_failed_after)
+         is the first). {}{}",
+        unused_cause(*.stopped_at, *.agent_failed_after),
+        rerecord(record_command.as_deref())
     )]
     UnusedReplies {
         /// The script file (or `<memory>`).
@@ -73,11 +80,15 @@ pub enum Error {
         /// [`capture`](crate::capture) reported that it did: the replies after them were never
         /// requested because of that failure.
         agent_failed_after: Option<usize>,
+        /// The command that re-records the script, when the replay knows it.
+        record_command: Option<String>,
     },
     /// With strict request checking, a request differs from the one recorded for that call.
     #[error(
-        "request drift at call #{call}: the request fingerprint is {actual} but the script recorded \
-         {expected} for reply #{reply}.\n{changes}"
+        "request drift at call #{call}: the request differs from the one recorded for reply \
+         #{reply}.\n{changes}\nrequest fingerprints (SHA-256): {actual} now, {expected} \
+         recorded{}",
+        rerecord(record_command.as_deref())
     )]
     RequestDrift {
         /// 1-based number of the call that drifted.
@@ -90,6 +101,8 @@ pub enum Error {
         actual: String,
         /// What changed, when the script holds full requests; otherwise a sentence saying so.
         changes: String,
+        /// The command that re-records the script, when the replay knows it.
+        record_command: Option<String>,
     },
     // Agent: the agent under capture failed.
     /// A captured agent returned an error.
@@ -126,12 +139,27 @@ pub enum Error {
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// The recorded call failed when it was recorded; a replay fails the same way.
-    #[error("recorded call #{call} failed when it was recorded: {message}")]
+    #[error(
+        "recorded call #{call} failed when it was recorded: {message}{}",
+        rerecord(record_command.as_deref())
+    )]
     RecordedFailure {
         /// 1-based number of the call.
         call: usize,
         /// The error text recorded.
         message: String,
+        /// The command that re-records the script, when the replay knows it.
+        record_command: Option<String>,
+    },
+    /// The live client a [`ScriptClient`](crate::ScriptClient) records through could not be
+    /// built (a missing API key, say).
+    #[error("cannot build the live client to record {path}")]
+    LiveClient {
+        /// The script that was to be recorded.
+        path: PathBuf,
+        /// Why the client could not be built.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// An HTTP request to a model provider could not be made or its reply not read (feature
     /// `http`).
@@ -215,6 +243,35 @@ pub enum Error {
         /// The newest version this crate reads (the one it writes).
         supported: u32,
     },
+    /// A test's script is missing and the record mode does not record it
+    /// ([`RecordMode::None`](crate::RecordMode::None), the default on CI).
+    #[error(
+        "no replay script {path}: the record mode is `none`{}, so it is replayed and never \
+         recorded; record it where the live model is reachable with: {record_command}",
+        if *.on_ci { " (on CI, where nothing is recorded)" } else { "" }
+    )]
+    ScriptMissing {
+        /// The script file, relative to the crate when it is inside it.
+        path: PathBuf,
+        /// Whether the mode is `none` because `CI` is set.
+        on_ci: bool,
+        /// The command that records it.
+        record_command: String,
+    },
+    /// A test's script exists but cannot be replayed (not readable, not a script, a format
+    /// version this build does not read).
+    #[error(
+        "cannot replay {path}; if it is damaged or outdated, re-record it with: {record_command}"
+    )]
+    ScriptUnusable {
+        /// The script file, relative to the crate when it is inside it.
+        path: PathBuf,
+        /// The command that re-records it.
+        record_command: String,
+        /// Why it cannot be read.
+        #[source]
+        source: Box<Error>,
+    },
     /// A secret pattern still matched after redaction, so the script was not saved.
     #[error(
         "refusing to save {path}: secret pattern `{pattern}` still matches after redaction at \
@@ -257,6 +314,26 @@ pub enum Error {
     CallInProgress {
         /// 1-based number of the call.
         call: usize,
+    },
+    /// The record mode variable (`ATIF_RECORD`) holds a value that is no mode.
+    #[error(
+        "{variable}={value:?} is not a record mode: expected `none`, `once`, `new`, `all` or `1` \
+         (the same as `all`), or unset"
+    )]
+    UnknownRecordMode {
+        /// The variable read.
+        variable: &'static str,
+        /// The value found.
+        value: String,
+    },
+    /// A script name that is not a plain file name.
+    #[error(
+        "script name {name:?} is not a plain file name: use letters, digits, `_`, `-` and `.`, \
+         not starting with `.`"
+    )]
+    ScriptName {
+        /// The name given.
+        name: String,
     },
     /// A request to a protocol that names the model in its URL (Gemini) named no model
     /// (feature `http`).
@@ -329,6 +406,7 @@ impl Error {
             | Error::UnknownToolCall { .. } => ErrorKind::Agent,
             Error::Provider { .. }
             | Error::RecordedFailure { .. }
+            | Error::LiveClient { .. }
             | Error::Http { .. }
             | Error::WireFormat { .. } => ErrorKind::Provider,
             Error::Io { .. }
@@ -338,10 +416,14 @@ impl Error {
             | Error::UnsupportedVersion { .. }
             | Error::SecretSurvived { .. }
             | Error::Exchange { .. }
-            | Error::Traffic { .. } => ErrorKind::Script,
-            Error::Pattern(_) | Error::CallInProgress { .. } | Error::MissingModel { .. } => {
-                ErrorKind::Usage
-            }
+            | Error::Traffic { .. }
+            | Error::ScriptMissing { .. }
+            | Error::ScriptUnusable { .. } => ErrorKind::Script,
+            Error::Pattern(_)
+            | Error::CallInProgress { .. }
+            | Error::MissingModel { .. }
+            | Error::UnknownRecordMode { .. }
+            | Error::ScriptName { .. } => ErrorKind::Usage,
             Error::Schema { .. } | Error::Serialize { .. } => ErrorKind::Bug,
         }
     }
@@ -390,6 +472,14 @@ fn unused_cause(stopped_at: Option<usize>, agent_failed_after: Option<usize>) ->
                  regression. If it is intended, re-record the script"
                 .to_owned()
         }
+    }
+}
+
+/// The last line of a regression's message when the replay knows how the script is recorded.
+fn rerecord(command: Option<&str>) -> String {
+    match command {
+        Some(command) => format!("\nto re-record the script: {command}"),
+        None => String::new(),
     }
 }
 

@@ -88,6 +88,7 @@ impl LlmClient for FakeClient {
                     requested: call,
                     recorded: responses.len(),
                     request_summary: crate::replay::summarize_request(&request),
+                    record_command: None,
                 })
             }
             Source::Closure(respond) => respond(call, &request),

@@ -1,7 +1,7 @@
 //! Record an LLM's replies once, replay them strictly offline, and capture agent runs as ATIF.
 //!
 //! A golden trajectory is only reproducible if the model's replies are. This crate puts a seam
-//! between an agent and its model, the [`LlmClient`] trait, and offers four things behind it:
+//! between an agent and its model, the [`LlmClient`] trait, and offers five things behind it:
 //!
 //! - [`RecordingClient`] wraps a real client and saves what it replied as a **script**
 //!   (a versioned JSON file, secrets redacted, written atomically; see `docs/replay.md`);
@@ -9,6 +9,10 @@
 //!   [`Error::ScriptExhausted`], replies never requested make [`ReplayClient::finish`] fail, and
 //!   a request that differs from its recording is caught by its SHA-256 fingerprint
 //!   ([`DriftPolicy`]);
+//! - [`ScriptClient`] is what a test uses: it replays `tests/scripts/NAME.json`, or records it
+//!   through the live client the test supplies, as the [`RecordMode`] says (`ATIF_RECORD`:
+//!   `none`, `once`, `new`, `all`; never recording on CI), and every replay failure ends with the
+//!   command that re-records;
 //! - [`FakeClient`] is a test double answering from a list or a closure, remembering every
 //!   request it [`seen`](FakeClient::seen);
 //! - [`capture`] runs an agent future and returns its run as an ATIF trajectory, even when the
@@ -77,6 +81,7 @@ mod http;
 mod record;
 mod replay;
 mod script;
+mod script_client;
 mod secrets;
 mod steps;
 mod traffic;
@@ -101,6 +106,7 @@ pub use script::{
     read_script, read_script_with, redact_file, redact_json, redact_script, request_fingerprint,
     write_script,
 };
+pub use script_client::{RECORD_ENV, RecordMode, ScriptClient, ScriptOptions};
 pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
 pub use wire::{
     StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path, openai_response,

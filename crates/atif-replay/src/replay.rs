@@ -34,6 +34,7 @@ pub enum DriftPolicy {
 pub struct ReplayOptions {
     drift: DriftPolicy,
     secret_patterns: Vec<String>,
+    record_command: Option<String>,
 }
 
 impl ReplayOptions {
@@ -56,6 +57,18 @@ impl ReplayOptions {
     /// Adds a secret pattern.
     pub fn add_secret_pattern(&mut self, pattern: impl Into<String>) {
         self.secret_patterns.push(pattern.into());
+    }
+
+    /// The command that re-records the script, which every regression error of the replay ends
+    /// with (`to re-record the script: ...`). Default: none; a
+    /// [`ScriptClient`](crate::ScriptClient) sets `ATIF_RECORD=1 cargo test -p CRATE TEST`.
+    pub fn record_command(&self) -> Option<&str> {
+        self.record_command.as_deref()
+    }
+
+    /// Sets [`record_command`](ReplayOptions::record_command).
+    pub fn set_record_command(&mut self, command: Option<String>) {
+        self.record_command = command;
     }
 }
 
@@ -131,6 +144,11 @@ impl ReplayClient {
         ReplayClient::new(script, PathBuf::from("<memory>"), options)
     }
 
+    /// Replays `script`, naming it `path` in messages.
+    pub(crate) fn with_path(script: Script, path: PathBuf, options: ReplayOptions) -> Result<Self> {
+        ReplayClient::new(script, path, options)
+    }
+
     fn new(script: Script, path: PathBuf, options: ReplayOptions) -> Result<Self> {
         let redactor = Redactor::new(&options.secret_patterns)?;
         let state = State {
@@ -178,6 +196,7 @@ impl ReplayClient {
                 first_unused: first + 1,
                 stopped_at: state.stopped_at,
                 agent_failed_after: state.failed_after,
+                record_command: self.options.record_command.clone(),
             }),
         }
     }
@@ -194,6 +213,7 @@ impl ReplayClient {
                 requested: call,
                 recorded,
                 request_summary: summarize_request(request),
+                record_command: self.options.record_command.clone(),
             });
         };
         let matching = (next_unused..recorded).find(|idx| {
@@ -226,6 +246,7 @@ impl ReplayClient {
                             expected: recorded_call.request_sha256.clone().unwrap_or_default(),
                             actual: fingerprint,
                             changes: self.explain_drift(recorded_call, next_unused + 1, request),
+                            record_command: self.options.record_command.clone(),
                         });
                     }
                 }
@@ -277,6 +298,16 @@ impl ReplayClient {
     }
 }
 
+impl ReplayClient {
+    fn recorded_failure(&self, idx: usize, message: &str) -> Error {
+        Error::RecordedFailure {
+            call: idx + 1,
+            message: message.to_owned(),
+            record_command: self.options.record_command.clone(),
+        }
+    }
+}
+
 const MAX_CHANGES: usize = 12;
 
 #[async_trait]
@@ -284,7 +315,7 @@ impl LlmClient for ReplayClient {
     async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
         let (idx, call) = self.select(&request)?;
         if let Some(message) = &call.error {
-            return Err(Error::RecordedFailure { call: idx + 1, message: message.clone() });
+            return Err(self.recorded_failure(idx, message));
         }
         Ok(match (&call.response, &call.chunks) {
             (Some(response), _) => response.clone(),
@@ -305,7 +336,7 @@ impl LlmClient for ReplayClient {
     async fn complete_stream(&self, request: LlmRequest) -> Result<ChunkStream, LlmError> {
         let (idx, call) = self.select(&request)?;
         if let Some(message) = &call.error {
-            return Err(Error::RecordedFailure { call: idx + 1, message: message.clone() });
+            return Err(self.recorded_failure(idx, message));
         }
         let chunks = match (&call.chunks, &call.response) {
             (Some(chunks), _) => chunks.clone(),

@@ -36,6 +36,7 @@ fn debug_indents_the_lines_of_a_multi_line_cause_and_escapes_nothing() {
         recorded: 1,
         request_summary: "The extra request carried as its last message (user): \"again\""
             .to_owned(),
+        record_command: None,
     };
     let agent = Error::AgentFailed { message: chain(&exhausted), source: Box::new(exhausted) };
     let printed = as_test_prints(agent);
@@ -69,7 +70,12 @@ fn a_provider_error_keeps_its_source_and_reads_as_a_message_when_built_from_one(
 fn each_error_names_the_group_of_what_the_caller_can_do() {
     let check = |err: Error, kind: ErrorKind| assert_eq!(err.kind(), kind, "{err:?}");
     check(
-        Error::ScriptExhausted { requested: 2, recorded: 1, request_summary: String::new() },
+        Error::ScriptExhausted {
+            requested: 2,
+            recorded: 1,
+            request_summary: String::new(),
+            record_command: None,
+        },
         ErrorKind::Regression,
     );
     check(
@@ -79,12 +85,28 @@ fn each_error_names_the_group_of_what_the_caller_can_do() {
             expected: String::new(),
             actual: String::new(),
             changes: String::new(),
+            record_command: None,
         },
         ErrorKind::Regression,
     );
     check(Error::AgentPanicked { message: "boom".to_owned() }, ErrorKind::Agent);
     check(Error::provider("down"), ErrorKind::Provider);
-    check(Error::RecordedFailure { call: 1, message: "down".to_owned() }, ErrorKind::Provider);
+    check(
+        Error::RecordedFailure { call: 1, message: "down".to_owned(), record_command: None },
+        ErrorKind::Provider,
+    );
+    check(
+        Error::ScriptMissing {
+            path: "tests/scripts/a.json".into(),
+            on_ci: true,
+            record_command: "ATIF_RECORD=1 cargo test -p a t".to_owned(),
+        },
+        ErrorKind::Script,
+    );
+    check(
+        Error::UnknownRecordMode { variable: "ATIF_RECORD", value: "x".to_owned() },
+        ErrorKind::Usage,
+    );
     let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
     check(Error::Io { action: "read", path: "s.json".into(), source: io }, ErrorKind::Script);
     check(Error::Traffic { message: "no calls".to_owned() }, ErrorKind::Script);

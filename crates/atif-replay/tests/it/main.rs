@@ -10,6 +10,7 @@ mod http;
 mod record;
 mod replay;
 mod script;
+mod script_client;
 mod secrets;
 mod traffic;
 
