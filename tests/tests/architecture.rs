@@ -504,3 +504,27 @@ fn module_cycles(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>>
     }
     cycles.into_iter().collect()
 }
+
+#[test]
+fn ci_finds_the_build_folder_where_cargo_puts_it() {
+    let root = workspace_root();
+    let target_dir = |shared: Option<&Path>| {
+        let mut command = Command::new(root.join(".ci/target-dir"));
+        match shared {
+            Some(dir) => command.env("CARGO_TARGET_DIR", dir),
+            None => command.env_remove("CARGO_TARGET_DIR"),
+        };
+        let output = command.output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let shared = tempfile::tempdir().unwrap();
+    assert_eq!(target_dir(Some(shared.path())), format!("{}\n", shared.path().display()));
+    assert_ne!(target_dir(None), format!("{}\n", shared.path().display()), "a positive control");
+    // .ci/run names every build product through that folder, never through ./target.
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    for (idx, line) in ci.lines().enumerate() {
+        let code = line.split('#').next().unwrap_or_default();
+        assert!(!code.contains("target/"), ".ci/run line {}: {line}", idx + 1);
+    }
+}

@@ -18,7 +18,7 @@ use clap::{CommandFactory, Parser, Subcommand};
     version,
     about,
     max_term_width = 100,
-    after_help = "Exit status: 0 success; 1 invalid input, or the behaviour changed; 2 the command could not run.\nGuide: README.md and docs/ in the repository."
+    after_help = "Exit status: 0 success; 1 invalid input, or the behaviour changed; 2 the command could not run.\nMan pages: `atif man DIR`. Guide: README.md and docs/ in the repository."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -69,8 +69,8 @@ enum Command {
     Serve(cmd::proxy::ServeArgs),
     /// Print a shell completion script (`atif completions bash > /etc/bash_completion.d/atif`).
     Completions(cmd::completions::Args),
-    /// Write the man pages into a folder (`cargo xtask man` runs it).
-    #[command(hide = true)]
+    /// Write the man pages into a folder: `atif man DIR` writes `DIR/atif.1` and one
+    /// `DIR/atif-SUBCOMMAND.1` per subcommand (`man -l DIR/atif-check.1` reads one).
     Man(cmd::completions::ManArgs),
 }
 

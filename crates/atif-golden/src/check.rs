@@ -421,7 +421,7 @@ fn differs(
                 pending: pending.as_deref(),
                 command: &cx.command,
             });
-            Err(Error::BehaviourChanged { path: path.to_owned(), deltas, report, pending })
+            Err(Error::BehaviourChanged { path: path.to_owned(), deltas, changes, report, pending })
         }
     }
 }

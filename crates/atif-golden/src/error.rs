@@ -54,6 +54,8 @@ pub enum Error {
         path: PathBuf,
         /// Each Shape delta as displayed (`step_count: 1 -> 2`), structural first, hash last.
         deltas: Vec<String>,
+        /// The step-level explanation: each step inserted, removed or changed, in order.
+        changes: Vec<atif_normalize::StepChange>,
         /// The whole failure message: deltas, step-level explanation, unified diff, command.
         report: String,
         /// The pending file the actual run was written to, if one was written.

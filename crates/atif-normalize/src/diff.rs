@@ -254,11 +254,15 @@ const PATIENCE_FROM_LINES: usize = 20_000;
 /// The unified diff of the canonical texts of two (normalised) trajectories, headed
 /// `--- golden` / `+++ actual`; empty when the texts are equal.
 pub fn render(golden: &Value, actual: &Value) -> String {
-    render_views(golden, actual)
+    render_views(golden, actual, ("golden", "actual"))
 }
 
-/// [`render`] for either tree.
-pub(crate) fn render_views<T: WriteCanonical>(golden: &T, actual: &T) -> String {
+/// [`render`] for either tree, headed with the given names of the two sides.
+pub(crate) fn render_views<T: WriteCanonical>(
+    golden: &T,
+    actual: &T,
+    (old, new): (&str, &str),
+) -> String {
     let golden_text = canonical_string(golden);
     let actual_text = canonical_string(actual);
     if golden_text == actual_text {
@@ -279,7 +283,7 @@ pub(crate) fn render_views<T: WriteCanonical>(golden: &T, actual: &T) -> String 
         .diff_lines(&golden_text, &actual_text)
         .unified_diff()
         .context_radius(3)
-        .header("golden", "actual")
+        .header(old, new)
         .to_string()
 }
 

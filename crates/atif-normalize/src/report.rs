@@ -28,11 +28,18 @@ pub struct ReportOptions {
     max_changes: usize,
     full: bool,
     full_command: Option<String>,
+    names: Option<(String, String)>,
 }
 
 impl Default for ReportOptions {
     fn default() -> ReportOptions {
-        ReportOptions { max_places: 3, max_changes: 10, full: false, full_command: None }
+        ReportOptions {
+            max_places: 3,
+            max_changes: 10,
+            full: false,
+            full_command: None,
+            names: None,
+        }
     }
 }
 
@@ -86,6 +93,26 @@ impl ReportOptions {
     /// The command a cut report names as the way to see everything, if set.
     pub fn full_command(&self) -> Option<&str> {
         self.full_command.as_deref()
+    }
+
+    /// Names the two runs (`a.json`, `b.json`) when they are two runs rather than a golden and
+    /// the run checked against it: the report then heads with `a.json -> b.json: 2 differences
+    /// in the Shape:` instead of `agent behaviour changed`, and its diff with `--- a.json` and
+    /// `+++ b.json` instead of `--- golden` and `+++ actual`. `None` (the default) is the
+    /// golden check's wording.
+    pub fn set_names(&mut self, names: Option<(String, String)>) -> &mut ReportOptions {
+        self.names = names;
+        self
+    }
+
+    /// The names of the two runs, if set.
+    pub fn names(&self) -> Option<(&str, &str)> {
+        self.names.as_ref().map(|(old, new)| (old.as_str(), new.as_str()))
+    }
+
+    /// The labels of the two sides: the names, or `golden` and `actual`.
+    fn labels(&self) -> (&str, &str) {
+        self.names().unwrap_or(("golden", "actual"))
     }
 }
 
@@ -145,7 +172,16 @@ pub(crate) fn report_views<V: View, D: std::fmt::Display>(
         return out;
     }
     // Writing into a String cannot fail, so the fmt::Results below are ignored.
-    let _ = writeln!(out, "agent behaviour changed ({} difference(s)):", deltas.len());
+    match options.names() {
+        Some((old, new)) => {
+            let plural = if deltas.len() == 1 { "" } else { "s" };
+            let _ =
+                writeln!(out, "{old} -> {new}: {} difference{plural} in the Shape:", deltas.len());
+        }
+        None => {
+            let _ = writeln!(out, "agent behaviour changed ({} difference(s)):", deltas.len());
+        }
+    }
     for delta in deltas {
         let _ = writeln!(out, "  {delta}");
     }
@@ -163,7 +199,8 @@ pub(crate) fn report_views<V: View, D: std::fmt::Display>(
     }
     let diff = report_diff_views(golden, actual, changes, options);
     if !diff.text.is_empty() {
-        let _ = writeln!(out, "unified diff (golden -> actual){}:", diff.title);
+        let (old, new) = options.labels();
+        let _ = writeln!(out, "unified diff ({old} -> {new}){}:", diff.title);
         out.push_str(&diff.text);
     }
     out
@@ -202,8 +239,9 @@ pub(crate) fn report_diff_views<V: View>(
     changes: &[StepChange],
     options: &ReportOptions,
 ) -> ReportDiff {
+    let (old, new) = options.labels();
     if options.full {
-        return ReportDiff { title: String::new(), text: render_views(golden, actual) };
+        return ReportDiff { title: String::new(), text: render_views(golden, actual, (old, new)) };
     }
     let places = changed_places(golden, actual, changes);
     if places.is_empty() {
@@ -217,7 +255,7 @@ pub(crate) fn report_diff_views<V: View>(
     } else {
         format!(", {n_places} changed place{plural}")
     };
-    let mut text = String::from("--- golden\n+++ actual\n");
+    let mut text = format!("--- {old}\n+++ {new}\n");
     for place in &places[..n_shown] {
         place.write(golden, actual, &mut text);
     }

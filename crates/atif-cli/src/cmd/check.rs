@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::cmd::common::{
     Format, RunArgs, display_name, invalid, print, read_input, this_command_as,
 };
+use crate::cmd::diff::change_json;
 use crate::output;
 
 /// Arguments of `atif check`.
@@ -65,45 +66,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match checked.result {
         Ok(outcome) => {
             if args.format == Format::Json {
-                let erased = match &outcome {
-                    Outcome::Changed { erased, .. } => Some(erased.as_str()),
-                    _ => None,
-                };
-                print_json(&json!({
-                    "golden": outcome.path(),
-                    "outcome": outcome.kind(),
-                    "failure": null,
-                    "deltas": [],
-                    "pending": null,
-                    "erased": erased,
-                    "message": outcome.to_string(),
-                }))?;
-            } else {
+                print_json(&outcome_json(&outcome))?;
+            } else if !(output::quiet() && matches!(outcome, Outcome::Matched { .. })) {
+                // `-q` leaves a match silent, as a passing test is.
                 print(|out| output::write_report(out, &format!("{outcome}\n")))?;
             }
             Ok(ExitCode::SUCCESS)
         }
         Err(err) if err.is_test_failure() => {
             if args.format == Format::Json {
-                let (failure, deltas) = match &err {
-                    atif_golden::Error::MissingGolden { .. } => ("missing-golden", Vec::new()),
-                    atif_golden::Error::SchemaVersionChanged { .. } => {
-                        ("schema-version-changed", Vec::new())
-                    }
-                    atif_golden::Error::BehaviourChanged { deltas, .. } => {
-                        ("behaviour-changed", deltas.clone())
-                    }
-                    _ => ("failed", Vec::new()),
-                };
-                print_json(&json!({
-                    "golden": golden,
-                    "outcome": OutcomeKind::Failed,
-                    "failure": failure,
-                    "deltas": deltas,
-                    "pending": err.pending(),
-                    "erased": null,
-                    "message": err.to_string(),
-                }))?;
+                print_json(&failure_json(golden, &err))?;
             } else {
                 print(|out| output::write_report(out, &format!("{err}\n")))?;
             }
@@ -114,6 +86,54 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// The JSON document of a check that passed (or updated the golden).
+fn outcome_json(outcome: &Outcome) -> serde_json::Value {
+    let erased = match outcome {
+        Outcome::Changed { erased, .. } => Some(erased.as_str()),
+        _ => None,
+    };
+    json!({
+        "golden": outcome.path(),
+        "outcome": outcome.kind(),
+        "failure": null,
+        "deltas": [],
+        "steps": [],
+        "more_steps": 0,
+        "pending": null,
+        "erased": erased,
+        "message": outcome.to_string(),
+    })
+}
+
+/// The JSON document of a failed check: its kind, deltas and the steps as `atif diff --format
+/// json` gives them, cut the same way.
+fn failure_json(golden: &Path, err: &atif_golden::Error) -> serde_json::Value {
+    let (failure, deltas, changes) = match err {
+        atif_golden::Error::MissingGolden { .. } => ("missing-golden", &[][..], &[][..]),
+        atif_golden::Error::SchemaVersionChanged { .. } => {
+            ("schema-version-changed", &[][..], &[][..])
+        }
+        atif_golden::Error::BehaviourChanged { deltas, changes, .. } => {
+            ("behaviour-changed", &deltas[..], &changes[..])
+        }
+        _ => ("failed", &[][..], &[][..]),
+    };
+    let n_shown =
+        atif_normalize::shown_changes(changes.len(), &atif_normalize::ReportOptions::new());
+    let steps: Vec<_> = changes[..n_shown].iter().map(change_json).collect();
+    json!({
+        "golden": golden,
+        "outcome": OutcomeKind::Failed,
+        "failure": failure,
+        "deltas": deltas,
+        "steps": steps,
+        "more_steps": changes.len() - n_shown,
+        "pending": err.pending(),
+        "erased": null,
+        "message": err.to_string(),
+    })
 }
 
 /// This command line as `atif SUBCOMMAND FLAG ...`; when the run came on standard input, which

@@ -120,7 +120,8 @@ pub(crate) struct NormalizeArgs {
     pub(crate) keep_subagent_order: bool,
     /// Start from a named preset for logs of a known agent (`claude-code`, `codex`, `gemini-cli`,
     /// `opencode`, `pi`): their volatile keys and ids, and the recorded cwd and home as `<cwd>`, `<home>`.
-    #[arg(long, value_name = "NAME")]
+    // The names are clap's possible values, so shell completion offers them.
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(atif_normalize::PRESETS))]
     pub(crate) preset: Option<String>,
     #[command(flatten)]
     pub(crate) secrets: SecretArgs,

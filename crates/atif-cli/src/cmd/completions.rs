@@ -1,5 +1,5 @@
-//! `atif completions SHELL`: shell completion scripts; and the hidden `atif man DIR`, which
-//! writes the man pages for `cargo xtask man`.
+//! `atif completions SHELL`: shell completion scripts; and `atif man DIR`, which writes the
+//! man pages (`cargo xtask man` runs it too).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,7 +16,7 @@ pub(crate) struct Args {
     shell: clap_complete::Shell,
 }
 
-/// Arguments of the hidden `atif man`.
+/// Arguments of `atif man`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct ManArgs {
     /// The folder to write `atif.1` and one `atif-SUBCOMMAND.1` per subcommand into.

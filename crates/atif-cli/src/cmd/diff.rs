@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use atif_normalize::{Delta, NormalizedDocument, StepChange, StepChangeKind};
 use serde_json::{Value, json};
 
-use crate::cmd::common::{Format, RunArgs, print, read_input, this_command_as};
+use crate::cmd::common::{Format, RunArgs, display_name, print, read_input, this_command_as};
 use crate::cmd::normalize::normalized_document;
 use crate::output;
 
@@ -67,7 +67,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     );
     let changed = !deltas.is_empty();
     let mut report_options = atif_normalize::ReportOptions::new();
-    report_options.set_full(args.full).set_full_command(Some(this_command_as("diff", "--full")));
+    // Two runs, named as given: `atif diff` does not know which of them is a golden.
+    let names = (display_name(&args.golden).to_owned(), display_name(&args.run.actual).to_owned());
+    report_options
+        .set_full(args.full)
+        .set_full_command(Some(this_command_as("diff", "--full")))
+        .set_names(Some(names.clone()));
     if args.format == Format::Json {
         let report = json_report(&golden, &actual, &deltas, &changes, &report_options);
         print(|out| {
@@ -75,7 +80,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             writeln!(out)
         })?;
     } else if !changed {
-        print(|out| writeln!(out, "no behaviour change"))?;
+        print(|out| writeln!(out, "{} and {} have the same Shape", names.0, names.1))?;
     } else {
         let report = golden.report_explained(&actual, &deltas, &changes, &report_options);
         print(|out| output::write_report(out, &report))?;
@@ -121,7 +126,7 @@ fn delta_json(delta: &Delta, full: bool) -> Value {
 
 /// A step change in the JSON output: `{"kind", "subagent", "golden_step", "actual_step",
 /// "source", "details", "text"}`.
-fn change_json(change: &StepChange) -> Value {
+pub(crate) fn change_json(change: &StepChange) -> Value {
     let kind = match change.kind {
         StepChangeKind::Inserted => "inserted",
         StepChangeKind::Removed => "removed",

@@ -22,7 +22,7 @@ pub(crate) struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Action {
     /// List pending `<name>.json.new` files with their Shape deltas (exit 1 when any).
-    Pending(Where),
+    Pending(PendingArgs),
     /// Show each pending file's deltas, explanation and diff and ask accept/reject/skip
     /// (without a terminal, only list them).
     Review(Where),
@@ -46,8 +46,15 @@ pub(crate) struct Where {
     /// The folder searched (skipping target/, node_modules/ and hidden folders).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub(crate) dir: PathBuf,
-    /// Output format: `text`, or `json` for `pending` (one object: `dir`, `pending`; see
-    /// docs/golden.md).
+}
+
+/// Arguments of `atif golden pending`: which pending files, and how they are listed.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PendingArgs {
+    #[command(flatten)]
+    pub(crate) at: Where,
+    /// Output format: `text`, or `json` (one object: `dir`, `pending`, `stale_temp_files`;
+    /// see docs/golden.md).
     #[arg(long, value_enum, default_value_t)]
     pub(crate) format: Format,
 }
@@ -58,11 +65,12 @@ pub(crate) struct UpdateArgs {
     /// Only tests matching this filter (passed to `cargo test`).
     #[arg(value_name = "FILTER")]
     pub(crate) filter: Option<String>,
-    /// The project folder (where the tests run and the goldens are listed).
+    /// The folder whose goldens are listed (skipping target/, node_modules/ and hidden
+    /// folders), as for the other `atif golden` commands; the tests run in the current folder.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub(crate) dir: PathBuf,
-    /// The test command, after `--` (default: `cargo test --no-fail-fast [FILTER]` when the
-    /// folder has a Cargo.toml).
+    /// The test command, after `--`, run in the current folder (default: `cargo test
+    /// --no-fail-fast [FILTER]` when the current folder has a Cargo.toml).
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
 }
@@ -70,7 +78,7 @@ pub(crate) struct UpdateArgs {
 /// Runs `atif golden ACTION`.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match &args.action {
-        Action::Pending(at) => pending(at),
+        Action::Pending(args) => pending(&args.at, args.format),
         Action::Review(at) => review(at),
         Action::Accept(at) => accept(at),
         Action::Reject(at) => reject(at),
@@ -81,12 +89,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// `atif golden pending`: exit 0 when nothing is pending, 1 when something is. Stale
 /// temporary files are listed too, but are no pending change: they alone exit 0.
-fn pending(at: &Where) -> anyhow::Result<ExitCode> {
+fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
     let reviews =
         found.iter().map(atif_golden::review).collect::<Result<Vec<_>, _>>().map_err(refused)?;
     let stale = atif_golden::find_stale_temp_files(&at.dir, at.filter.as_deref())?;
-    match at.format {
+    match format {
         Format::Json => {
             let json = pending_json(&at.dir, &reviews, &stale);
             print(|out| writeln!(out, "{json:#}"))?;
@@ -221,19 +229,19 @@ fn update(args: &UpdateArgs) -> anyhow::Result<ExitCode> {
             command.args(rest);
             command
         }
-        None if args.dir.join("Cargo.toml").is_file() => {
+        None if Path::new("Cargo.toml").is_file() => {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let mut command = std::process::Command::new(cargo);
             command.args(["test", "--no-fail-fast"]).args(&args.filter);
             command
         }
         None => anyhow::bail!(
-            "{} has no Cargo.toml, so there is no default test command: pass one after `--` (atif golden update -- pytest tests/)",
-            args.dir.display()
+            "the current folder has no Cargo.toml, so there is no default test command: pass one after `--` (atif golden update -- pytest tests/)"
         ),
     };
-    let mut command = command;
-    command.current_dir(&args.dir);
+    if !args.dir.is_dir() {
+        anyhow::bail!("cannot search {}: expected a folder", args.dir.display());
+    }
     let summary = atif_golden::run_update(&args.dir, command, args.filter.is_some())?;
     print(|out| write!(out, "golden update:\n{summary}"))?;
     if !summary.duplicates.is_empty() || !summary.tests_passed {

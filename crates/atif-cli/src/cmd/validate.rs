@@ -111,26 +111,46 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
-/// `path: valid (ATIF-v1.5, 10 steps, 2 warnings)` per valid file, then its warnings; one line
-/// per finding for an invalid file.
+/// Per file, a head line with its verdict and counts (`path: valid (ATIF-v1.5, 10 steps, 2
+/// warnings)`, `path: invalid (ATIF-v1.5, 10 steps, 1 error, 0 warnings)`), then its findings,
+/// indented, each by its JSON Pointer in that file; after several files, the totals.
 fn text(reports: &[(String, Report, bool)]) -> String {
     let mut out = String::new();
+    let (mut n_errors, mut n_warnings, mut n_valid) = (0, 0, 0);
     for (file, report, valid) in reports {
+        let version = report.version.map_or("no version".to_owned(), |version| version.to_string());
+        let n_steps = report.n_steps.unwrap_or(0);
+        let warnings = report.warnings().count();
+        let errors = report.findings.len() - warnings;
+        let steps = format!("{n_steps} {}", plural(n_steps, "step", "steps"));
+        let (errors_text, warnings_text) = (
+            format!("{errors} {}", plural(errors, "error", "errors")),
+            format!("{warnings} {}", plural(warnings, "warning", "warnings")),
+        );
         if *valid {
-            let version =
-                report.version.map_or("no version".to_owned(), |version| version.to_string());
-            let n_steps = report.n_steps.unwrap_or(0);
-            let n_warnings = report.warnings().count();
+            let _ = writeln!(out, "{file}: valid ({version}, {steps}, {warnings_text})");
+        } else {
             let _ = writeln!(
                 out,
-                "{file}: valid ({version}, {n_steps} {}, {n_warnings} {})",
-                plural(n_steps, "step", "steps"),
-                plural(n_warnings, "warning", "warnings")
+                "{file}: invalid ({version}, {steps}, {errors_text}, {warnings_text})"
             );
         }
         for finding in &report.findings {
-            let _ = writeln!(out, "{file}: {finding}");
+            let _ = writeln!(out, "  {finding}");
         }
+        n_errors += errors;
+        n_warnings += warnings;
+        n_valid += usize::from(*valid);
+    }
+    if reports.len() > 1 {
+        let _ = writeln!(
+            out,
+            "{} files: {n_valid} valid, {} invalid; {n_errors} {}, {n_warnings} {}",
+            reports.len(),
+            reports.len() - n_valid,
+            plural(n_errors, "error", "errors"),
+            plural(n_warnings, "warning", "warnings")
+        );
     }
     out
 }

@@ -255,6 +255,15 @@ const ROWS: &[Row] = &[
         until_stopped: true,
     },
     Row {
+        args: &["man", "man-pages"],
+        ok: "",
+        mismatch: None,
+        reads_input: false,
+        reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
+    },
+    Row {
         args: &["completions", "bash"],
         ok: "",
         mismatch: None,
@@ -383,6 +392,78 @@ fn quiet_leaves_only_errors_on_standard_error() {
 }
 
 #[test]
+fn every_subcommand_under_quiet_says_nothing_on_standard_error_and_json_means_json() {
+    let fixture = Fixture::new();
+    let mut failures = Vec::new();
+    // Subcommands whose output is a JSON document whatever the flags.
+    let documents = ["schema", "upgrade", "normalize", "import"];
+    for row in ROWS.iter().filter(|row| !row.until_stopped) {
+        let subcommand: Vec<&str> = row
+            .args
+            .iter()
+            .copied()
+            .take_while(|arg| !arg.contains('.') && !arg.starts_with('-') && *arg != "IN")
+            .collect();
+        let help =
+            fixture.run(&[&subcommand[..], &["--help"]].concat(), Stdio::piped(), Stdio::piped());
+        let has_format = stdout(&help).contains("--format <FORMAT>");
+        for input in [Some(row.ok), row.mismatch] {
+            let Some(input) = input else { continue };
+            let args = with_input(row.args, input);
+            let name = format!("atif {}", args.join(" "));
+
+            // A mismatch may be an error, which `-q` still prints; a success prints no note.
+            let quiet = fixture.run(&[&["-q"], &args[..]].concat(), Stdio::piped(), Stdio::piped());
+            if input == row.ok && !quiet.stderr.is_empty() {
+                failures.push(format!("{name} -q: standard error: {}", stderr(&quiet)));
+            }
+            if args[0] == "check"
+                && input == row.ok
+                && !quiet.stdout.is_empty()
+                && !args.contains(&"--format")
+            {
+                failures.push(format!("{name} -q: a match printed {}", stdout(&quiet)));
+            }
+
+            let json_args: Vec<&str> = match (has_format, args.contains(&"--format")) {
+                (true, false) => [&args[..], &["--format", "json"]].concat(),
+                (true, true) => args.clone(),
+                (false, _) if documents.contains(&args[0]) && input == row.ok => args.clone(),
+                (false, _) => continue,
+            };
+            let output = fixture.run(&json_args, Stdio::piped(), Stdio::piped());
+            if let Err(err) = serde_json::from_slice::<serde_json::Value>(&output.stdout) {
+                failures.push(format!(
+                    "atif {}: not one JSON document ({err}): {}",
+                    json_args.join(" "),
+                    stdout(&output)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn help_completions_and_man_pages_come_from_the_binary_and_name_what_it_knows() {
+    let fixture = Fixture::new();
+    for args in [&["--help"][..], &["import", "--help"]] {
+        let help = stdout(&fixture.run(args, Stdio::piped(), Stdio::piped()));
+        for agent in ["Claude Code", "Codex", "Gemini CLI", "OpenCode", "pi"] {
+            assert!(help.contains(agent), "atif {args:?} names {agent}:\n{help}");
+        }
+    }
+    // `--preset <TAB>` offers the preset names, not file names.
+    let bash = stdout(&fixture.run(&["completions", "bash"], Stdio::piped(), Stdio::piped()));
+    let offered = "--preset)\n                    COMPREPLY=($(compgen -W \"claude-code codex gemini-cli opencode pi\"";
+    assert!(bash.contains(offered), "{bash}");
+    let output = fixture.run(&["man", "pages"], Stdio::piped(), Stdio::piped());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let page = std::fs::read_to_string(fixture.dir.path().join("pages/atif-check.1")).unwrap();
+    assert!(page.contains("\n.TH atif-check 1 "), "{page}");
+}
+
+#[test]
 fn color_follows_the_flag_then_no_color_then_clicolor_force() {
     let fixture = Fixture::new();
     let diff = |args: &[&str], env: &[(&str, &str)]| {
@@ -428,7 +509,7 @@ fn json_output_of_diff_check_and_script_show_has_the_documented_shape() {
     assert!(diff["deltas"].as_array().unwrap().iter().any(|delta| delta["field"] == "functions"));
     assert_eq!(diff["steps"][0]["kind"], "changed");
     assert!(diff["steps"][0]["text"].as_str().unwrap().contains("grep"), "{diff}");
-    assert!(diff["diff"].as_str().unwrap().starts_with("--- golden"), "{diff}");
+    assert!(diff["diff"].as_str().unwrap().starts_with("--- run.json\n+++ other.json\n"), "{diff}");
     let same = json(&["diff", "--format", "json", "run.json", "run.json"]);
     assert_eq!(
         same,
@@ -440,9 +521,12 @@ fn json_output_of_diff_check_and_script_show_has_the_documented_shape() {
     assert_eq!(check["failure"], "behaviour-changed");
     assert_eq!(check["golden"], "golden.json");
     assert!(!check["deltas"].as_array().unwrap().is_empty());
+    assert_eq!(check["steps"], diff["steps"], "check gives the steps as diff does");
+    assert_eq!(check["more_steps"], 0);
     let matched = json(&["check", "--format", "json", "golden.json", "run.json"]);
     assert_eq!(matched["outcome"], "matched");
     assert_eq!(matched["failure"], serde_json::Value::Null);
+    assert_eq!(matched["steps"], serde_json::json!([]));
 
     let script = json(&["script", "show", "--format", "json", "script.json"]);
     assert!(script["calls"].is_array(), "{script}");

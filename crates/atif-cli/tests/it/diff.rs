@@ -70,7 +70,10 @@ fn the_json_diff_of_a_long_run_with_one_inserted_step_is_short_and_names_the_ste
     );
     assert!(functions.get("golden").is_none(), "{functions}");
     let diff = doc["diff"].as_str().unwrap();
-    assert!(diff.starts_with("--- golden\n+++ actual\n@@ step 701 inserted @@\n"), "{diff}");
+    assert!(
+        diff.starts_with("--- golden.json\n+++ actual.json\n@@ step 701 inserted @@\n"),
+        "{diff}"
+    );
     assert!(diff.contains("inserted_probe_tool"), "{diff}");
 }
 
@@ -94,7 +97,7 @@ fn the_json_diff_of_a_run_where_every_step_changed_is_cut_unless_full() {
     let functions = full["deltas"].as_array().unwrap().iter().find(|d| d["field"] == "functions");
     assert_eq!(functions.unwrap()["actual"].as_array().unwrap().len(), 300);
     let diff = full["diff"].as_str().unwrap();
-    assert!(diff.starts_with("--- golden\n+++ actual\n@@ -"), "{diff}");
+    assert!(diff.starts_with("--- golden.json\n+++ actual.json\n@@ -"), "{diff}");
     assert!(diff.contains("tool_300") && !diff.contains("left out"));
     assert!(full_text.len() > 10 * cut_text.len());
 }

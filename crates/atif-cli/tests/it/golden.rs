@@ -212,6 +212,21 @@ fn update_runs_the_given_test_command_in_update_mode_and_sums_it_up() {
     );
     assert!(text.contains("\ntests/golden/one.json erased:\n--- golden (erased)\n"), "{text}");
 
+    // `--dir` is the goldens' folder, as for `review`: the tests still run here, in the
+    // project, and the goldens are named relative to it.
+    let script = format!(
+        "{} check tests/golden/one.json one.json",
+        atif_test_support::atif_binary().display()
+    );
+    let output =
+        atif_golden(dir.path(), &["update", "--dir", "tests/golden", "--", "sh", "-c", &script]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stdout(&output).starts_with("golden update:\ncreated (0):\nchanged (1):\n  one.json\n"),
+        "{}",
+        stdout(&output)
+    );
+
     let no_command = atif_golden(dir.path(), &["update"]);
     assert_eq!(no_command.status.code(), Some(2));
     assert!(stderr(&no_command).contains("has no Cargo.toml, so there is no default test command"));

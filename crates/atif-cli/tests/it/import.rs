@@ -151,6 +151,9 @@ fn a_truncated_log_imports_with_a_warning_and_is_marked_crashed() {
 #[test]
 fn every_claude_code_and_codex_sample_of_the_corpus_imports_in_strict_mode() {
     let Some(logs) = atif_test_support::corpus("logs") else { return };
+    // A sample with an inline image writes it beside the output: into this temp folder, never
+    // into the checkout.
+    let cwd = tempfile::tempdir().unwrap();
     let mut n_samples = 0;
     for dir in std::fs::read_dir(&logs).unwrap().flatten() {
         let name = dir.file_name().to_string_lossy().into_owned();
@@ -163,13 +166,19 @@ fn every_claude_code_and_codex_sample_of_the_corpus_imports_in_strict_mode() {
                 continue;
             }
             n_samples += 1;
-            let output = atif(&["import", "--strict", path.to_str().unwrap()], None);
+            let mut command = atif_command(&["import", "--strict", path.to_str().unwrap()]);
+            command.current_dir(cwd.path());
+            let output = run_with_stdin(command, b"");
             assert_eq!(output.status.code(), Some(0), "{}: {}", path.display(), stderr(&output));
             assert!(stderr(&output).contains(" records, 0 skipped"), "{}", stderr(&output));
             assert_eq!(trajectory(&output)["schema_version"], "ATIF-v1.8");
         }
     }
     assert_eq!(n_samples, 9, "the corpus holds nine Claude Code and Codex samples");
+    assert!(
+        cwd.path().join("atif-import.media").is_dir(),
+        "a sample's image went to the temp folder"
+    );
 }
 
 #[test]

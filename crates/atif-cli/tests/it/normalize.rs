@@ -272,7 +272,10 @@ fn diff_of_runs_differing_only_in_volatile_data_exits_0() {
     let actual = write_json(dir.path(), "actual.json", &run(2, "grep", "bb"));
     let output = atif(&["diff", path_str(&golden), path_str(&actual), "--volatile", "request_id"]);
     assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
-    assert_eq!(stdout(&output), "no behaviour change\n");
+    assert_eq!(
+        stdout(&output),
+        format!("{} and {} have the same Shape\n", golden.display(), actual.display())
+    );
 }
 
 #[test]
@@ -283,13 +286,19 @@ fn diff_with_an_extra_step_exits_1_with_deltas_then_steps_then_the_unified_diff(
     let output = atif(&["diff", path_str(&golden), path_str(&actual)]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
+    let (golden, actual) = (golden.display(), actual.display());
+    // Two runs, named as given: `atif diff` claims no golden and no behaviour change.
     assert!(
-        text.starts_with("agent behaviour changed (7 difference(s)):\n  step_count: 2 -> 3\n"),
+        text.starts_with(&format!(
+            "{golden} -> {actual}: 7 differences in the Shape:\n  step_count: 2 -> 3\n"
+        )),
         "{text}"
     );
+    assert!(!text.contains("behaviour") && !text.contains("(golden -> actual)"), "{text}");
     let steps_at =
         text.find("\nwhat moved, step by step:\n  step 3 (agent) inserted: calls grep\n").unwrap();
-    let diff_at = text.find("\n--- golden\n+++ actual\n@@ step 3 inserted @@\n+{\n").unwrap();
+    let diff_at =
+        text.find(&format!("\n--- {golden}\n+++ {actual}\n@@ step 3 inserted @@\n+{{\n")).unwrap();
     assert!(text.find("content_hash: ").unwrap() < steps_at && steps_at < diff_at, "{text}");
 }
 
@@ -313,9 +322,11 @@ fn diff_names_a_subagent_that_came_or_changed_under_steps() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
     assert!(
-        text.starts_with(
-            "agent behaviour changed (2 difference(s)):\n  subagents: [\"web\"] -> [\"tests\",\"web\"]\n"
-        ),
+        text.starts_with(&format!(
+            "{} -> {}: 2 differences in the Shape:\n  subagents: [\"web\"] -> [\"tests\",\"web\"]\n",
+            golden.display(),
+            actual.display()
+        )),
         "{text}"
     );
     assert!(
@@ -339,9 +350,11 @@ fn diff_options_skip_the_content_hash_and_band_the_tokens() {
     let output = atif(&["diff", path_str(&golden), path_str(&actual), "--no-content"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
-        stdout(&output).starts_with(
-            "agent behaviour changed (1 difference(s)):\n  prompt_tokens: 100 -> 105\nwhat moved, step by step:\n"
-        ),
+        stdout(&output).starts_with(&format!(
+            "{} -> {}: 1 difference in the Shape:\n  prompt_tokens: 100 -> 105\nwhat moved, step by step:\n",
+            golden.display(),
+            actual.display()
+        )),
         "{}",
         stdout(&output)
     );

@@ -65,15 +65,13 @@ fn an_invalid_file_prints_one_line_per_finding_and_exits_1() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let text = stdout(&output);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 2, "{text}");
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0], format!("{path}: invalid (ATIF-v1.7, 2 steps, 2 errors, 0 warnings)"));
+    assert!(lines[1].starts_with("  error[agent-only-field] /steps/0/model_name: "), "{text}");
     assert!(
-        lines[0].starts_with(&format!("{path}: error[agent-only-field] /steps/0/model_name: ")),
-        "{text}"
-    );
-    assert!(
-        lines[1].starts_with(&format!(
-            "{path}: error[call-join] /steps/1/observation/results/0/source_call_id: source_call_id \"c9\""
-        )),
+        lines[2].starts_with(
+            "  error[call-join] /steps/1/observation/results/0/source_call_id: source_call_id \"c9\""
+        ),
         "{text}"
     );
 }
@@ -92,15 +90,15 @@ fn warnings_of_valid_files_are_printed_and_fail_only_with_deny_warnings() {
         text.starts_with(&format!("{path}: valid (ATIF-v1.5, 2 steps, 1 warning)\n")),
         "{text}"
     );
-    assert!(
-        text.contains(&format!("{path}: warning[total-steps] /final_metrics/total_steps: ")),
-        "{text}"
-    );
+    assert!(text.contains("\n  warning[total-steps] /final_metrics/total_steps: "), "{text}");
 
     let output = validate(&["--deny-warnings", &path], b"");
     assert_eq!(output.status.code(), Some(1));
     let text = stdout(&output);
-    assert!(!text.contains("valid ("), "{text}");
+    assert!(
+        text.starts_with(&format!("{path}: invalid (ATIF-v1.5, 2 steps, 0 errors, 1 warning)\n")),
+        "{text}"
+    );
     assert!(text.contains("warning[total-steps]"), "{text}");
 
     let output = validate(&["--deny-warnings", "--format", "json", &path], b"");
@@ -148,6 +146,25 @@ fn a_dash_reads_standard_input() {
 }
 
 #[test]
+fn several_files_end_with_the_totals_and_findings_do_not_repeat_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.json", &doc_bytes(&valid_doc()));
+    let mut document = valid_doc();
+    document["steps"][0]["model_name"] = json!("m");
+    let bad = write(dir.path(), "bad.json", &doc_bytes(&document));
+    let output = validate(&[&good, &bad], b"");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[0], format!("{good}: valid (ATIF-v1.7, 2 steps, 0 warnings)"));
+    assert_eq!(lines[1], format!("{bad}: invalid (ATIF-v1.7, 2 steps, 1 error, 0 warnings)"));
+    assert!(lines[2].starts_with("  error[agent-only-field] /steps/0/model_name: "), "{text}");
+    assert_eq!(lines[3], "2 files: 1 valid, 1 invalid; 1 error, 0 warnings");
+    assert_eq!(text.matches(bad.as_str()).count(), 1, "{text}");
+}
+
+#[test]
 fn the_harbor_profile_accepts_python_habits_that_strict_rejects() {
     let text = r#"{"agent": {"name": "a", "version": "1"}, "session_id": "s",
         "steps": [{"step_id": "1", "source": "agent", "message": "x", "metrics": {"cost_usd": NaN}}]}"#;
@@ -159,16 +176,15 @@ fn the_harbor_profile_accepts_python_habits_that_strict_rejects() {
     let output = validate(&["-"], text.as_bytes());
     assert_eq!(output.status.code(), Some(1));
     let out = stdout(&output);
-    assert!(out.contains("<stdin>: error[schema-version]: missing schema_version"), "{out}");
+    assert!(out.starts_with("<stdin>: invalid (no version, 1 step, 3 errors, "), "{out}");
+    assert!(out.contains("\n  error[schema-version]: missing schema_version"), "{out}");
     assert!(
-        out.contains(
-            "<stdin>: error[non-finite-number] /steps/0/metrics/cost_usd: `NaN` is not JSON"
-        ),
+        out.contains("\n  error[non-finite-number] /steps/0/metrics/cost_usd: `NaN` is not JSON"),
         "{out}"
     );
     assert!(
         out.contains(
-            "<stdin>: error[type] /steps/0/step_id: expected an integer, found the string \"1\""
+            "\n  error[type] /steps/0/step_id: expected an integer, found the string \"1\""
         ),
         "{out}"
     );
@@ -234,7 +250,8 @@ fn hostile_inputs_are_invalid_with_a_clear_message_and_exit_1() {
         let output = validate(&[&path], b"");
         assert_eq!(output.status.code(), Some(1), "{name}: {}", stderr(&output));
         let out = stdout(&output);
-        assert!(out.contains(&format!("{path}: {expected}")), "{name}: {out}");
+        assert!(out.starts_with(&format!("{path}: invalid (")), "{name}: {out}");
+        assert!(out.contains(&format!("\n  {expected}")), "{name}: {out}");
         assert!(stderr(&output).is_empty(), "{name}: {}", stderr(&output));
     }
 }
@@ -289,7 +306,7 @@ fn missing_media_files_beside_a_file_fail_the_harbor_profile_and_warn_in_strict(
     assert_eq!(
         stdout(&output),
         format!(
-            "{path}: error[media-file] {pointer}: the image file \"images/gone.png\" does not \
+            "{path}: invalid (ATIF-v1.8, 2 steps, 1 error, 0 warnings)\n  error[media-file] {pointer}: the image file \"images/gone.png\" does not \
              exist (looked for {:?}); Harbor's validator rejects the trajectory file for this\n",
             gone.to_str().unwrap()
         )
@@ -299,7 +316,7 @@ fn missing_media_files_beside_a_file_fail_the_harbor_profile_and_warn_in_strict(
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let out = stdout(&output);
     assert!(out.starts_with(&format!("{path}: valid (ATIF-v1.8, 2 steps, 1 warning)\n")), "{out}");
-    assert!(out.contains(&format!("{path}: warning[media-file] {pointer}")), "{out}");
+    assert!(out.contains(&format!("\n  warning[media-file] {pointer}")), "{out}");
 
     // Like Harbor's --no-validate-images; standard input has no folder, so it is never checked.
     let output = validate(&["--profile", "harbor", "--no-media-check", &path], b"");
@@ -357,8 +374,8 @@ fn the_example_in_docs_validation_md_is_real_output() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/validation.md"),
     )
     .unwrap();
-    let line = out.lines().find(|line| line.contains("call-join")).unwrap();
-    assert!(docs.contains(line), "docs/validation.md should show this real line:\n{line}");
+    let block = format!("```text\n{out}```");
+    assert!(docs.contains(&block), "docs/validation.md should show this real output:\n{block}");
 }
 
 #[test]
