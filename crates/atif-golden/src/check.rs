@@ -3,7 +3,7 @@
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use atif_normalize::{Delta, NormalizedDocument, StepChange};
+use atif_normalize::NormalizedDocument;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -378,52 +378,57 @@ fn differs(
     actual: &NormalizedDocument<'_>,
 ) -> Result<Outcome> {
     let (path, mode, settings) = (cx.path, cx.mode, cx.settings);
-    let comparison = compare(path, golden_text, actual, settings);
-    if mode == Mode::Update {
+    let golden = match read_golden(path, golden_text, actual, settings) {
+        Ok(ReadGolden::Read(golden)) => golden,
         // A golden that cannot even be read as a trajectory is rewritten too: update mode is
         // the way out of a broken golden.
-        if let Ok(Comparison::Same) = comparison {
-            remove_stale_pending(path)?;
-            return Ok(Outcome::Unchanged { path: path.to_owned() });
-        }
-        let actual_text = actual.to_canonical_string();
-        let erased = text_diff(golden_text, &actual_text);
-        file::write_atomic(path, actual_text.as_bytes())?;
-        remove_stale_pending(path)?;
-        return Ok(Outcome::Changed { path: path.to_owned(), erased });
-    }
-    match comparison? {
-        Comparison::Same => {
-            remove_stale_pending_unless_check(mode, path)?;
-            Ok(Outcome::Matched { path: path.to_owned() })
-        }
-        Comparison::VersionChanged { golden, actual: actual_version } => {
-            Err(Error::SchemaVersionChanged {
+        _ if mode == Mode::Update => return rewrite(path, golden_text, actual),
+        Ok(ReadGolden::VersionChanged { golden, actual: actual_version }) => {
+            return Err(Error::SchemaVersionChanged {
                 path: path.to_owned(),
                 golden,
                 actual: actual_version,
                 command: cx.command.clone(),
                 pending: write_pending(mode, path, actual)?,
-            })
-        }
-        Comparison::Changed { golden, deltas, changes } => {
-            let pending = write_pending(mode, path, actual)?;
-            // Each delta displayed once, for the error and its report: a list's edit runs an
-            // alignment of the whole list.
-            let deltas: Vec<String> = deltas.iter().map(ToString::to_string).collect();
-            let report = behaviour_report(&Failure {
-                path,
-                golden: &golden,
-                actual,
-                deltas: &deltas,
-                changes: &changes,
-                settings,
-                pending: pending.as_deref(),
-                command: &cx.command,
             });
-            Err(Error::BehaviourChanged { path: path.to_owned(), deltas, changes, report, pending })
         }
+        Err(err) => return Err(err),
+    };
+    let comparison = atif_normalize::compare(&golden, actual, &settings.diff_options());
+    if mode == Mode::Update {
+        if comparison.is_same() {
+            remove_stale_pending(path)?;
+            return Ok(Outcome::Unchanged { path: path.to_owned() });
+        }
+        return rewrite(path, golden_text, actual);
     }
+    if comparison.is_same() {
+        remove_stale_pending_unless_check(mode, path)?;
+        return Ok(Outcome::Matched { path: path.to_owned() });
+    }
+    let pending = write_pending(mode, path, actual)?;
+    // Each delta displayed once, for the error and its report: a list's edit runs an
+    // alignment of the whole list.
+    let deltas: Vec<String> = comparison.deltas().iter().map(ToString::to_string).collect();
+    let report = behaviour_report(&Failure {
+        path,
+        comparison: &comparison,
+        deltas: &deltas,
+        settings,
+        pending: pending.as_deref(),
+        command: &cx.command,
+    });
+    let changes = comparison.changes().to_vec();
+    Err(Error::BehaviourChanged { path: path.to_owned(), deltas, changes, report, pending })
+}
+
+/// Update mode's answer to a golden that differs: the run's canonical text replaces it.
+fn rewrite(path: &Path, golden_text: &str, actual: &NormalizedDocument<'_>) -> Result<Outcome> {
+    let actual_text = actual.to_canonical_string();
+    let erased = text_diff(golden_text, &actual_text);
+    file::write_atomic(path, actual_text.as_bytes())?;
+    remove_stale_pending(path)?;
+    Ok(Outcome::Changed { path: path.to_owned(), erased })
 }
 
 /// Who ran a check, for the command a failure names as the fix: a test under `cargo test`
@@ -444,28 +449,27 @@ impl Test<'_> {
     }
 }
 
-enum Comparison<'g> {
-    Same,
+/// The golden as read for a comparison: normalised again, unless its schema version differs
+/// from the run's (then no Shape comparison means anything).
+enum ReadGolden<'g> {
     VersionChanged { golden: String, actual: String },
-    Changed { golden: NormalizedDocument<'g>, deltas: Vec<Delta>, changes: Vec<StepChange> },
+    Read(NormalizedDocument<'g>),
 }
 
-/// Parses the golden and compares its Shape with the run's. The content hashes, most of what
-/// the Shapes cost on a long run, are each computed on a second thread while this one does
-/// something else: the run's while the golden is parsed, the golden's while the steps are
-/// explained.
-fn compare<'g>(
+/// Parses and normalises the golden, while the run's content hash (most of what its Shape
+/// costs on a long run) is computed on a second thread, for the comparison that follows.
+fn read_golden<'g>(
     path: &Path,
     golden_text: &'g str,
     actual: &NormalizedDocument<'_>,
     settings: &Settings,
-) -> Result<Comparison<'g>> {
+) -> Result<ReadGolden<'g>> {
     // The one strict loader's rules: a duplicate key or an integer out of range in a golden
     // edited by hand is named with its pointer, not silently read. Normalising the golden
     // again is a no-op for a golden this crate wrote (normalisation is idempotent), and makes a
     // golden recorded before a new volatile key was added still match.
     let name = format!("golden file {}", path.display());
-    let (actual_hash, golden) = atif_normalize::join(
+    let (_, golden) = atif_normalize::support::join(
         || actual.content_hash(),
         || normalize_json(golden_text.as_bytes(), &name, settings.normalize_options()),
     );
@@ -473,20 +477,9 @@ fn compare<'g>(
     let golden_version = version_label(&golden);
     let actual_version = version_label(actual);
     if golden_version != actual_version {
-        return Ok(Comparison::VersionChanged { golden: golden_version, actual: actual_version });
+        return Ok(ReadGolden::VersionChanged { golden: golden_version, actual: actual_version });
     }
-    let (golden_hash, changes) =
-        atif_normalize::join(|| golden.content_hash(), || golden.explain(actual));
-    let deltas = atif_normalize::diff(
-        &golden.shape_with_hash(golden_hash),
-        &actual.shape_with_hash(actual_hash),
-        &settings.diff_options(),
-    );
-    if deltas.is_empty() {
-        Ok(Comparison::Same)
-    } else {
-        Ok(Comparison::Changed { golden, deltas, changes })
-    }
+    Ok(ReadGolden::Read(golden))
 }
 
 /// The run normalised, and what the settings' secret scanner replaced in it.
@@ -549,10 +542,8 @@ fn text_diff(old: &str, new: &str) -> String {
 
 struct Failure<'a> {
     path: &'a Path,
-    golden: &'a NormalizedDocument<'a>,
-    actual: &'a NormalizedDocument<'a>,
+    comparison: &'a atif_normalize::Comparison<'a>,
     deltas: &'a [String],
-    changes: &'a [StepChange],
     settings: &'a Settings,
     pending: Option<&'a Path>,
     command: &'a str,
@@ -577,8 +568,7 @@ fn behaviour_report(failure: &Failure<'_>) -> String {
         }
     };
     options.set_full_command(Some(full_command));
-    let mut out =
-        failure.golden.report_explained(failure.actual, failure.deltas, failure.changes, &options);
+    let mut out = failure.comparison.report_with(failure.deltas, &options);
     // Writing into a String cannot fail, so the fmt::Results below are ignored.
     let _ = writeln!(out, "golden: {}", failure.path.display());
     let pending_note = crate::error::pending_note(failure.pending);

@@ -162,16 +162,8 @@ pub fn review(pending: &Pending) -> Result<Review> {
     };
     let golden_name = pending.golden.display().to_string();
     let (golden, _) = crate::check::normalize_json(&golden_text, &golden_name, &options)?;
-    let (golden_hash, (actual_hash, changes)) = atif_normalize::join(
-        || golden.content_hash(),
-        || (actual.content_hash(), golden.explain(&actual)),
-    );
-    let deltas = atif_normalize::diff(
-        &golden.shape_with_hash(golden_hash),
-        &actual.shape_with_hash(actual_hash),
-        &DiffOptions::default(),
-    );
-    let deltas: Vec<String> = deltas.iter().map(ToString::to_string).collect();
+    let comparison = atif_normalize::compare(&golden, &actual, &DiffOptions::default());
+    let deltas: Vec<String> = comparison.deltas().iter().map(ToString::to_string).collect();
     let (status, report) = if deltas.is_empty() {
         (PendingStatus::Same, "no behaviour change (the golden already matches)\n".to_owned())
     } else {
@@ -181,7 +173,7 @@ pub fn review(pending: &Pending) -> Result<Review> {
             shell_word(&pending.golden.display().to_string()),
             shell_word(&pending.pending.display().to_string())
         )));
-        (PendingStatus::Changed, golden.report_explained(&actual, &deltas, &changes, &options))
+        (PendingStatus::Changed, comparison.report_with(&deltas, &options))
     };
     Ok(Review {
         golden: pending.golden.clone(),

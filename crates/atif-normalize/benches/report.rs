@@ -12,8 +12,8 @@
 use std::hint::black_box;
 
 use atif_normalize::{
-    DiffOptions, JsonDocument, NormalizeOptions, NormalizedDocument, ReportOptions, diff, join,
-    normalize_json, normalize_owned, report, shape,
+    DiffOptions, JsonDocument, NormalizeOptions, NormalizedDocument, ReportOptions, compare, diff,
+    normalize_json, normalize_owned, report, shape, support,
 };
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::{Value, json};
@@ -76,16 +76,11 @@ fn benches(c: &mut Criterion) {
     });
     group.bench_function("read_compare_and_report", |b| {
         b.iter(|| {
-            let (golden, actual) =
-                join(|| read(black_box(&golden_text), &options), || read(&actual_text, &options));
-            let (golden_hash, (actual_hash, changes)) =
-                join(|| golden.content_hash(), || (actual.content_hash(), golden.explain(&actual)));
-            let deltas = diff(
-                &golden.shape_with_hash(golden_hash),
-                &actual.shape_with_hash(actual_hash),
-                &DiffOptions::default(),
+            let (golden, actual) = support::join(
+                || read(black_box(&golden_text), &options),
+                || read(&actual_text, &options),
             );
-            golden.report_explained(&actual, &deltas, &changes, &ReportOptions::default())
+            compare(&golden, &actual, &DiffOptions::default()).report(&ReportOptions::default())
         });
     });
     group.finish();

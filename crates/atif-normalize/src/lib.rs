@@ -11,9 +11,9 @@
 //! into the one failure report, cut to a screen on long runs.
 //!
 //! The crate is pure: no I/O, no async. Options live in plain values ([`NormalizeOptions`],
-//! [`DiffOptions`]) passed to free functions. The one concession to long runs: [`join`] runs
-//! two computations on two threads, so that comparing two runs hashes one while it reads or
-//! explains the other.
+//! [`DiffOptions`]) passed to free functions. Two runs are compared by one function,
+//! [`compare`], whatever the caller: it hashes one run on a second thread while it explains the
+//! steps, so long runs cost what one of them costs.
 //!
 //! Two entry points give the same bytes. [`normalize`] works on a `serde_json::Value`, which
 //! every other function takes too. [`normalize_json`] reads JSON text into a tree that borrows
@@ -61,6 +61,7 @@
 
 mod borrowed_tree;
 mod canonical;
+mod compare;
 mod contract;
 mod diff;
 mod error;
@@ -79,6 +80,7 @@ mod view;
 
 pub use atif_secrets;
 pub use canonical::{content_hash, is_canonical_text_of, to_canonical_string, write_canonical};
+pub use compare::{Comparison, compare};
 pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
 pub use explain::{StepChange, StepChangeKind, explain};
@@ -89,4 +91,11 @@ pub use normalize::{
 pub use options::{Masker, NormalizeOptions, Redaction};
 pub use preset::{PRESETS, preset};
 pub use report::{ReportDiff, ReportOptions, report, report_diff, report_explained, shown_changes};
-pub use shape::{Shape, join, shape};
+pub use shape::{Shape, shape};
+
+/// What other crates of this workspace share with this one: not public API, and free to change
+/// in any release.
+#[doc(hidden)]
+pub mod support {
+    pub use crate::shape::join;
+}

@@ -2,7 +2,10 @@
 //! `serde_json::Value`, and [`normalize_json`] straight from JSON text. All of them redact
 //! secrets first, then apply the one contract of `contract.rs`.
 
+use std::sync::OnceLock;
+
 use atif_secrets::{Report, Scanner};
+
 use serde_json::Value;
 
 use crate::borrowed_tree::{Node, may_hold_secret};
@@ -190,9 +193,9 @@ impl<'a> JsonDocument<'a> {
         };
         if may_hold {
             let (normalized, report) = normalize_with_report(root.into_value(), options)?;
-            return Ok((NormalizedDocument { root: Node::from_value(normalized) }, report));
+            return Ok((NormalizedDocument::new(Node::from_value(normalized)), report));
         }
-        Ok((NormalizedDocument { root: normalize_tree(root, options)? }, Report::new()))
+        Ok((NormalizedDocument::new(normalize_tree(root, options)?), Report::new()))
     }
 }
 
@@ -225,6 +228,14 @@ impl<'a> JsonDocument<'a> {
 #[derive(Debug)]
 pub struct NormalizedDocument<'a> {
     root: Node<'a>,
+    /// The content hash, once computed: it reads every byte of the canonical text.
+    hash: OnceLock<String>,
+}
+
+impl<'a> NormalizedDocument<'a> {
+    fn new(root: Node<'a>) -> NormalizedDocument<'a> {
+        NormalizedDocument { root, hash: OnceLock::new() }
+    }
 }
 
 impl NormalizedDocument<'_> {
@@ -239,7 +250,7 @@ impl NormalizedDocument<'_> {
         options: &NormalizeOptions,
     ) -> Result<(NormalizedDocument<'static>, Report)> {
         let (normalized, report) = normalize_with_report(doc, options)?;
-        Ok((NormalizedDocument { root: Node::from_value(normalized) }, report))
+        Ok((NormalizedDocument::new(Node::from_value(normalized)), report))
     }
 
     /// Whether `text` is exactly this document's canonical text, compared block by block as it
@@ -262,23 +273,16 @@ impl NormalizedDocument<'_> {
         crate::canonical::canonical_string(&self.root)
     }
 
-    /// The content hash of the canonical text (see [`content_hash`](crate::content_hash)).
+    /// The content hash of the canonical text (see [`content_hash`](crate::content_hash)),
+    /// computed once: a caller that has a thread to spare while it does something else may ask
+    /// for it there, and [`shape`](Self::shape) and [`compare`](crate::compare) reuse it.
     pub fn content_hash(&self) -> String {
-        crate::canonical::hash_of(&self.root)
+        self.hash.get_or_init(|| crate::canonical::hash_of(&self.root)).clone()
     }
 
     /// The Shape (see [`shape`](crate::shape)).
     pub fn shape(&self) -> Shape {
-        self.shape_with_hash(self.content_hash())
-    }
-
-    /// The Shape with its content hash given, for a caller that computed [`content_hash`]
-    /// on another thread (see [`join`](crate::join)): hashing is most of what a Shape costs on a
-    /// long run.
-    ///
-    /// [`content_hash`]: NormalizedDocument::content_hash
-    pub fn shape_with_hash(&self, content_hash: String) -> Shape {
-        crate::shape::shape_of(&self.root, content_hash)
+        crate::shape::shape_of(&self.root, self.content_hash())
     }
 
     /// The root's member `key` as a `serde_json::Value` (a copy: meant for small members such as

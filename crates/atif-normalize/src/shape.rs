@@ -64,7 +64,7 @@ pub fn shape(normalized: &Value) -> Shape {
 /// [`NormalizedDocument`](crate::NormalizedDocument) while the other side is read or explained.
 ///
 /// ```
-/// let (a, b) = atif_normalize::join(|| 6 * 7, || "foreground");
+/// let (a, b) = atif_normalize::support::join(|| 6 * 7, || "foreground");
 /// assert_eq!((a, b), (42, "foreground"));
 /// ```
 pub fn join<A: Send, B>(

@@ -41,7 +41,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The golden is read on a second thread while the run is. What is not a trajectory never
     // becomes a golden: the check reads the run with the one loader's rules.
     let golden = Path::new(&args.golden);
-    let (golden_file, actual) = atif_normalize::join(
+    let (golden_file, actual) = atif_normalize::support::join(
         || atif_golden::GoldenFile::read(golden),
         || read_input(&args.run.actual),
     );

@@ -39,7 +39,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // path's tree (which borrows from the text, so neither run is ever copied into a
     // `serde_json::Value`), hashing. An error in the golden is still the one reported first.
     let (golden_bytes, actual_bytes) =
-        atif_normalize::join(|| read_input(&args.golden), || read_input(&args.run.actual));
+        atif_normalize::support::join(|| read_input(&args.golden), || read_input(&args.run.actual));
     let golden_bytes = golden_bytes?;
     let actual_bytes = match actual_bytes {
         Ok(bytes) => bytes,
@@ -49,23 +49,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Err(err);
         }
     };
-    let (golden, actual) = atif_normalize::join(
+    let (golden, actual) = atif_normalize::support::join(
         || normalized_document(&golden_bytes, &args.golden, &options),
         || normalized_document(&actual_bytes, &args.run.actual, &options),
     );
     let (golden, actual) = (golden?, actual?);
-    // The run's hash while the steps are explained (needed only when the Shapes differ,
-    // which the hashes may be the only ones to say).
-    let (golden_hash, (actual_hash, changes)) = atif_normalize::join(
-        || golden.content_hash(),
-        || (actual.content_hash(), golden.explain(&actual)),
-    );
-    let deltas = atif_normalize::diff(
-        &golden.shape_with_hash(golden_hash),
-        &actual.shape_with_hash(actual_hash),
-        &args.run.compare.to_options(),
-    );
-    let changed = !deltas.is_empty();
+    let comparison = atif_normalize::compare(&golden, &actual, &args.run.compare.to_options());
+    let (deltas, changes) = (comparison.deltas(), comparison.changes());
+    let changed = !comparison.is_same();
     let mut report_options = atif_normalize::ReportOptions::new();
     // Two runs, named as given: `atif diff` does not know which of them is a golden.
     let names = (display_name(&args.golden).to_owned(), display_name(&args.run.actual).to_owned());
@@ -74,7 +65,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .set_full_command(Some(this_command_as("diff", "--full")))
         .set_names(Some(names.clone()));
     if args.format == Format::Json {
-        let report = json_report(&golden, &actual, &deltas, &changes, &report_options);
+        let report = json_report(&golden, &actual, deltas, changes, &report_options);
         print(|out| {
             serde_json::to_writer_pretty(&mut *out, &report)?;
             writeln!(out)
@@ -82,7 +73,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else if !changed {
         print(|out| writeln!(out, "{} and {} have the same Shape", names.0, names.1))?;
     } else {
-        let report = golden.report_explained(&actual, &deltas, &changes, &report_options);
+        let report = comparison.report(&report_options);
         print(|out| output::write_report(out, &report))?;
     }
     Ok(ExitCode::from(u8::from(changed)))

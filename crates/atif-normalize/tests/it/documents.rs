@@ -2,8 +2,8 @@
 //! reports as the functions on `serde_json::Value`s, for any pair of runs.
 
 use atif_normalize::{
-    DiffOptions, JsonDocument, NormalizeOptions, NormalizedDocument, ReportOptions, diff, explain,
-    report, report_diff, shape,
+    DiffOptions, JsonDocument, NormalizeOptions, NormalizedDocument, ReportOptions, compare, diff,
+    explain, report, report_diff, shape,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -30,6 +30,12 @@ pub(crate) fn agree(golden: &Value, actual: &Value) {
     options.set_max_places(2).set_full_command(Some("atif diff --full a b".to_owned()));
     let expected = report(&golden_value, &actual_value, &deltas, &options);
     assert_eq!(golden_doc.report(&actual_doc, &deltas, &options), expected);
+    // The one comparison every caller makes gives the same, whatever hashes it knew before.
+    let comparison = compare(&golden_doc, &actual_doc, &DiffOptions::default());
+    assert_eq!((comparison.golden_shape(), comparison.actual_shape()), (&shapes.0, &shapes.1));
+    assert_eq!((comparison.deltas(), comparison.changes()), (&deltas[..], &changes[..]));
+    assert_eq!(comparison.is_same(), deltas.is_empty());
+    assert_eq!(comparison.report(&options), expected);
     options.set_full(true);
     let expected = report_diff(&golden_value, &actual_value, &changes, &options);
     assert_eq!(golden_doc.report_diff(&actual_doc, &changes, &options), expected);

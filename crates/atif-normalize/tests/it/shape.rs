@@ -103,10 +103,10 @@ fn the_shape_serialises_with_the_documented_names_in_order_and_reads_back() {
 #[test]
 fn join_runs_both_and_passes_a_panic_on() {
     let (sum, product) =
-        atif_normalize::join(|| (1..=10).sum::<u32>(), || (1..=5).product::<u32>());
+        atif_normalize::support::join(|| (1..=10).sum::<u32>(), || (1..=5).product::<u32>());
     assert_eq!((sum, product), (55, 120));
     let caught = std::panic::catch_unwind(|| {
-        atif_normalize::join(|| -> u32 { panic!("background failed") }, || 1)
+        atif_normalize::support::join(|| -> u32 { panic!("background failed") }, || 1)
     });
     let payload = caught.unwrap_err();
     assert_eq!(payload.downcast_ref::<&str>(), Some(&"background failed"));
