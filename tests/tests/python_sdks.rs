@@ -200,3 +200,37 @@ fn thirty_two_agents_replaying_at_once_each_get_their_own_replies() {
     assert!(replayed.status.success(), "replay failed: {}", e2e::describe(&replayed));
     assert_eq!(String::from_utf8_lossy(&replayed.stdout), expected, "{}", e2e::describe(&replayed));
 }
+
+#[test]
+fn streams_read_to_their_terminal_event_record_exactly_however_late_the_body_ends() {
+    let Some(python) = e2e::python() else { return };
+    // The provider ends each body a second after its last event; the SDK's sync and async
+    // clients, and a reader that stops at `data: [DONE]`, close the response before that.
+    let mut config = Config::default();
+    config.set_end_delay(std::time::Duration::from_secs(1));
+    let provider = FakeProvider::start(config).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("readers.script.json");
+    let mut args: Vec<OsString> = ["record", "--script"].map(OsString::from).to_vec();
+    args.push(script.clone().into());
+    args.extend(["--upstream".into(), provider.url().into(), "--".into()]);
+    args.push(python.into());
+    args.push(e2e::assets_dir().join("python").join("stream_readers.py").into());
+    args.extend(["50".into(), atif_fake_provider::DEFAULT_TEXT.into()]);
+    let live = atif(dir.path(), &args);
+    let described = e2e::describe(&live);
+    assert!(live.status.success(), "{described}");
+    assert_eq!(
+        String::from_utf8_lossy(&live.stdout),
+        "sync 17 of 17\nasync 17 of 17\nraw 16 of 16\n",
+        "{described}"
+    );
+    assert!(
+        String::from_utf8_lossy(&live.stderr)
+            .contains("recording exact: 50 requests served, 50 exchanges recorded"),
+        "{described}"
+    );
+    let recorded = atif_replay::read_script(&script).unwrap();
+    assert_eq!(recorded.exchanges.len(), 50);
+    assert!(recorded.exchanges.iter().all(|exchange| exchange.cut.is_none()), "{described}");
+}

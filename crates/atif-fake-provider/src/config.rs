@@ -24,6 +24,7 @@ pub struct Config {
     quote_pattern: Regex,
     fault: Option<Fault>,
     event_delay: Duration,
+    end_delay: Duration,
     keepalives: bool,
 }
 
@@ -54,6 +55,7 @@ impl Default for Config {
             quote_pattern: default_quote_pattern(),
             fault: None,
             event_delay: Duration::ZERO,
+            end_delay: Duration::ZERO,
             keepalives: false,
         }
     }
@@ -130,6 +132,18 @@ impl Config {
     /// Sets the pause before each SSE event after the first.
     pub fn set_event_delay(&mut self, delay: Duration) {
         self.event_delay = delay;
+    }
+
+    /// The pause between a stream's last event and the end of its body, as a provider over a
+    /// slow network may leave one: clients that stop reading at the terminal event
+    /// (`data: [DONE]`) close the response before the body ends. Default zero.
+    pub fn end_delay(&self) -> Duration {
+        self.end_delay
+    }
+
+    /// Sets the pause between a stream's last event and the end of its body.
+    pub fn set_end_delay(&mut self, delay: Duration) {
+        self.end_delay = delay;
     }
 
     /// Whether streams carry what some providers and gateways add around their events: a

@@ -364,6 +364,7 @@ fn send(payload: Payload, cut: Option<usize>, config: &Config) -> Response<Reply
     };
     let cut = cut.map(|after| if content_type == "application/json" { 1 } else { after });
     let delay = config.event_delay();
+    let end_delay = config.end_delay();
     let (sender, receiver) = mpsc::channel(16);
     tokio::spawn(async move {
         for (idx, chunk) in chunks.into_iter().enumerate() {
@@ -380,6 +381,10 @@ fn send(payload: Payload, cut: Option<usize>, config: &Config) -> Response<Reply
             if sender.send(Ok(chunk)).await.is_err() {
                 return;
             }
+        }
+        // The body ends when the sender is dropped: after the pause, if any.
+        if !end_delay.is_zero() {
+            tokio::time::sleep(end_delay).await;
         }
     });
     let mut response = Response::new(ReplyBody::Channel(receiver));

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use atif_replay::{HttpExchange, Recording, Script, SseParser};
+use atif_replay::{HttpExchange, Recording, Script, SseEvent, SseParser};
 use atif_schema::error_chain;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -205,13 +205,13 @@ impl Stream for Tee {
             }
             Poll::Ready(Some(Err(err))) => {
                 let reason = format!("the upstream cut the reply off: {}", error_chain(&err));
-                self.end(Some(reason));
+                self.end(Ending::Cut(reason));
                 self.cut = Some(std::io::Error::other(err));
                 cx.waker().wake_by_ref();
                 Poll::Pending
             }
             Poll::Ready(None) => {
-                self.end(None);
+                self.end(Ending::Complete);
                 Poll::Ready(None)
             }
         }
@@ -221,22 +221,47 @@ impl Stream for Tee {
 impl Drop for Tee {
     fn drop(&mut self) {
         if self.pending.is_some() {
-            self.end(Some("the agent closed the connection before the reply ended".to_owned()));
+            self.end(Ending::AgentClosed);
         }
     }
 }
 
+/// How a reply's way to the agent ended.
+enum Ending {
+    /// The upstream ended the body.
+    Complete,
+    /// The upstream cut it off, for this reason.
+    Cut(String),
+    /// The agent closed the connection first.
+    AgentClosed,
+}
+
 impl Tee {
-    /// Saves the exchange: its whole reply, or what arrived before `cut`.
-    fn end(&mut self, mut cut: Option<String>) {
+    /// Saves the exchange: its whole reply, or what arrived before it was cut.
+    ///
+    /// A reply is judged by its content, not by when its body ended: one the agent closed after
+    /// its protocol's last event (a stream's terminal event, a whole JSON body) is complete, as
+    /// SDKs that stop reading at `data: [DONE]` close it before a late end of body.
+    fn end(&mut self, ending: Ending) {
         let Some(pending) = self.pending.take() else { return };
         let Pending { seq, what, mut exchange, parser, bytes, normalizer } = pending;
+        let agent_closed = matches!(ending, Ending::AgentClosed);
+        let mut cut = match ending {
+            Ending::Complete => None,
+            Ending::Cut(reason) => Some(reason),
+            Ending::AgentClosed => {
+                Some("the agent closed the connection before the reply ended".to_owned())
+            }
+        };
         match parser {
             Some(mut parser) => {
-                if cut.is_none() && parser.has_partial_event() {
+                let partial = parser.has_partial_event();
+                let mut events = parser.take_events();
+                if agent_closed && events.iter().any(ends_stream) {
+                    cut = None;
+                } else if cut.is_none() && partial {
                     cut = Some("the upstream ended the stream inside an event".to_owned());
                 }
-                let mut events = parser.take_events();
                 for event in &mut events {
                     normalizer.insert_placeholders(&mut event.data);
                 }
@@ -244,7 +269,8 @@ impl Tee {
                 exchange.crlf = parser.crlf();
             }
             None => match serde_json::from_slice::<Value>(&bytes) {
-                Ok(mut body) if cut.is_none() => {
+                Ok(mut body) if cut.is_none() || agent_closed => {
+                    cut = None;
                     normalizer.insert_placeholders(&mut body);
                     exchange.body = Some(body);
                 }
@@ -263,5 +289,58 @@ impl Tee {
         }
         exchange.cut = cut;
         self.shared.log(seq, Logged::Recorded(exchange));
+    }
+}
+
+/// Whether `event` is its protocol's last: `data: [DONE]` (OpenAI Chat Completions),
+/// `message_stop` (Anthropic), `response.completed`, `response.incomplete` or
+/// `response.failed` (OpenAI Responses), or a Gemini chunk whose candidate has a
+/// `finishReason`.
+fn ends_stream(event: &SseEvent) -> bool {
+    match &event.data {
+        Value::String(text) => text.trim() == "[DONE]",
+        Value::Object(data) => {
+            let kind = data.get("type").and_then(Value::as_str);
+            let finished =
+                data.get("candidates").and_then(Value::as_array).is_some_and(|candidates| {
+                    candidates.iter().any(|candidate| candidate.get("finishReason").is_some())
+                });
+            finished
+                || matches!(
+                    kind,
+                    Some(
+                        "message_stop"
+                            | "response.completed"
+                            | "response.incomplete"
+                            | "response.failed"
+                    )
+                )
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_protocol_s_terminal_event_ends_its_stream_and_no_other_does() {
+        let check = |event: SseEvent, expected: bool| {
+            assert_eq!(ends_stream(&event), expected, "{event:?}");
+        };
+        check(SseEvent::from_text(None, "[DONE]"), true);
+        check(SseEvent::new(Some("message_stop"), json!({"type": "message_stop"})), true);
+        check(SseEvent::new(None, json!({"type": "response.completed", "response": {}})), true);
+        check(SseEvent::new(None, json!({"type": "response.incomplete"})), true);
+        check(SseEvent::new(None, json!({"candidates": [{"finishReason": "STOP"}]})), true);
+        check(SseEvent::from_text(None, "[DONE"), false);
+        check(SseEvent::new(None, json!({"type": "message_delta"})), false);
+        check(SseEvent::new(None, json!({"type": "response.output_text.delta"})), false);
+        check(SseEvent::new(None, json!({"candidates": [{"content": {}}]})), false);
+        check(SseEvent::new(None, json!({"choices": [{"finish_reason": "stop"}]})), false);
+        check(SseEvent::comment(vec![" ping".to_owned()]), false);
     }
 }

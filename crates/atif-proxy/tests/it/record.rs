@@ -341,3 +341,85 @@ async fn a_recording_saves_nothing_when_abandoned_and_refuses_a_bad_upstream() {
         "invalid upstream `ftp://example.com`: expected an http:// or https:// URL such as https://api.openai.com"
     );
 }
+
+/// Streams `body` to `path` through `proxy` and drops the response as soon as the event
+/// holding `until` has arrived whole; returns what was read.
+async fn read_until(base: &str, path: &str, body: Value, until: &str) -> String {
+    let mut response = reqwest::Client::new()
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let mut text = String::new();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+        let whole = text.find(until).is_some_and(|at| {
+            let rest = &text[at..];
+            rest.contains("\n\n") || rest.contains("\r\n\r\n")
+        });
+        if whole {
+            return text;
+        }
+    }
+    panic!("the stream ended without {until}: {text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_the_agent_closes_after_its_terminal_event_is_complete_however_late_it_ends() {
+    // The provider leaves its end of body a second behind its last event, and the agent,
+    // like the OpenAI SDK at `data: [DONE]`, stops reading at the terminal event.
+    let mut config = Config::default();
+    config.set_end_delay(std::time::Duration::from_secs(1));
+    let provider = FakeProvider::start(config).unwrap();
+    let (_dir, path, proxy) = record_to(provider.url(), "late.script.json").await;
+    let chat = json!({"model": "fake-model", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let messages = json!({"model": "fake-model", "max_tokens": 64, "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let responses = json!({"model": "fake-model", "stream": true, "input": "hi"});
+    let gemini = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
+    let url = proxy.url().to_owned();
+    let started = std::time::Instant::now();
+    let read = futures_util::future::join_all([
+        read_until(&url, "/v1/chat/completions", chat, "data: [DONE]"),
+        read_until(&url, "/v1/messages", messages, "event: message_stop"),
+        read_until(&url, "/v1/responses", responses, "event: response.completed"),
+        read_until(
+            &url,
+            "/v1beta/models/fake-model:streamGenerateContent?alt=sse",
+            gemini,
+            "\"finishReason\"",
+        ),
+    ])
+    .await;
+    assert_eq!(read.len(), 4);
+    assert!(started.elapsed() < std::time::Duration::from_secs(1), "nobody waited for the end");
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!(verdict.exchanges_recorded, 4);
+    let script = read_script(&path).unwrap();
+    for exchange in &script.exchanges {
+        assert_eq!(exchange.cut, None, "{}", exchange.path);
+        assert!(!exchange.events.as_ref().unwrap().is_empty(), "{}", exchange.path);
+    }
+
+    // A stream the agent closes before its terminal event is cut, whenever the body ends.
+    let mut config = Config::default();
+    config.set_event_delay(std::time::Duration::from_millis(300));
+    let provider = FakeProvider::start(config).unwrap();
+    let (_dir, path, proxy) = record_to(provider.url(), "early.script.json").await;
+    let body = json!({"model": "fake-model", "stream": true, "messages": [{"role": "user", "content": "hi"}]});
+    let mut response = reqwest::Client::new()
+        .post(format!("{}/v1/chat/completions", proxy.url()))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(!String::from_utf8_lossy(&first).contains("[DONE]"));
+    drop(response);
+    let err = proxy.finish().await.unwrap_err().to_string();
+    assert!(err.contains("the agent closed the connection before the reply ended"), "{err}");
+    let failed = atif_proxy::failed_path(&path);
+    assert!(read_script(&failed).unwrap().exchanges[0].cut.is_some());
+}
