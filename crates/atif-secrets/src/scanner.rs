@@ -195,6 +195,10 @@ impl Scanner {
     /// assert!(!scanner.may_hold_secret_escaped(r"line one\nline two", decode));
     /// assert!(scanner.may_hold_secret_escaped(r"key:\nsk-proj-abcdefghijklmnopqrstuvwxyz0123", decode));
     /// ```
+    ///
+    /// Not public API: the hook of `atif-normalize`'s parser, hidden from the docs and free to
+    /// change in any release.
+    #[doc(hidden)]
     pub fn may_hold_secret_escaped(
         &self,
         escaped: &str,
@@ -336,6 +340,10 @@ impl Redactor<'_> {
     /// assert!(!redactor.may_hold_secret_key("prompt_tokens"));
     /// assert!(redactor.may_hold_secret_key("GITHUB_TOKEN"));
     /// ```
+    ///
+    /// Not public API: the hook of `atif-normalize`'s parser, hidden from the docs and free to
+    /// change in any release.
+    #[doc(hidden)]
     pub fn may_hold_secret_key(&mut self, key: &str) -> bool {
         let facts = self.key_facts(key);
         facts.holds_secret || facts.secret_name
