@@ -382,14 +382,11 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
 
 /// Module cycles inside a crate today (each sorted): none may grow and no new one may appear,
 /// and each goes once its modules are layered (issue 22).
-const MODULE_CYCLES: [(&str, &[&str]); 7] = [
+const MODULE_CYCLES: [(&str, &[&str]); 4] = [
     ("atif-golden", &["check", "error", "pending"]),
     ("atif-import", &["format", "lines"]),
     ("atif-import", &["formats", "import"]),
-    ("atif-normalize", &["borrowed_tree", "strict_parser"]),
-    ("atif-normalize", &["contract", "explain", "normalize", "position_free", "report", "shape"]),
     ("atif-proxy", &["record", "server"]),
-    ("atif-replay", &["capture", "steps"]),
 ];
 
 #[test]
@@ -425,7 +422,7 @@ fn modules_inside_a_crate_do_not_depend_on_each_other_in_a_cycle() {
     std::fs::create_dir(src.join("a")).unwrap();
     std::fs::write(src.join("lib.rs"), "//! x\nmod a;\nmod b;\n").unwrap();
     std::fs::write(src.join("a/mod.rs"), "//! x\nmod c;\nuse crate::b::B;\n").unwrap();
-    std::fs::write(src.join("a/c.rs"), "//! x\nuse crate::a::A;\n").unwrap();
+    std::fs::write(src.join("a/c.rs"), "//! x\nuse crate::a::A;\n/// [`B`](crate::b::B)\n").unwrap();
     std::fs::write(src.join("b.rs"), "//! x\nuse crate::{a::A, a::c};\n").unwrap();
     assert_eq!(module_cycles(&module_graph(src)), vec![vec!["a".to_owned(), "b".to_owned()]]);
 }
@@ -444,7 +441,15 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
             parts.pop();
         }
         let text = std::fs::read_to_string(&file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        // Code only: a doc link (`[x](crate::x)`) is no dependency.
+        let code: String = text
+            .split("#[cfg(test)]")
+            .next()
+            .unwrap_or_default()
+            .lines()
+            .map(|line| format!("{}\n", line.split("//").next().unwrap_or_default()))
+            .collect();
+        let code = code.as_str();
         let mut uses: BTreeSet<String> =
             path.captures_iter(code).map(|captures| captures[1].to_owned()).collect();
         for captures in group.captures_iter(code) {

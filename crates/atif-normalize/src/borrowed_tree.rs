@@ -15,7 +15,7 @@ use crate::canonical::{
 };
 use crate::selector::Selector;
 use crate::tree::{Kind, NodeMut, Object, StringValue, Tree};
-use crate::{Redaction, Result};
+use crate::Redaction;
 
 /// Whether any key or string of `root` may hold a secret `scanner` would replace.
 pub(crate) fn may_hold_secret(root: &Node<'_>, scanner: &Scanner) -> bool {
@@ -108,12 +108,6 @@ pub(crate) fn unescape_simple(raw: &str) -> String {
 }
 
 impl Node<'_> {
-    /// Reads strict JSON text; with a scanner, also says whether it may hold a secret. See
-    /// `strict_parser::parse`.
-    pub(crate) fn parse<'a>(json: &'a [u8], scanner: Option<&Scanner>) -> Result<(Node<'a>, bool)> {
-        crate::strict_parser::parse(json, scanner)
-    }
-
     /// The same document as a `serde_json::Value`.
     pub(crate) fn into_value(self) -> Value {
         match self {

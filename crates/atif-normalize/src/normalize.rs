@@ -130,7 +130,7 @@ impl<'a> JsonDocument<'a> {
     /// # Errors
     /// [`Error::InvalidJson`] with line and column.
     pub fn parse(json: &'a [u8]) -> Result<JsonDocument<'a>> {
-        Ok(JsonDocument { root: Node::parse(json, None)?.0, probed: None })
+        Ok(JsonDocument { root: crate::strict_parser::parse(json, None)?.0, probed: None })
     }
 
     /// [`JsonDocument::parse`] for a document to be normalised with `options`: the options'
@@ -141,7 +141,7 @@ impl<'a> JsonDocument<'a> {
     /// As [`JsonDocument::parse`].
     pub fn parse_for(json: &'a [u8], options: &NormalizeOptions) -> Result<JsonDocument<'a>> {
         let scanner = options.secret_scanner();
-        let (root, found) = Node::parse(json, scanner)?;
+        let (root, found) = crate::strict_parser::parse(json, scanner)?;
         Ok(JsonDocument { root, probed: scanner.map(|scanner| (scanner.clone(), found)) })
     }
 
