@@ -5,11 +5,8 @@ use std::str::FromStr;
 
 use serde_json::Value;
 
-use crate::lines::{Record, Records};
+use crate::lines::{DETECT_RECORDS, Record, Records};
 use crate::{Error, Result};
-
-/// How many records detection looks at before giving up.
-pub(crate) const DETECT_RECORDS: usize = 60;
 
 /// A log format that can be imported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -12,8 +12,11 @@ use std::collections::VecDeque;
 use atif_schema::json_kind;
 use serde_json::Value;
 
-use crate::format::DETECT_RECORDS;
 use crate::{Error, Result};
+
+/// How many records detection (`format::detect_records`) looks at before giving up: what a
+/// reader keeps ahead while the format is not yet known.
+pub(crate) const DETECT_RECORDS: usize = 60;
 
 /// One parsed line of a log.
 #[derive(Debug)]

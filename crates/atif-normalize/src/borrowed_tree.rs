@@ -10,12 +10,12 @@ use std::borrow::Cow;
 use atif_secrets::{Redactor, Scanner};
 use serde_json::{Map, Number, Value};
 
+use crate::Redaction;
 use crate::canonical::{
     Sink, WriteCanonical, write_array, write_members, write_number, write_string,
 };
 use crate::selector::Selector;
 use crate::tree::{Kind, NodeMut, Object, StringValue, Tree};
-use crate::Redaction;
 
 /// Whether any key or string of `root` may hold a secret `scanner` would replace.
 pub(crate) fn may_hold_secret(root: &Node<'_>, scanner: &Scanner) -> bool {

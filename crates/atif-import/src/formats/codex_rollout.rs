@@ -783,7 +783,8 @@ fn wrapper_metadata(text: &str) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::{DETECT_RECORDS, Format};
+    use crate::format::Format;
+    use crate::lines::DETECT_RECORDS;
 
     /// Imports `log` with both readers, in strict mode or not, and asserts that they agree on
     /// the trajectory, the statistics and the error.
