@@ -1,6 +1,6 @@
 //! The code of docs/golden-in-your-crate.md, compiled and run: an agent written against
-//! `LlmClient`, a first script recorded from a fake model (no live model), and a replay
-//! checked against its golden. A test below keeps the guide's code equal to this file's.
+//! `LlmClient`, a first script recorded by `script_client!` from the replies expected (no live
+//! model), and its replay checked against its golden. A test below keeps the guide's code equal to this file's.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
 // --- the guide's code starts here ---
@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use atif_golden::assert_golden;
 use atif_replay::{
-    CaptureHandle, CaptureOptions, FakeClient, LlmClient, LlmRequest, LlmResponse, Message,
-    RecordingClient, ReplayClient, ToolCall, capture,
+    CaptureHandle, CaptureOptions, FakeClient, LlmRequest, LlmResponse, Message, ToolCall, capture,
+    script_client,
 };
 use serde_json::json;
 
@@ -32,8 +32,9 @@ async fn weather_agent(handle: CaptureHandle, city: String) -> Result<String, at
     }
 }
 
-/// A first script without a live model: the replies you expect, recorded as a script file.
-async fn record_first_script(path: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+/// The model until a live one is at hand: the replies you expect. The first run records them as
+/// the script `tests/scripts/weather.json`; later runs replay that file and never call this.
+fn expected_replies() -> Result<FakeClient, atif_replay::Error> {
     let replies = vec![
         LlmResponse::from_tool_calls(vec![ToolCall::new(
             "call_1",
@@ -42,25 +43,12 @@ async fn record_first_script(path: &std::path::Path) -> Result<(), Box<dyn std::
         )]),
         LlmResponse::from_text("It is sunny in Paris."),
     ];
-    let recorder =
-        Arc::new(RecordingClient::new(FakeClient::from_responses(Some("fake-model"), replies)));
-    let options = CaptureOptions::new("weather-agent", "0.1.0");
-    let run =
-        capture(recorder.clone(), &options, |handle| weather_agent(handle, "Paris".to_owned()))
-            .await;
-    run.result?;
-    recorder.save(path)?;
-    Ok(())
+    Ok(FakeClient::from_responses(Some("fake-model"), replies))
 }
 
 #[tokio::test]
 async fn weather_agent_answers_in_two_model_calls() -> Result<(), Box<dyn std::error::Error>> {
-    let script =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/weather.script.json");
-    if !script.exists() {
-        record_first_script(&script).await?;
-    }
-    let model = Arc::new(ReplayClient::from_file(&script)?);
+    let model = Arc::new(script_client!("weather", expected_replies)?);
     let options = CaptureOptions::new("weather-agent", "0.1.0");
     let run =
         capture(model.clone(), &options, |handle| weather_agent(handle, "Paris".to_owned())).await;
