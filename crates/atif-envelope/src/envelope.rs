@@ -1,0 +1,378 @@
+//! Runs, and the envelope golden built from them: the distribution of each Shape field.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use atif_normalize::{NormalizeOptions, Shape, normalize, shape, to_canonical_string};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{Error, Result};
+
+/// The envelope format this crate writes and reads.
+pub const ENVELOPE_VERSION: u32 = 1;
+
+/// How runs' tool calls group into variants.
+///
+/// Calls within one step always compare as a multiset, whatever the order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum ToolOrder {
+    /// Two runs are the same variant when they call the same tools in the same steps, in the
+    /// same order (the default).
+    #[default]
+    Exact,
+    /// Two runs are the same variant when they call the same multiset of tools, in any order
+    /// and any steps.
+    AnyOrder,
+}
+
+impl ToolOrder {
+    /// The name used in files and on the command line: `exact`, `any-order`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolOrder::Exact => "exact",
+            ToolOrder::AnyOrder => "any-order",
+        }
+    }
+}
+
+impl fmt::Display for ToolOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One run of the agent, normalised and reduced to what an envelope holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    label: String,
+    normalized: Value,
+    shape: Shape,
+    step_calls: Vec<Vec<String>>,
+    passed: Option<bool>,
+}
+
+impl Run {
+    /// Normalises `trajectory` (which redacts secrets) and keeps its Shape; `label` names the run
+    /// in verdicts (a file name, or `run 3`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Normalize`] when the document is not a trajectory.
+    pub fn new(label: &str, trajectory: &Value, options: &NormalizeOptions) -> Result<Run> {
+        let normalized = normalize(trajectory, options)
+            .map_err(|source| Error::Normalize { run: label.to_owned(), source })?;
+        let shape = shape(&normalized);
+        let step_calls = step_calls(&normalized);
+        Ok(Run { label: label.to_owned(), normalized, shape, step_calls, passed: None })
+    }
+
+    /// Records whether the run passed (the command's exit status, or a user's assertion).
+    pub fn set_passed(&mut self, passed: Option<bool>) -> &mut Run {
+        self.passed = passed;
+        self
+    }
+
+    /// The run's label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// The run's Shape.
+    pub fn shape(&self) -> &Shape {
+        &self.shape
+    }
+
+    /// Whether the run passed, when known.
+    pub fn passed(&self) -> Option<bool> {
+        self.passed
+    }
+
+    /// The run's variant under `order`: per step that calls tools, the sorted function names
+    /// (`exact`), or one sorted list of every call (`any-order`).
+    pub fn variant(&self, order: ToolOrder) -> Vec<Vec<String>> {
+        match order {
+            ToolOrder::Exact => self.step_calls.clone(),
+            ToolOrder::AnyOrder => {
+                let mut all: Vec<String> = self.step_calls.concat();
+                all.sort();
+                if all.is_empty() { Vec::new() } else { vec![all] }
+            }
+        }
+    }
+}
+
+/// Per root step that calls tools, its function names, sorted.
+fn step_calls(normalized: &Value) -> Vec<Vec<String>> {
+    let steps = normalized.get("steps").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    steps
+        .iter()
+        .filter_map(|step| {
+            let calls = step.get("tool_calls")?.as_array()?;
+            let mut names: Vec<String> = calls
+                .iter()
+                .filter_map(|call| call.get("function_name")?.as_str().map(str::to_owned))
+                .collect();
+            names.sort();
+            (!names.is_empty()).then_some(names)
+        })
+        .collect()
+}
+
+/// A variant's calls in words: steps apart with `; `, calls within a step with `, `.
+pub(crate) fn describe_calls(calls: &[Vec<String>]) -> String {
+    if calls.is_empty() {
+        return "(no tool calls)".to_owned();
+    }
+    calls.iter().map(|step| step.join(", ")).collect::<Vec<_>>().join("; ")
+}
+
+/// One tool-call variant of an envelope: how many runs took it, and one of them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variant {
+    runs: u64,
+    calls: Vec<Vec<String>>,
+    representative: Value,
+}
+
+impl Variant {
+    /// How many runs took this variant.
+    pub fn runs(&self) -> u64 {
+        self.runs
+    }
+
+    /// The variant's calls, as [`Run::variant`] gives them.
+    pub fn calls(&self) -> &[Vec<String>] {
+        &self.calls
+    }
+
+    /// The normalised trajectory of the first run that took this variant.
+    pub fn representative(&self) -> &Value {
+        &self.representative
+    }
+}
+
+/// The behaviour of N runs: per Shape field, its distribution over the runs.
+///
+/// Its file format (`envelope_version` 1) is the canonical JSON text of this value, described
+/// in `docs/live.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Envelope {
+    envelope_version: u32,
+    runs: u64,
+    order: ToolOrder,
+    variants: Vec<Variant>,
+    tool_runs: BTreeMap<String, u64>,
+    step_count: Vec<u64>,
+    llm_calls: Vec<u64>,
+    prompt_tokens: Vec<u64>,
+    completion_tokens: Vec<u64>,
+    crashed_runs: u64,
+    passed_runs: Option<u64>,
+}
+
+impl Envelope {
+    /// The envelope of `runs`, with tool calls grouped into variants by `order`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoRuns`] for an empty slice, [`Error::MixedOutcomes`] when some runs have a
+    /// pass/fail outcome and others do not.
+    pub fn build(runs: &[Run], order: ToolOrder) -> Result<Envelope> {
+        let first = runs.first().ok_or(Error::NoRuns)?;
+        if let Some(run) = runs.iter().find(|run| run.passed.is_some() != first.passed.is_some()) {
+            let without = if run.passed.is_none() { run } else { first };
+            return Err(Error::MixedOutcomes { run: without.label.clone() });
+        }
+        let mut variants: Vec<Variant> = Vec::new();
+        for run in runs {
+            let calls = run.variant(order);
+            match variants.iter_mut().find(|variant| variant.calls == calls) {
+                Some(variant) => variant.runs += 1,
+                None => variants.push(Variant {
+                    runs: 1,
+                    calls,
+                    representative: run.normalized.clone(),
+                }),
+            }
+        }
+        variants.sort_by(|a, b| b.runs.cmp(&a.runs).then_with(|| a.calls.cmp(&b.calls)));
+        let sorted = |field: fn(&Shape) -> u64| {
+            let mut values: Vec<u64> = runs.iter().map(|run| field(&run.shape)).collect();
+            values.sort_unstable();
+            values
+        };
+        Ok(Envelope {
+            envelope_version: ENVELOPE_VERSION,
+            runs: runs.len() as u64,
+            order,
+            variants,
+            tool_runs: tool_runs(runs),
+            step_count: sorted(|s| s.step_count),
+            llm_calls: sorted(|s| s.llm_calls),
+            prompt_tokens: sorted(|s| s.prompt_tokens),
+            completion_tokens: sorted(|s| s.completion_tokens),
+            crashed_runs: runs.iter().filter(|run| run.shape.crashed).count() as u64,
+            passed_runs: first
+                .passed
+                .map(|_| runs.iter().filter(|run| run.passed == Some(true)).count() as u64),
+        })
+    }
+
+    /// Reads an envelope from its JSON text, checking that its counts agree with each other.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Version`] for another `envelope_version`, [`Error::Invalid`] naming the JSON
+    /// Pointer of a malformed or inconsistent field.
+    pub fn from_json(text: &str) -> Result<Envelope> {
+        let value: Value = serde_json::from_str(text).map_err(|source| Error::Invalid {
+            pointer: String::new(),
+            message: format!("expected a JSON object ({source})"),
+            source: Some(source),
+        })?;
+        match value.get("envelope_version") {
+            Some(version) if version.as_u64() == Some(u64::from(ENVELOPE_VERSION)) => {}
+            Some(version) => {
+                return Err(Error::Version {
+                    found: version.to_string(),
+                    expected: ENVELOPE_VERSION,
+                });
+            }
+            None => return Err(invalid("", "expected an object with `envelope_version`")),
+        }
+        let envelope: Envelope = serde_path_to_error::deserialize(&value).map_err(|error| {
+            let pointer = pointer_of(error.path());
+            let source = error.into_inner();
+            Error::Invalid { pointer, message: source.to_string(), source: Some(source) }
+        })?;
+        envelope.check_consistent()?;
+        Ok(envelope)
+    }
+
+    /// The canonical JSON text of the envelope: sorted keys, two-space indent, a final newline.
+    pub fn to_json(&self) -> String {
+        let value = serde_json::to_value(self)
+            .expect("an envelope serialises, because every field is a plain JSON type");
+        let mut text = to_canonical_string(&value);
+        text.push('\n');
+        text
+    }
+
+    /// How many runs the envelope holds.
+    pub fn runs(&self) -> u64 {
+        self.runs
+    }
+
+    /// How tool calls group into variants.
+    pub fn order(&self) -> ToolOrder {
+        self.order
+    }
+
+    /// The tool-call variants, most frequent first.
+    pub fn variants(&self) -> &[Variant] {
+        &self.variants
+    }
+
+    /// Per function name, how many runs called it at least once.
+    pub fn tool_runs(&self) -> &BTreeMap<String, u64> {
+        &self.tool_runs
+    }
+
+    /// The sorted samples of one count field: `step_count`, `llm_calls`, `prompt_tokens` or
+    /// `completion_tokens`; `None` for another name.
+    pub fn samples(&self, field: &str) -> Option<&[u64]> {
+        match field {
+            "step_count" => Some(&self.step_count),
+            "llm_calls" => Some(&self.llm_calls),
+            "prompt_tokens" => Some(&self.prompt_tokens),
+            "completion_tokens" => Some(&self.completion_tokens),
+            _ => None,
+        }
+    }
+
+    /// How many runs crashed.
+    pub fn crashed_runs(&self) -> u64 {
+        self.crashed_runs
+    }
+
+    /// How many runs passed, when the runs had an outcome.
+    pub fn passed_runs(&self) -> Option<u64> {
+        self.passed_runs
+    }
+
+    /// Checks that every count agrees with `runs`.
+    fn check_consistent(&self) -> Result<()> {
+        let runs = self.runs;
+        if runs == 0 {
+            return Err(invalid("/runs", "expected at least 1 run, found 0"));
+        }
+        for field in ["step_count", "llm_calls", "prompt_tokens", "completion_tokens"] {
+            let samples = self.samples(field).unwrap_or(&[]);
+            if samples.len() as u64 != runs {
+                let found = samples.len();
+                return Err(invalid(
+                    &format!("/{field}"),
+                    &format!("expected {runs} samples (one per run), found {found}"),
+                ));
+            }
+            if samples.windows(2).any(|pair| pair[0] > pair[1]) {
+                return Err(invalid(&format!("/{field}"), "expected samples in ascending order"));
+            }
+        }
+        let in_variants: u64 = self.variants.iter().map(|variant| variant.runs).sum();
+        if in_variants != runs {
+            return Err(invalid(
+                "/variants",
+                &format!("expected variants' runs to add up to {runs}, found {in_variants}"),
+            ));
+        }
+        let over = |count: u64| count > runs;
+        if let Some((name, _)) = self.tool_runs.iter().find(|(_, count)| over(**count)) {
+            let pointer = format!("/tool_runs/{}", name.replace('~', "~0").replace('/', "~1"));
+            return Err(invalid(&pointer, &format!("expected at most {runs} runs")));
+        }
+        if over(self.crashed_runs) {
+            return Err(invalid("/crashed_runs", &format!("expected at most {runs} runs")));
+        }
+        if self.passed_runs.is_some_and(over) {
+            return Err(invalid("/passed_runs", &format!("expected at most {runs} runs")));
+        }
+        Ok(())
+    }
+}
+
+/// Per function name, how many of `runs` call it at least once.
+pub(crate) fn tool_runs(runs: &[Run]) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for run in runs {
+        let mut names: Vec<&String> = run.step_calls.iter().flatten().collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            *counts.entry(name.clone()).or_insert(0) += 1;
+        }
+    }
+    counts
+}
+
+fn invalid(pointer: &str, message: &str) -> Error {
+    Error::Invalid { pointer: pointer.to_owned(), message: message.to_owned(), source: None }
+}
+
+/// A serde path as a JSON Pointer.
+fn pointer_of(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    path.iter()
+        .filter_map(|segment| match segment {
+            Segment::Seq { index } => Some(format!("/{index}")),
+            Segment::Map { key } => Some(format!("/{}", key.replace('~', "~0").replace('/', "~1"))),
+            Segment::Enum { variant } => Some(format!("/{variant}")),
+            Segment::Unknown => None,
+        })
+        .collect()
+}

@@ -1,0 +1,68 @@
+//! Envelope goldens: the behaviour of N runs of an agent, and a verdict, with a stated error
+//! rate, on whether new runs moved it.
+//!
+//! One run of an agent against a live model proves little: the model samples, so an unchanged
+//! agent takes different paths on different runs. An [`Envelope`] keeps, for each field of the
+//! [`Shape`](atif_normalize::Shape), its distribution over N normalised runs: the tool-call
+//! variants (grouped by a [`ToolOrder`]) with their counts and one representative trajectory
+//! each, the step count, LLM calls and tokens as sorted samples, the crash rate and the pass
+//! rate. Its canonical JSON text ([`Envelope::to_json`]) is the golden a pull request reviews.
+//!
+//! [`compare`] tests new [`Run`]s against it field by field (a seeded permutation test on the
+//! variants, Fisher's exact test on each tool's rate, the crash rate and the pass rate,
+//! Mann-Whitney's U test on the counts), corrects for testing many fields at once with Holm's
+//! method, and gives one [`Conclusion`]: `changed` (naming each field that moved, its effect,
+//! p-value and the runs that show it), `no-clear-change`, or `inconclusive` when the runs were
+//! too few to see the shift [`VerdictOptions`] asks for. The key design decision: the chance of
+//! calling an unchanged agent `changed` is the family-wise α (0.05 by default), whatever the
+//! number of fields, and the same runs always give the same verdict.
+//!
+//! The crate is pure: no I/O, no async. The statistics are written here (a few dozen lines
+//! each) and checked against published values. `docs/live.md` explains them in plain words.
+//!
+//! # Example
+//!
+//! ```
+//! use atif_envelope::{Conclusion, Envelope, Run, ToolOrder, VerdictOptions, compare};
+//! use atif_normalize::NormalizeOptions;
+//! use serde_json::json;
+//!
+//! # fn main() -> atif_envelope::Result<()> {
+//! let trajectory = |tools: &[&str]| {
+//!     let calls: Vec<_> = tools
+//!         .iter()
+//!         .map(|name| json!({"tool_call_id": "c", "function_name": name, "arguments": {}}))
+//!         .collect();
+//!     json!({
+//!         "schema_version": "ATIF-v1.8",
+//!         "session_id": "s",
+//!         "agent": {"name": "demo", "version": "1", "model_name": "m-1"},
+//!         "steps": [{"step_id": 1, "source": "agent", "message": "", "tool_calls": calls}]
+//!     })
+//! };
+//! let options = NormalizeOptions::default();
+//! let runs = |tools: &[&str], n: usize| -> atif_envelope::Result<Vec<Run>> {
+//!     (1..=n).map(|i| Run::new(&format!("run {i}"), &trajectory(tools), &options)).collect()
+//! };
+//! let golden = Envelope::build(&runs(&["read"], 20)?, ToolOrder::Exact)?;
+//! let text = golden.to_json();
+//! assert_eq!(Envelope::from_json(&text)?, golden);
+//!
+//! let same = compare(&golden, &runs(&["read"], 20)?, &VerdictOptions::default())?;
+//! assert_eq!(same.verdict, Conclusion::NoClearChange);
+//! let moved = compare(&golden, &runs(&["grep", "read"], 20)?, &VerdictOptions::default())?;
+//! assert_eq!(moved.verdict, Conclusion::Changed);
+//! assert!(moved.to_string().contains("`grep` called in 20/20 runs, was 0/20"));
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+mod envelope;
+mod error;
+mod stats;
+mod verdict;
+
+pub use envelope::{ENVELOPE_VERSION, Envelope, Run, ToolOrder, Variant};
+pub use error::{Error, Result};
+pub use verdict::{Conclusion, FieldVerdict, Verdict, VerdictOptions, compare};
