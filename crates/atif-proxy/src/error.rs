@@ -42,7 +42,7 @@ pub enum Error {
         "invalid upstream `{url}`: expected an http:// or https:// URL such as https://api.openai.com"
     )]
     Upstream {
-        /// The URL as given.
+        /// The URL as given, with its secrets redacted and its userinfo masked.
         url: String,
     },
     /// The HTTP client for the upstream could not be built.

@@ -68,6 +68,7 @@
 #![forbid(unsafe_code)]
 
 mod access;
+mod clean;
 mod error;
 mod normalize;
 mod protocol;

@@ -15,6 +15,7 @@ use axum::response::Response;
 use futures_util::Stream;
 use serde_json::Value;
 
+use crate::clean::Cleaner;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, strip_credentials};
 use crate::server::{Logged, Shared, is_hop_header, json_reply};
@@ -47,7 +48,7 @@ impl Recorder {
                 .into_iter()
                 .any(|scheme| url.strip_prefix(scheme).is_some_and(|rest| !rest.is_empty()));
             if !valid {
-                return Err(Error::Upstream { url: url.to_owned() });
+                return Err(Error::Upstream { url: Cleaner::new().clean(url.to_owned()) });
             }
         }
         let client = reqwest::Client::builder()
@@ -102,6 +103,7 @@ impl Recorder {
                      --upstream right?",
                     error_chain(&err)
                 );
+                let message = shared.clean(message);
                 if request.endpoint == Endpoint::Probe {
                     // A probe that fails is the agent's business: the model calls that follow
                     // say whether the upstream is there.

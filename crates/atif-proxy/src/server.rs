@@ -18,6 +18,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::access::{Access, content_type_text, is_json_content_type};
+use crate::clean::Cleaner;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::Recorder;
@@ -243,8 +244,9 @@ pub async fn start(options: &Options) -> Result<Proxy> {
             Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }
         }
         Mode::Record => {
-            let normalizer = Normalizer::new(cwd.clone(), home.clone(), &options.masks)?;
-            let recording = Recording { cwd, home, masks: options.masks.clone() };
+            let normalizer = Normalizer::new(cwd, home, &options.masks)?;
+            // The directories are `<cwd>` and `<home>` in the exchanges, and nowhere else.
+            let recording = Recording { cwd: None, home: None, masks: options.masks.clone() };
             let recorder = Recorder::new(options.upstream.as_deref(), recording)?;
             Engine::Record { recorder, normalizer }
         }
@@ -266,6 +268,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         traffic: Mutex::new(Vec::new()),
         errors: Mutex::new(Vec::new()),
         warnings: Mutex::new(Vec::new()),
+        cleaner: Cleaner::new(),
     });
     let router = axum::Router::new().fallback(handle).with_state(shared.clone());
     let (shutdown, signal) = oneshot::channel::<()>();
@@ -425,6 +428,8 @@ pub(crate) struct Shared {
     traffic: Mutex<Vec<(u64, Logged)>>,
     errors: Mutex<Vec<String>>,
     warnings: Mutex<Vec<String>>,
+    /// Every message passes it before it is said, kept or sent.
+    cleaner: Cleaner,
 }
 
 /// One exchange of the traffic log.
@@ -473,14 +478,22 @@ impl Shared {
         )
     }
 
+    /// `message` with its secrets redacted and the userinfo of its URLs masked, as everything
+    /// the server says.
+    pub(crate) fn clean(&self, message: String) -> String {
+        self.cleaner.clean(message)
+    }
+
     /// Records a failure that makes the run not exact, and prints it.
     pub(crate) fn fail(&self, message: String) {
+        let message = self.cleaner.clean(message);
         self.say(&message);
         self.errors.lock().unwrap_or_else(PoisonError::into_inner).push(message);
     }
 
     /// Records a warning, which leaves the run exact, and prints it.
     pub(crate) fn warn(&self, message: String) {
+        let message = self.cleaner.clean(message);
         self.say(&format!("warning: {message}"));
         self.warnings.lock().unwrap_or_else(PoisonError::into_inner).push(message);
     }
@@ -642,6 +655,7 @@ impl Shared {
         status: StatusCode,
         message: String,
     ) -> Response {
+        let message = self.cleaner.clean(message);
         let body = provider.error_body(status.as_u16(), &message);
         self.fail(message);
         let mut response = json_reply(status, &body);
@@ -657,7 +671,7 @@ impl Shared {
     /// non-retryable error in the provider's shape.
     fn refuse(&self, provider: Provider, method: &Method, reason: &str) -> Response {
         let count = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
-        let message = format!("refused a {method} request: {reason}");
+        let message = self.cleaner.clean(format!("refused a {method} request: {reason}"));
         if count <= MAX_REPORTED {
             self.say(&message);
         } else if count == MAX_REPORTED + 1 {

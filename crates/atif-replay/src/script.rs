@@ -319,7 +319,8 @@ fn check_call(call: &RecordedCall, idx: usize, path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Redacts every secret in `script` (the default credential shapes and `secret_patterns`).
+/// Redacts every secret in `script` (the default credential shapes and `secret_patterns`), and
+/// drops the recording's absolute directories ([`Recording::cwd`], [`Recording::home`]).
 ///
 /// # Errors
 ///
@@ -351,6 +352,12 @@ fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Scri
         );
         invalid(path, "", &message)
     })?;
+    // The recorder's directories are placeholders in the exchanges; their absolute paths (a
+    // user name, often) never go into a file meant to be committed.
+    if let Some(recording) = &mut redacted.recording {
+        recording.cwd = None;
+        recording.home = None;
+    }
     // The format tag and the fingerprints are ours, never secrets: a user pattern that happens
     // to match hex digits must not turn a script into one that cannot be read.
     redacted.format.clone_from(&script.format);
@@ -377,7 +384,8 @@ fn surviving_secret(script: &Script, redactor: &Redactor) -> Result<Option<(Stri
 }
 
 /// Writes `script` to `path` atomically, after redacting secrets (the default credential shapes
-/// and `secret_patterns`).
+/// and `secret_patterns`) and dropping the recording's absolute directories
+/// ([`Recording::cwd`], [`Recording::home`]).
 ///
 /// The text is written to a temporary file in the same folder and renamed over `path`, so a
 /// reader sees the old file or the new one, never half of one.
@@ -395,6 +403,7 @@ pub fn write_script(path: &Path, script: &Script, secret_patterns: &[String]) ->
     }
     let mut redacted = redacted;
     redacted.version = needed_version(&redacted);
+
     let mut text = serde_json::to_string_pretty(&redacted)
         .map_err(|source| Error::Serialize { what: "script", source })?;
     text.push('\n');

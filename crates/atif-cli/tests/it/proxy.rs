@@ -71,6 +71,11 @@ fn an_agent_recorded_once_replays_offline_in_another_directory() {
     );
     let text = std::fs::read_to_string(script).unwrap();
     assert!(text.contains("list <cwd>"), "the recording's directory is a placeholder:\n{text}");
+    // ... and only a placeholder: no absolute directory of the recorder's is in the script.
+    let recorded_in = first.path().canonicalize().unwrap();
+    assert!(!text.contains(recorded_in.to_str().unwrap()), "{text}");
+    assert!(!text.contains(first.path().to_str().unwrap()), "{text}");
+    assert!(!text.contains("\"cwd\"") && !text.contains("\"home\""), "{text}");
     let recorded_reply = stdout(&output);
     provider.stop();
 
@@ -403,6 +408,18 @@ fn serve_prints_its_url_answers_until_terminated_and_exits_with_the_verdict() {
 /// Runs `atif serve` with `mode_args`, sends it `body` on `/v1/messages`, reads the verdict,
 /// terminates it, and returns its exit code, standard error and the reply.
 fn serve_once(mode_args: &[&str], script: &str, body: &str) -> (Option<i32>, String, String) {
+    let (status, err, mut replies, _) = serve_with(mode_args, script, &[("/v1/messages", body)]);
+    (status, err, replies.remove(0))
+}
+
+/// Runs `atif serve` with `mode_args`, POSTs each `(path, body)` of `requests` to it, reads the
+/// verdict, terminates it, and returns its exit code, standard error, the replies and the
+/// verdict's reply.
+fn serve_with(
+    mode_args: &[&str],
+    script: &str,
+    requests: &[(&str, &str)],
+) -> (Option<i32>, String, Vec<String>, String) {
     let mut args = vec!["serve", "--script", script];
     args.extend(mode_args);
     let mut child =
@@ -411,13 +428,83 @@ fn serve_once(mode_args: &[&str], script: &str, body: &str) -> (Option<i32>, Str
     let mut first = String::new();
     lines.read_line(&mut first).unwrap();
     let url = first.trim().strip_prefix("listening on http://").unwrap().to_owned();
-    let reply = http(&url, "POST", "/v1/messages", body);
+    let replies = requests.iter().map(|(path, body)| http(&url, "POST", path, body)).collect();
     let verdict = http(&url, "GET", "/_atif/verdict", "");
     assert!(verdict.contains("\"requests_served\":"), "{verdict}");
     let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());
     let output = child.wait_with_output().unwrap();
-    (output.status.code(), stderr(&output), reply)
+    (output.status.code(), stderr(&output), replies, verdict)
+}
+
+#[test]
+fn a_token_in_an_unknown_path_never_reaches_the_reply_the_verdict_or_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_empty_script(dir.path());
+    let token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+    let path = format!("/v1/chat/completions/{token}");
+    let (status, err, replies, verdict) =
+        serve_with(&["--replay"], &script, &[(&path, r#"{"model":"m","messages":[]}"#)]);
+    assert_eq!(status, Some(1), "{err}");
+    assert!(replies[0].starts_with("HTTP/1.1 404"), "{}", replies[0]);
+    for (what, text) in [("the reply", &replies[0]), ("the verdict", &verdict), ("stderr", &err)] {
+        assert!(!text.contains("abcdefghijklmnop"), "the token reached {what}:\n{text}");
+        assert!(
+            text.contains("/v1/chat/completions/<redacted:github-token>"),
+            "{what} names the path without it:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn a_password_in_the_upstream_url_never_reaches_the_agent_or_stderr() {
+    if !has_curl() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("s.json");
+    let password = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+    let down = atif_fake_provider::unreachable_url().unwrap();
+    let upstream = down.replace("http://", &format!("http://alice:{password}@"));
+    let output = run_in(
+        dir.path(),
+        &[
+            "record",
+            "--script",
+            script.to_str().unwrap(),
+            "--upstream",
+            &upstream,
+            "--",
+            "sh",
+            "-c",
+            &agent("hi"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let masked = down.replace("http://", "http://<redacted:userinfo>@");
+    for (what, text) in [("the 502", stdout(&output)), ("stderr", stderr(&output))] {
+        assert!(!text.contains("abcdefghijklmnop") && !text.contains("alice"), "{what}:\n{text}");
+        assert!(text.contains(&format!("cannot reach the upstream {masked}")), "{what}:\n{text}");
+    }
+    // An upstream that is no http(s) URL is refused, without its password either.
+    let bad = format!("ftp://alice:{password}@example.com");
+    let output = atif_command(&[
+        "record",
+        "--script",
+        script.to_str().unwrap(),
+        "--upstream",
+        &bad,
+        "--",
+        "true",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "error: invalid upstream `ftp://<redacted:userinfo>@example.com`: expected an http:// or \
+         https:// URL such as https://api.openai.com\n"
+    );
 }
 
 #[test]
