@@ -719,6 +719,16 @@ fn replay_reply(reply: &Reply) -> Response {
     let status = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
     let mut builder = Response::builder().status(status);
     builder = builder.header(header::CONTENT_TYPE, reply.content_type.as_str());
+    for (name, value) in reply.headers() {
+        // A header edited by hand into something HTTP cannot carry is left out, not an error.
+        let name = header::HeaderName::from_bytes(name.as_bytes());
+        let value = HeaderValue::from_str(value);
+        if let (Ok(name), Ok(value)) = (name, value)
+            && !is_hop_header(name.as_str())
+        {
+            builder = builder.header(name, value);
+        }
+    }
     let body = match &reply.body {
         ReplyBody::Events(events) if reply.cut.is_none() => Body::from(events.clone()),
         ReplyBody::Events(events) => {

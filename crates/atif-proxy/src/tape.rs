@@ -289,6 +289,15 @@ impl Reply {
         };
         Reply { status, content_type, body, cut, recorded }
     }
+
+    /// The recorded reply headers other than the content type, to send again.
+    pub(crate) fn headers(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.recorded
+            .headers
+            .iter()
+            .filter(|(name, _)| name.as_str() != "content-type")
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+    }
 }
 
 /// A hash of a JSON value that equal values share, whatever order their objects keep keys in.

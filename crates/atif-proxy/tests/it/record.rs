@@ -423,3 +423,66 @@ async fn a_stream_the_agent_closes_after_its_terminal_event_is_complete_however_
     let failed = atif_proxy::failed_path(&path);
     assert!(read_script(&failed).unwrap().exchanges[0].cut.is_some());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn headers_agents_act_on_are_recorded_and_replayed_and_no_other() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    let app = axum::Router::new().fallback(|| async {
+        axum::response::Response::builder()
+            .status(429)
+            .header("content-type", "application/json")
+            .header("retry-after", "7")
+            .header("x-ratelimit-remaining-requests", "0")
+            .header("x-ratelimit-reset-requests", "6s")
+            .header("anthropic-ratelimit-tokens-remaining", "0")
+            .header("request-id", "req_0123")
+            .header("openai-processing-ms", "12")
+            .header("set-cookie", "session=cookievalue123")
+            .header("x-envoy-upstream-service-time", "5")
+            .body(Body::from(r#"{"error":{"message":"slow down","type":"rate_limit"}}"#))
+            .unwrap()
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (_dir, path, proxy) = record_to(&upstream, "limited.script.json").await;
+    let chat = crate::chat_request("hi");
+    let kept = [
+        ("retry-after", "7"),
+        ("x-ratelimit-remaining-requests", "0"),
+        ("x-ratelimit-reset-requests", "6s"),
+        ("anthropic-ratelimit-tokens-remaining", "0"),
+        ("request-id", "req_0123"),
+        ("openai-processing-ms", "12"),
+    ];
+    let send = |base: String| {
+        let chat = chat.clone();
+        async move {
+            reqwest::Client::new()
+                .post(format!("{base}/v1/chat/completions"))
+                .header("content-type", "application/json")
+                .body(chat.to_string())
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let live = send(proxy.url().to_owned()).await;
+    assert_eq!(live.status(), 429);
+    proxy.finish().await.unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains("cookievalue123") && !text.contains("envoy"), "{text}");
+
+    let proxy = replay(&path).await;
+    let replayed = send(proxy.url().to_owned()).await;
+    assert_eq!(replayed.status(), 429);
+    for (name, value) in kept {
+        assert_eq!(
+            replayed.headers().get(name).map(|v| v.to_str().unwrap()),
+            Some(value),
+            "{name}"
+        );
+    }
+    assert!(replayed.headers().get("set-cookie").is_none());
+    assert_eq!(replayed.headers()["content-type"], "application/json");
+    proxy.finish().await.unwrap();
+}
