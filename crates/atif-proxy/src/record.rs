@@ -322,6 +322,24 @@ fn ends_stream(event: &SseEvent) -> bool {
     }
 }
 
+/// Whether a reply header is saved in the script and sent again by a replay: the content type,
+/// and what agents and SDKs act on (when to retry, how much of a rate limit is left, the
+/// request id they log and report). Every other header (cookies, dates, the provider's
+/// routing) stays out of the script.
+pub(crate) fn is_kept_header(name: &str) -> bool {
+    matches!(
+        name,
+        "content-type"
+            | "retry-after"
+            | "retry-after-ms"
+            | "x-should-retry"
+            | "request-id"
+            | "x-request-id"
+            | "openai-processing-ms"
+    ) || name.starts_with("x-ratelimit-")
+        || name.starts_with("anthropic-ratelimit-")
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -345,22 +363,4 @@ mod tests {
         check(SseEvent::new(None, json!({"choices": [{"finish_reason": "stop"}]})), false);
         check(SseEvent::comment(vec![" ping".to_owned()]), false);
     }
-}
-
-/// Whether a reply header is saved in the script and sent again by a replay: the content type,
-/// and what agents and SDKs act on (when to retry, how much of a rate limit is left, the
-/// request id they log and report). Every other header (cookies, dates, the provider's
-/// routing) stays out of the script.
-pub(crate) fn is_kept_header(name: &str) -> bool {
-    matches!(
-        name,
-        "content-type"
-            | "retry-after"
-            | "retry-after-ms"
-            | "x-should-retry"
-            | "request-id"
-            | "x-request-id"
-            | "openai-processing-ms"
-    ) || name.starts_with("x-ratelimit-")
-        || name.starts_with("anthropic-ratelimit-")
 }
