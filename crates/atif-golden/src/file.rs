@@ -31,7 +31,7 @@ pub fn golden_for_pending(pending: &Path) -> Option<PathBuf> {
 /// # Errors
 /// [`Error::Io`] naming the folder or file when creating, writing or renaming fails; the
 /// temporary file is removed and `path` keeps its old contents.
-pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
     atif_fs::write_atomic(path, contents)
         .map(drop)
         .map_err(|err| Error::io(err.action, &err.path, err.source))

@@ -16,12 +16,12 @@
 //! - [`assert_golden!`], which names the golden after the test function.
 //! - [`Mode`], chosen by the `ATIF_GOLDEN` environment variable ([`MODE_ENV`]) and `CI`.
 //! - [`Settings`], an insta-style value bindable to a scope.
-//! - The review workflow behind `atif golden` (and this repository's `cargo xtask golden-*`
-//!   aliases): [`find_pending`], [`review`] and [`Review`], [`review_interactively`],
-//!   [`accept`], [`reject`]; [`find_stale_temp_files`] and [`remove_stale_temp_files`] for
-//!   what killed writers left behind; and [`run_update`], which runs a test command with
-//!   `ATIF_GOLDEN=update` and sums up what it did ([`UpdateSummary`]) from the report file
-//!   ([`REPORT_ENV`], [`read_report`]) every check appends to.
+//! - The [`review`] module: the reviewer's side, behind `atif golden`:
+//!   [`find_pending`](review::find_pending), [`review`](review::review()),
+//!   [`accept`](review::accept) and [`reject`](review::reject) pending files; clean up what
+//!   killed writers left behind; and [`run_update`](review::run_update), which runs a test
+//!   command with `ATIF_GOLDEN=update` and sums up what it did from the report file every
+//!   check appends to.
 //! - `assert_trajectory_snapshot!` (cargo feature `insta`) for teams on `cargo insta review`.
 //!
 //! The key design decision: a failing check never edits the golden.
@@ -84,20 +84,30 @@ mod update;
 
 pub use check::{Checked, GoldenFile, Outcome, canonical_text, check, check_file, check_value};
 pub use error::{Error, Result};
-pub use file::{
-    PENDING_SUFFIX, accept_pending, golden_for_pending, pending_path, reject_pending, write_atomic,
-};
 #[doc(hidden)]
 pub use macros::__private;
-pub use mode::{MODE_ENV, Mode, REPORT_ENV, is_ci};
+pub use mode::{MODE_ENV, Mode, is_ci};
 pub use name::{current_test_name, golden_file_name};
-pub use pending::{
-    Pending, PendingStatus, Review, Tally, accept, find_pending, find_stale_temp_files, reject,
-    remove_stale_temp_files, review, review_interactively,
-};
-pub use report::{OutcomeKind, ReportEntry, append_report, read_report};
 pub use settings::{Settings, SettingsBindDropGuard};
-pub use update::{UpdateSummary, run_update};
+
+/// The review workflow behind `atif golden`: find the pending `<name>.json.new` files a failing
+/// check left, show each one's report, accept or reject it, run a test suite in update mode and
+/// list what it wrote, and the outcome report that a run of tests leaves for `atif golden`.
+///
+/// A test author needs none of it: [`check`], [`assert_golden!`] and [`Settings`] are the
+/// test's side; this is the reviewer's.
+pub mod review {
+    pub use crate::file::{
+        PENDING_SUFFIX, accept_pending, golden_for_pending, pending_path, reject_pending,
+    };
+    pub use crate::mode::REPORT_ENV;
+    pub use crate::pending::{
+        Pending, PendingStatus, Review, Tally, accept, find_pending, find_stale_temp_files, reject,
+        remove_stale_temp_files, review, review_interactively,
+    };
+    pub use crate::report::{OutcomeKind, ReportEntry, append_report, read_report};
+    pub use crate::update::{UpdateSummary, run_update};
+}
 
 /// What other crates of this workspace share with this one (the `atif` binary): not public
 /// API, and free to change in any release.

@@ -11,8 +11,8 @@ pub use atif_fs::is_ci;
 pub const MODE_ENV: &str = "ATIF_GOLDEN";
 
 /// The environment variable naming a report file that every check appends one line to
-/// (set by [`run_update`](crate::run_update), behind `atif golden update`; see
-/// [`append_report`](crate::append_report)).
+/// (set by [`run_update`](crate::review::run_update), behind `atif golden update`; see
+/// [`append_report`](crate::review::append_report)).
 pub const REPORT_ENV: &str = "ATIF_GOLDEN_REPORT";
 
 /// What a check is allowed to write.

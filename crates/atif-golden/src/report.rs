@@ -98,7 +98,7 @@ pub(crate) fn record(
 ) -> Result<()> {
     let report = match settings.report_file() {
         Some(report) => report.as_os_str().to_owned(),
-        None => std::env::var_os(crate::REPORT_ENV).unwrap_or_default(),
+        None => std::env::var_os(crate::mode::REPORT_ENV).unwrap_or_default(),
     };
     if report.is_empty() {
         return Ok(());

@@ -7,8 +7,10 @@ use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::mode::REPORT_ENV;
 use crate::pending::{relative, walk};
-use crate::{Error, MODE_ENV, OutcomeKind, REPORT_ENV, ReportEntry, Result};
+use crate::report::{OutcomeKind, ReportEntry};
+use crate::{Error, MODE_ENV, Result};
 
 /// What one update run did to the goldens under its folder.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -55,7 +57,7 @@ pub fn run_update(root: &Path, mut command: Command, filtered: bool) -> Result<U
     command.env(MODE_ENV, "update").env(REPORT_ENV, &report).stdout(std::io::stderr());
     let program = PathBuf::from(command.get_program());
     let status = command.status().map_err(|source| Error::io("run", &program, source))?;
-    let entries = crate::read_report(&report)?;
+    let entries = crate::report::read_report(&report)?;
     let unlisted_reason = match (filtered, status.success()) {
         (true, _) => Some("filtered run"),
         (false, false) => Some("some tests failed"),

@@ -3,7 +3,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use atif_golden::{Mode, Outcome, OutcomeKind, Settings};
+use atif_golden::review::OutcomeKind;
+use atif_golden::{Mode, Outcome, Settings};
 use serde_json::json;
 
 use crate::cmd::common::{

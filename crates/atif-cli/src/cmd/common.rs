@@ -301,7 +301,7 @@ impl OutputArgs {
     }
 }
 
-/// Writes a file atomically through atif-golden's `write_atomic` (temp file beside it, then
+/// Writes a file atomically through `atif_fs::write_atomic` (temp file beside it, then
 /// a rename), the one atomic write of the workspace; the bytes are gathered first.
 pub(crate) fn write_atomically(
     path: &Path,
@@ -309,7 +309,7 @@ pub(crate) fn write_atomically(
 ) -> anyhow::Result<()> {
     let mut bytes = Vec::new();
     write(&mut bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    atif_golden::write_atomic(path, &bytes)?;
+    atif_fs::write_atomic(path, &bytes)?;
     Ok(())
 }
 

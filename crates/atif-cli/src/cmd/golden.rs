@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
+use atif_golden::review::{Pending, Review};
 use atif_golden::support::shell_word;
-use atif_golden::{Pending, Review};
 
 use crate::cmd::common::{Format, invalid, print};
 use crate::output;
@@ -91,9 +91,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// temporary files are listed too, but are no pending change: they alone exit 0.
 fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
-    let reviews =
-        found.iter().map(atif_golden::review).collect::<Result<Vec<_>, _>>().map_err(refused)?;
-    let stale = atif_golden::find_stale_temp_files(&at.dir, at.filter.as_deref())?;
+    let reviews = found
+        .iter()
+        .map(atif_golden::review::review)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(refused)?;
+    let stale = atif_golden::review::find_stale_temp_files(&at.dir, at.filter.as_deref())?;
     match format {
         Format::Json => {
             let json = pending_json(&at.dir, &reviews, &stale);
@@ -106,8 +109,8 @@ fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
             for review in &reviews {
                 let golden = relative(&at.dir, &review.golden);
                 let summary = match review.status {
-                    atif_golden::PendingStatus::New => "new golden".to_owned(),
-                    atif_golden::PendingStatus::Same => "no behaviour change".to_owned(),
+                    atif_golden::review::PendingStatus::New => "new golden".to_owned(),
+                    atif_golden::review::PendingStatus::Same => "no behaviour change".to_owned(),
                     _ => review.deltas.join("; "),
                 };
                 print(|out| writeln!(out, "{}: {summary}", golden.display()))?;
@@ -153,8 +156,9 @@ fn review(at: &Where) -> anyhow::Result<ExitCode> {
     if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
         let mut input = std::io::stdin().lock();
         let mut output = std::io::stdout().lock();
-        let tally = atif_golden::review_interactively(&found, &at.dir, &mut input, &mut output)
-            .map_err(refused)?;
+        let tally =
+            atif_golden::review::review_interactively(&found, &at.dir, &mut input, &mut output)
+                .map_err(refused)?;
         print(|out| {
             writeln!(
                 out,
@@ -165,7 +169,7 @@ fn review(at: &Where) -> anyhow::Result<ExitCode> {
         return Ok(if tally.skipped == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     for item in &found {
-        let shown = atif_golden::review(item).map_err(refused)?;
+        let shown = atif_golden::review::review(item).map_err(refused)?;
         print(|out| output::write_report(out, &shown.render(&at.dir)))?;
     }
     let (accept, reject) = (command_for("accept", at), command_for("reject", at));
@@ -186,7 +190,7 @@ fn accept(at: &Where) -> anyhow::Result<ExitCode> {
         print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
     }
     for item in &found {
-        let golden = atif_golden::accept(item).map_err(refused)?;
+        let golden = atif_golden::review::accept(item).map_err(refused)?;
         print(|out| writeln!(out, "accepted {}", relative(&at.dir, &golden).display()))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -199,7 +203,7 @@ fn reject(at: &Where) -> anyhow::Result<ExitCode> {
         print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
     }
     for item in &found {
-        atif_golden::reject(item)?;
+        atif_golden::review::reject(item)?;
         print(|out| writeln!(out, "rejected {}", relative(&at.dir, &item.pending).display()))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -210,7 +214,7 @@ fn clean(at: &Where) -> anyhow::Result<ExitCode> {
     if !at.dir.is_dir() {
         anyhow::bail!("cannot search {}: expected a folder", at.dir.display());
     }
-    let removed = atif_golden::remove_stale_temp_files(&at.dir, at.filter.as_deref())?;
+    let removed = atif_golden::review::remove_stale_temp_files(&at.dir, at.filter.as_deref())?;
     if removed.is_empty() {
         print(|out| writeln!(out, "no stale temporary files{}", filter_note(at)))?;
     }
@@ -242,7 +246,7 @@ fn update(args: &UpdateArgs) -> anyhow::Result<ExitCode> {
     if !args.dir.is_dir() {
         anyhow::bail!("cannot search {}: expected a folder", args.dir.display());
     }
-    let summary = atif_golden::run_update(&args.dir, command, args.filter.is_some())?;
+    let summary = atif_golden::review::run_update(&args.dir, command, args.filter.is_some())?;
     print(|out| write!(out, "golden update:\n{summary}"))?;
     if !summary.duplicates.is_empty() || !summary.tests_passed {
         if !summary.tests_passed {
@@ -271,7 +275,7 @@ fn find(at: &Where) -> anyhow::Result<Vec<Pending>> {
     if !at.dir.is_dir() {
         anyhow::bail!("cannot search {}: expected a folder", at.dir.display());
     }
-    atif_golden::find_pending(&at.dir, at.filter.as_deref())
+    atif_golden::review::find_pending(&at.dir, at.filter.as_deref())
         .with_context(|| format!("cannot search {} for pending golden files", at.dir.display()))
 }
 

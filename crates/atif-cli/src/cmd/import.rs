@@ -119,7 +119,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
             let mut text = imported.json();
             text.push('\n');
-            atif_golden::write_atomic(output, text.as_bytes())?;
+            atif_fs::write_atomic(output, text.as_bytes())?;
         }
         None => {
             let media_dir = args.media_dir.clone().unwrap_or_else(|| "atif-import.media".into());
@@ -160,7 +160,7 @@ fn split(runs: Vec<Import>, dir: &Path, secrets: &SecretArgs) -> anyhow::Result<
         write_media(&mut imported, &dir.join(&media), Path::new(&media))?;
         let mut text = imported.json();
         text.push('\n');
-        atif_golden::write_atomic(&dir.join(&name), text.as_bytes())?;
+        atif_fs::write_atomic(&dir.join(&name), text.as_bytes())?;
     }
     output::note(|out| writeln!(out, "  wrote {n_runs} run(s) to {}", dir.display()))?;
     Ok(ExitCode::SUCCESS)

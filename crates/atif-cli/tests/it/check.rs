@@ -437,7 +437,7 @@ fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intac
         assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     }
     assert_eq!(files_in(&dir.path().join("golden")).len(), 32);
-    assert_eq!(atif_golden::read_report(&report).unwrap().len(), 32);
+    assert_eq!(atif_golden::review::read_report(&report).unwrap().len(), 32);
     for idx in 0..32 {
         write(dir.path(), "rerun.json", &trajectory(idx % 5 + 1, "grep", "b"));
         let output =
@@ -455,7 +455,7 @@ fn every_check_appends_a_line_to_the_report_file_when_one_is_named() {
     atif_check(dir.path(), &[CI, report_env], &["golden.json", "run.json"]);
     atif_check(dir.path(), &[CI, report_env], &["--update", "golden.json", "run.json"]);
     atif_check(dir.path(), &[CI, report_env], &["golden.json", "run.json"]);
-    let entries = atif_golden::read_report(&report).unwrap();
+    let entries = atif_golden::review::read_report(&report).unwrap();
     let outcomes: Vec<String> = entries
         .iter()
         .map(|entry| format!("{:?} {} {}", entry.outcome, entry.path.display(), entry.test))

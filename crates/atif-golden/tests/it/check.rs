@@ -1,6 +1,7 @@
 //! Tests of `check`: the protocol's outcomes and failure messages.
 
-use atif_golden::{Error, Mode, Outcome, check, pending_path};
+use atif_golden::review::pending_path;
+use atif_golden::{Error, Mode, Outcome, check};
 use serde_json::json;
 
 use crate::{files_in, run, settings};

@@ -1,10 +1,10 @@
-//! Tests of atomic writes under concurrency, through `write_atomic` and `check`.
+//! Tests of atomic writes under concurrency, through `atif_fs::write_atomic` and `check`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use atif_golden::{
-    Mode, Outcome, accept_pending, check, pending_path, reject_pending, write_atomic,
-};
+use atif_fs::write_atomic;
+use atif_golden::review::{accept_pending, pending_path, reject_pending};
+use atif_golden::{Mode, Outcome, check};
 
 use crate::{files_in, run, settings};
 

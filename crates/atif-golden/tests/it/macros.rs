@@ -163,7 +163,7 @@ fn each_assertion_appends_its_test_and_outcome_to_the_report() {
     settings.set_report_file(Some(report.clone()));
     assert_golden!(name: "first", run(1, "grep", "a"), &settings);
     assert_golden!(name: "second", run(1, "grep", "a"), &settings);
-    let entries = atif_golden::read_report(&report).unwrap();
+    let entries = atif_golden::review::read_report(&report).unwrap();
     let seen: Vec<_> = entries
         .iter()
         .map(|entry| {
@@ -174,8 +174,8 @@ fn each_assertion_appends_its_test_and_outcome_to_the_report() {
     assert_eq!(
         seen,
         [
-            (atif_golden::OutcomeKind::Created, format!("{prefix}__first.json")),
-            (atif_golden::OutcomeKind::Created, format!("{prefix}__second.json")),
+            (atif_golden::review::OutcomeKind::Created, format!("{prefix}__first.json")),
+            (atif_golden::review::OutcomeKind::Created, format!("{prefix}__second.json")),
         ]
     );
     for entry in &entries {

@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use atif_golden::{Mode, PendingStatus, Tally, check, find_pending, pending_path};
+use atif_golden::review::{PendingStatus, Tally, find_pending, pending_path};
+use atif_golden::{Mode, check};
 
 use crate::{run, settings};
 
@@ -44,7 +45,7 @@ fn pending_files_are_found_anywhere_but_target_node_modules_and_hidden_folders()
 fn a_review_names_the_status_the_deltas_and_the_report() {
     let (root, _, _) = project();
     let found = find_pending(root.path(), None).unwrap();
-    let changed = atif_golden::review(&found[0]).unwrap();
+    let changed = atif_golden::review::review(&found[0]).unwrap();
     assert_eq!(changed.status, PendingStatus::Changed);
     assert_eq!(changed.deltas[0], "step_count: 1 -> 2");
     let text = changed.render(root.path());
@@ -55,7 +56,7 @@ fn a_review_names_the_status_the_deltas_and_the_report() {
         "{text}"
     );
     assert!(text.contains("what moved, step by step:\n  step 2 (agent) inserted"), "{text}");
-    let new = atif_golden::review(&found[1]).unwrap();
+    let new = atif_golden::review::review(&found[1]).unwrap();
     assert_eq!(new.status, PendingStatus::New);
     assert!(new.render(root.path()).starts_with(
         "== tests/golden/fixtures__new.json\nnew golden (none recorded yet), shape:\n  {\"step_count\":1,"
@@ -66,11 +67,11 @@ fn a_review_names_the_status_the_deltas_and_the_report() {
 fn accept_moves_the_pending_file_into_place_and_reject_deletes_it() {
     let (root, golden, fresh) = project();
     let found = find_pending(root.path(), Some("a__one")).unwrap();
-    assert_eq!(atif_golden::accept(&found[0]).unwrap(), golden);
+    assert_eq!(atif_golden::review::accept(&found[0]).unwrap(), golden);
     check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)).unwrap();
     let found = find_pending(root.path(), None).unwrap();
     assert_eq!(found.len(), 1);
-    atif_golden::reject(&found[0]).unwrap();
+    atif_golden::review::reject(&found[0]).unwrap();
     assert!(find_pending(root.path(), None).unwrap().is_empty());
     assert!(!fresh.exists());
 }
@@ -84,7 +85,7 @@ fn a_pending_file_that_is_not_a_trajectory_is_never_accepted() {
     for (text, pointer) in [(duplicate, "/steps"), (r#"{"hello": "world"}"#, "/schema_version")] {
         std::fs::write(&pending, text).unwrap();
         let found = find_pending(root.path(), Some("a__one")).unwrap();
-        let err = atif_golden::accept(&found[0]).unwrap_err();
+        let err = atif_golden::review::accept(&found[0]).unwrap_err();
         let message = err.to_string();
         assert!(message.starts_with(&format!("{}: {pointer}", pending.display())), "{message}");
         assert_eq!(std::fs::read(&golden).unwrap(), before, "the golden is left alone");
@@ -99,7 +100,8 @@ fn the_interactive_review_acts_on_each_answer_and_asks_again_on_an_unknown_one()
     let mut input = std::io::Cursor::new("what\na\nr\n");
     let mut output = Vec::new();
     let tally =
-        atif_golden::review_interactively(&found, root.path(), &mut input, &mut output).unwrap();
+        atif_golden::review::review_interactively(&found, root.path(), &mut input, &mut output)
+            .unwrap();
     assert_eq!(tally, Tally { accepted: 1, rejected: 1, skipped: 0 });
     let shown = String::from_utf8(output).unwrap();
     assert!(shown.starts_with("[1/2] == crates/a/tests/golden/a__one.json\n"), "{shown}");
@@ -115,8 +117,9 @@ fn an_interactive_review_that_runs_out_of_answers_skips_the_rest() {
     let (root, _, _) = project();
     let found = find_pending(root.path(), None).unwrap();
     let mut input = std::io::Cursor::new("s\n");
-    let tally = atif_golden::review_interactively(&found, root.path(), &mut input, &mut Vec::new())
-        .unwrap();
+    let tally =
+        atif_golden::review::review_interactively(&found, root.path(), &mut input, &mut Vec::new())
+            .unwrap();
     assert_eq!(tally, Tally { accepted: 0, rejected: 0, skipped: 2 });
     assert_eq!(find_pending(root.path(), None).unwrap().len(), 2);
 }
@@ -138,14 +141,14 @@ fn an_update_run_sums_up_what_the_checks_of_a_real_test_command_did() {
     );
     let mut command = std::process::Command::new("sh");
     command.args(["-c", &script]);
-    let summary = atif_golden::run_update(root.path(), command, false).unwrap();
+    let summary = atif_golden::review::run_update(root.path(), command, false).unwrap();
     assert!(summary.tests_passed);
     assert_eq!(summary.changed, [kept]);
     assert_eq!(summary.deleted_candidates, Some(vec![gone]));
 
     let mut failing = std::process::Command::new("sh");
     failing.args(["-c", "exit 3"]);
-    let summary = atif_golden::run_update(root.path(), failing, false).unwrap();
+    let summary = atif_golden::review::run_update(root.path(), failing, false).unwrap();
     assert!(!summary.tests_passed);
     assert_eq!(summary.deleted_candidates, None);
     assert!(
@@ -172,7 +175,7 @@ fn stale_temp_files_are_found_in_every_walked_folder_and_removed_with_a_filter()
     let live = golden_dir.join(format!(".atif-{}-Live1.tmp", std::process::id()));
     std::fs::write(&live, "being written").unwrap();
 
-    let found = atif_golden::find_stale_temp_files(root.path(), None).unwrap();
+    let found = atif_golden::review::find_stale_temp_files(root.path(), None).unwrap();
     let expected = [
         dead_name.clone(),
         format!("crates/a/tests/golden/{dead_name}"),
@@ -180,11 +183,12 @@ fn stale_temp_files_are_found_in_every_walked_folder_and_removed_with_a_filter()
     ];
     assert_eq!(relative(root.path(), &found), expected);
 
-    let removed = atif_golden::remove_stale_temp_files(root.path(), Some("crates/")).unwrap();
+    let removed =
+        atif_golden::review::remove_stale_temp_files(root.path(), Some("crates/")).unwrap();
     assert_eq!(relative(root.path(), &removed), [expected[1].clone()]);
     assert!(!golden_dir.join(&dead_name).exists());
     assert!(live.exists(), "a running writer's file stays");
     assert!(fresh_dir.join(&dead_name).exists(), "outside the filter");
-    let left = atif_golden::find_stale_temp_files(root.path(), None).unwrap();
+    let left = atif_golden::review::find_stale_temp_files(root.path(), None).unwrap();
     assert_eq!(relative(root.path(), &left), [expected[0].clone(), expected[2].clone()]);
 }
