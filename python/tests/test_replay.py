@@ -90,6 +90,38 @@ def test_a_recorded_test_replays_green_offline_and_matches_its_golden(recorded: 
     recorded.runpytest().assert_outcomes(passed=1)
 
 
+def test_the_servers_control_endpoints_answer_the_test_with_its_token_and_nobody_without(recorded, fake_provider_url):
+    recorded.makepyfile(
+        test_control=textwrap.dedent(
+            '''
+            import json
+            import os
+            import urllib.error
+            import urllib.request
+
+            import agent
+
+            def test_control(atif_replay):
+                assert "42" in agent.run()
+                url = os.environ["ATIF_PROXY_URL"] + "/_atif/verdict"
+                token = os.environ["ATIF_PROXY_TOKEN"]
+                try:
+                    urllib.request.urlopen(url, timeout=10)
+                    raise AssertionError("answered without the token")
+                except urllib.error.HTTPError as err:
+                    assert err.code == 401
+                request = urllib.request.Request(url, headers={"x-atif-token": token})
+                with urllib.request.urlopen(request, timeout=10) as reply:
+                    verdict = json.loads(reply.read())
+                assert verdict["mode"] == "record"
+                assert verdict["requests_refused"] == 1
+            '''
+        )
+    )
+    result = recorded.runpytest("test_control.py", "--atif-record", "--atif-upstream", fake_provider_url)
+    result.assert_outcomes(passed=1)
+
+
 def test_a_re_recorded_behaviour_change_fails_the_golden_with_the_new_tool_call(recorded, monkeypatch, fake_provider_url):
     monkeypatch.setenv("AGENT_MODE", "more")
     rerecorded = recorded.runpytest("--atif-record", "--atif-upstream", fake_provider_url)

@@ -1,5 +1,5 @@
 //! Who may talk to the server: the `Host` and `Origin` checks that keep web pages out, and the
-//! content type a model endpoint accepts.
+//! content type a model endpoint accepts, and the token of the control endpoints.
 //!
 //! A page open in the developer's browser can send "simple" cross-site requests to any
 //! address, loopback included, without a preflight; after DNS rebinding its own host name
@@ -12,19 +12,48 @@ use std::net::{IpAddr, SocketAddr};
 
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
 
-/// The addresses a request may name in `Host`, from the address the server listens on.
+/// The addresses a request may name in `Host`, from the address the server listens on, and
+/// the token the control endpoints (`/_atif/*`) require.
 #[derive(Debug, Clone)]
 pub(crate) struct Access {
     addr: SocketAddr,
+    token: String,
 }
 
 /// How many characters of a refused header value a message quotes.
 const QUOTED_CHARS: usize = 80;
 
 impl Access {
-    /// The rules for a server listening on `addr` (its actual port, not 0).
-    pub(crate) fn new(addr: SocketAddr) -> Access {
-        Access { addr }
+    /// The rules for a server listening on `addr` (its actual port, not 0) whose control
+    /// endpoints require `token`.
+    pub(crate) fn new(addr: SocketAddr, token: String) -> Access {
+        Access { addr, token }
+    }
+
+    /// Why a request to a control endpoint is refused (401): it does not carry the run's
+    /// token, as `x-atif-token: TOKEN` or `Authorization: Bearer TOKEN`.
+    pub(crate) fn control_refusal(&self, headers: &HeaderMap) -> Option<String> {
+        let given = |value: &HeaderValue| value.to_str().ok().map(str::trim).map(str::to_owned);
+        let header_token = headers.get("x-atif-token").and_then(given);
+        let bearer = headers
+            .get(header::AUTHORIZATION)
+            .and_then(given)
+            .and_then(|value| value.strip_prefix("Bearer ").map(|token| token.trim().to_owned()));
+        let token = header_token.or(bearer);
+        match token {
+            Some(token) if token == self.token => None,
+            Some(_) => Some(
+                "its control token is not this run's; the control endpoints need the token \
+                 `atif serve` prints, or $ATIF_PROXY_TOKEN under `atif record` and `atif replay`"
+                    .to_owned(),
+            ),
+            None => Some(
+                "the control endpoints need the run's token, as `x-atif-token: TOKEN` or \
+                 `Authorization: Bearer TOKEN`: the one `atif serve` prints, or \
+                 $ATIF_PROXY_TOKEN under `atif record` and `atif replay`"
+                    .to_owned(),
+            ),
+        }
     }
 
     /// Why a request with these `headers` and `uri` is refused (403), or `None` when it may be
@@ -158,7 +187,7 @@ mod tests {
     use super::*;
 
     fn refusal(listen: &str, host: Option<&str>, origin: Option<&str>) -> Option<String> {
-        let access = Access::new(listen.parse().unwrap());
+        let access = Access::new(listen.parse().unwrap(), "t0ken".to_owned());
         let mut headers = HeaderMap::new();
         if let Some(host) = host {
             headers.insert(header::HOST, HeaderValue::from_str(host).unwrap());
@@ -199,6 +228,25 @@ mod tests {
         assert_eq!(refusal("0.0.0.0:4000", Some("192.168.1.9:4000"), None), None);
         assert!(refusal("0.0.0.0:4000", Some("devbox.example:4000"), None).is_some());
         assert!(refusal("10.0.0.5:4000", Some("10.0.0.6:4000"), None).is_some());
+    }
+
+    #[test]
+    fn the_control_endpoints_need_the_token_in_either_header() {
+        let access = Access::new("127.0.0.1:4000".parse().unwrap(), "t0ken".to_owned());
+        let check = |name: &str, value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(
+                header::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                HeaderValue::from_str(value).unwrap(),
+            );
+            access.control_refusal(&headers).is_none()
+        };
+        assert!(check("x-atif-token", "t0ken"));
+        assert!(check("authorization", "Bearer t0ken"));
+        assert!(!check("x-atif-token", "other"));
+        assert!(!check("authorization", "Bearer other"));
+        assert!(!check("authorization", "t0ken"));
+        assert!(access.control_refusal(&HeaderMap::new()).is_some());
     }
 
     #[test]

@@ -19,6 +19,24 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The address to listen on is one other machines can reach, and
+    /// [`Options::set_allow_remote`](crate::Options::set_allow_remote) was not set.
+    #[error(
+        "refusing to listen on {addr}: other machines could reach it, be served the script's \
+         replies and record through the server; listen on 127.0.0.1, or pass --allow-remote \
+         (Options::set_allow_remote) if that is intended"
+    )]
+    Remote {
+        /// The address asked for.
+        addr: SocketAddr,
+    },
+    /// The operating system gave no randomness for the control token.
+    #[error("cannot make the control token: the operating system gave no random bytes")]
+    Token {
+        /// getrandom's error.
+        #[source]
+        source: getrandom::Error,
+    },
     /// The script to replay could not be read, or the recording could not be saved.
     #[error(transparent)]
     Script(#[from] atif_replay::Error),

@@ -1,7 +1,7 @@
 //! The server: options, start and finish, and the request handler shared by record and
 //! replay.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -52,6 +52,7 @@ pub struct Options {
     quiet: bool,
     capture: CaptureOptions,
     max_input_bytes: u64,
+    allow_remote: bool,
 }
 
 impl Options {
@@ -78,6 +79,7 @@ impl Options {
             quiet: false,
             capture: CaptureOptions::new("agent", "unknown"),
             max_input_bytes: atif_schema::DEFAULT_MAX_INPUT_BYTES,
+            allow_remote: false,
         }
     }
 
@@ -195,6 +197,21 @@ impl Options {
     pub fn max_input_bytes(&self) -> u64 {
         self.max_input_bytes
     }
+
+    /// Allows listening on an address that is not loopback (`0.0.0.0`, a LAN address), which
+    /// other machines can reach: they can then be served the script's replies, or have their
+    /// requests recorded and sent upstream. Off by default: [`start`] refuses such an address.
+    /// Requests must still name the address they were sent to in `Host` (a number, or
+    /// `localhost`), never a host name.
+    pub fn set_allow_remote(&mut self, allow: bool) -> &mut Self {
+        self.allow_remote = allow;
+        self
+    }
+
+    /// Whether an address other machines can reach may be listened on.
+    pub fn allow_remote(&self) -> bool {
+        self.allow_remote
+    }
 }
 
 /// A running server. Point the agent at [`url`](Self::url), then call
@@ -203,6 +220,7 @@ impl Options {
 pub struct Proxy {
     addr: SocketAddr,
     url: String,
+    token: String,
     shared: Arc<Shared>,
     shutdown: oneshot::Sender<()>,
     task: JoinHandle<std::io::Result<()>>,
@@ -222,11 +240,15 @@ pub fn failed_path(path: &Path) -> PathBuf {
 ///
 /// # Errors
 ///
-/// [`Error::Script`] when the script to replay cannot be read, is over the input limit, is
-/// binary or is not valid,
+/// [`Error::Remote`] for an address other machines can reach without
+/// [`Options::set_allow_remote`], [`Error::Script`] when the script to replay cannot be read,
+/// is over the input limit, is binary or is not valid,
 /// [`Error::ScriptIsDirectory`], [`Error::Mask`] for an invalid mask, [`Error::Upstream`] for
 /// an upstream that is not an http(s) URL, [`Error::Listen`] when the address cannot be bound.
 pub async fn start(options: &Options) -> Result<Proxy> {
+    if !options.listen.ip().is_loopback() && !options.allow_remote {
+        return Err(Error::Remote { addr: options.listen });
+    }
     if options.script.is_dir() {
         return Err(Error::ScriptIsDirectory { path: options.script.clone() });
     }
@@ -256,8 +278,9 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         .map_err(|source| Error::Listen { addr: options.listen, source })?;
     let addr =
         listener.local_addr().map_err(|source| Error::Listen { addr: options.listen, source })?;
+    let token = new_token()?;
     let shared = Arc::new(Shared {
-        access: Access::new(addr),
+        access: Access::new(addr, token.clone()),
         refused: AtomicUsize::new(0),
         engine,
         script: options.script.clone(),
@@ -284,12 +307,19 @@ pub async fn start(options: &Options) -> Result<Proxy> {
             })
             .await
     });
-    Ok(Proxy { addr, url: format!("http://{addr}"), shared, shutdown, task })
+    if !addr.ip().is_loopback() {
+        shared.say(&format!(
+            "warning: listening on {addr}, which other machines can reach (--allow-remote): \
+             anyone who can connect to it is answered from the script, or recorded and sent \
+             upstream with the keys they send; only the control endpoints need the token"
+        ));
+    }
+    Ok(Proxy { addr, url: base_url(addr), token, shared, shutdown, task })
 }
 
 impl Proxy {
     /// The server's base URL, `http://127.0.0.1:PORT` (no trailing slash; OpenAI SDKs want
-    /// `/v1` after it).
+    /// `/v1` after it); a loopback address when the server listens on every interface.
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -297,6 +327,13 @@ impl Proxy {
     /// The address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The run's control token, random for each server: the control endpoints
+    /// (`GET /_atif/verdict`, `GET /_atif/trajectory`) answer only requests that carry it, as
+    /// `x-atif-token: TOKEN` or `Authorization: Bearer TOKEN`.
+    pub fn token(&self) -> &str {
+        &self.token
     }
 
     /// What the server has seen so far.
@@ -557,9 +594,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let path_and_query = uri.path_and_query().map_or(path.clone(), |pq| pq.as_str().to_owned());
     let headers = request.headers().clone();
     if let Some(reason) = shared.access.refusal(&headers, &uri) {
-        return shared.refuse(Provider::guess(&path), &method, &reason);
+        return shared.refuse(Provider::guess(&path), StatusCode::FORBIDDEN, &method, &reason);
     }
     if let Some(control) = path.strip_prefix("/_atif/") {
+        if let Some(reason) = shared.access.control_refusal(&headers) {
+            return shared.refuse(Provider::OpenAi, StatusCode::UNAUTHORIZED, &method, &reason);
+        }
         return control_reply(&shared, control);
     }
     let Some(endpoint) = Endpoint::of(method.as_str(), &path) else {
@@ -669,7 +709,13 @@ impl Shared {
     /// A request refused as not coming from the agent (a web page, another host): counted and
     /// printed, never logged as traffic nor as a failure of the run, and answered 403 with a
     /// non-retryable error in the provider's shape.
-    fn refuse(&self, provider: Provider, method: &Method, reason: &str) -> Response {
+    fn refuse(
+        &self,
+        provider: Provider,
+        status: StatusCode,
+        method: &Method,
+        reason: &str,
+    ) -> Response {
         let count = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
         let message = self.cleaner.clean(format!("refused a {method} request: {reason}"));
         if count <= MAX_REPORTED {
@@ -677,8 +723,8 @@ impl Shared {
         } else if count == MAX_REPORTED + 1 {
             self.say("further refused requests are only counted in the verdict");
         }
-        let body = provider.error_body(StatusCode::FORBIDDEN.as_u16(), &message);
-        let mut response = json_reply(StatusCode::FORBIDDEN, &body);
+        let body = provider.error_body(status.as_u16(), &message);
+        let mut response = json_reply(status, &body);
         response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
         response
     }
@@ -696,6 +742,24 @@ fn control_reply(shared: &Shared, control: &str) -> Response {
             &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict and /_atif/trajectory")}),
         ),
     }
+}
+
+/// A new control token: 128 random bits from the operating system, in hex.
+fn new_token() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|source| Error::Token { source })?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
+}
+
+/// The base URL an agent on this machine uses for a server listening on `addr`: a loopback
+/// address in place of an unspecified one (`0.0.0.0`, `::`), which is no address to connect to.
+fn base_url(addr: SocketAddr) -> String {
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    format!("http://{}", SocketAddr::new(ip, addr.port()))
 }
 
 /// `exchanges` with every secret redacted, as a script would hold them.
@@ -805,4 +869,26 @@ pub(crate) fn is_hop_header(name: &str) -> bool {
             | "upgrade"
             | "content-length"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unspecified_address_is_exported_as_loopback() {
+        let url = |addr: &str| base_url(addr.parse().unwrap());
+        assert_eq!(url("0.0.0.0:4000"), "http://127.0.0.1:4000");
+        assert_eq!(url("[::]:4000"), "http://[::1]:4000");
+        assert_eq!(url("10.0.0.5:4000"), "http://10.0.0.5:4000");
+        assert_eq!(url("127.0.0.1:4000"), "http://127.0.0.1:4000");
+    }
+
+    #[test]
+    fn tokens_are_random_and_hex() {
+        let (first, second) = (new_token().unwrap(), new_token().unwrap());
+        assert_eq!(first.len(), 32);
+        assert!(first.chars().all(|c| c.is_ascii_hexdigit()), "{first}");
+        assert_ne!(first, second);
+    }
 }

@@ -97,8 +97,8 @@ impl Verdict {
         let refused = match self.requests_refused {
             0 => String::new(),
             n => format!(
-                "; {n} requests refused as not from the agent (a foreign Host or a web page's \
-                 Origin)"
+                "; {n} requests refused as not from the agent (a foreign Host, a web page's \
+                 Origin or no control token)"
             ),
         };
         if self.ok {

@@ -72,7 +72,7 @@ class Server:
             self._stderr.close()
             raise AtifError(f"could not run {binary}: {err}") from None
         self._verdict: Optional[Verdict] = None
-        self.url = self._wait_for_address()
+        self.url, self.token = self._wait_for_address()
 
     def trajectory(self) -> dict:
         """The trajectory the server captured from the traffic so far, as a dict."""
@@ -82,8 +82,10 @@ class Server:
                 "function returns): take the trajectory inside the test"
             )
         endpoint = f"{self.url}/_atif/trajectory"
+        # The control endpoints answer only requests that carry the run's token.
+        request = urllib.request.Request(endpoint, headers={"x-atif-token": self.token})
         try:
-            with urllib.request.urlopen(endpoint, timeout=STOP_TIMEOUT_S) as reply:
+            with urllib.request.urlopen(request, timeout=STOP_TIMEOUT_S) as reply:
                 body = reply.read()
         except (urllib.error.URLError, OSError) as err:
             raise AtifError(f"could not read the captured trajectory from {endpoint}: {err}") from None
@@ -120,9 +122,10 @@ class Server:
         self._close()
         return self._verdict
 
-    def _wait_for_address(self) -> str:
-        """Reads the first stdout line, `listening on http://HOST:PORT`, within the timeout."""
-        first_line: list[bytes] = []
+    def _wait_for_address(self) -> tuple[str, str]:
+        """Reads the first two stdout lines, `listening on http://HOST:PORT` and
+        `control token: TOKEN`, within the timeout; returns the URL and the token."""
+        first_lines: list[bytes] = []
         arrived = threading.Event()
 
         def read_stdout() -> None:
@@ -130,18 +133,20 @@ class Server:
             if stdout is None:
                 return
             for line in stdout:
-                if not first_line:
-                    first_line.append(line)
-                    arrived.set()
+                if len(first_lines) < 2:
+                    first_lines.append(line)
+                    if len(first_lines) == 2:
+                        arrived.set()
             arrived.set()
 
         self._reader = threading.Thread(target=read_stdout, name="atif-serve-stdout", daemon=True)
         self._reader.start()
         arrived.wait(START_TIMEOUT_S)
-        line = first_line[0].decode("utf-8", "replace").strip() if first_line else ""
-        prefix = "listening on "
-        if line.startswith(prefix):
-            return line[len(prefix):].rstrip("/")
+        lines = [line.decode("utf-8", "replace").strip() for line in first_lines]
+        line = lines[0] if lines else ""
+        prefix, token_prefix = "listening on ", "control token: "
+        if line.startswith(prefix) and len(lines) == 2 and lines[1].startswith(token_prefix):
+            return line[len(prefix):].rstrip("/"), lines[1][len(token_prefix):]
         exited = self._process.poll()
         if exited is None and not self._reader.is_alive():
             # Standard output closed: the process is exiting, so its status is moments away.

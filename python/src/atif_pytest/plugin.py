@@ -219,6 +219,7 @@ class AtifReplay:
             "GOOGLE_GEMINI_BASE_URL": self.url,
             "GEMINI_API_BASE_URL": self.url,
             "ATIF_PROXY_URL": self.url,
+            "ATIF_PROXY_TOKEN": self._server.token,
         }
         if dummy_keys and (not self.recording or self._upstream):
             for key in _DUMMY_KEYS:

@@ -82,6 +82,10 @@ struct ServerArgs {
     /// session ids and the working and home directories are masked already); repeatable.
     #[arg(long = "mask", value_name = "REGEX")]
     masks: Vec<String>,
+    /// Allow --listen on an address other machines can reach (0.0.0.0, a LAN address): they
+    /// can then be served the script's replies or record through the server.
+    #[arg(long)]
+    allow_remote: bool,
 }
 
 /// `--drift`, for replays.
@@ -103,7 +107,7 @@ enum Drift {
 
 impl ServerArgs {
     fn apply(&self, options: &mut Options) {
-        options.set_max_input_bytes(max_input_bytes());
+        options.set_max_input_bytes(max_input_bytes()).set_allow_remote(self.allow_remote);
         if let Some(addr) = self.listen {
             options.set_listen(addr);
         }
@@ -174,7 +178,10 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         // The handlers are in place before anyone learns the URL, so a client that stops the
         // server right after its requests is never met by the default action of SIGTERM.
         let interrupted = interrupted().context("cannot wait for SIGINT or SIGTERM")?;
-        output::out(|out| writeln!(out, "listening on {}", proxy.url()))?;
+        output::out(|out| {
+            writeln!(out, "listening on {}", proxy.url())?;
+            writeln!(out, "control token: {}", proxy.token())
+        })?;
         interrupted.await;
         conclude(proxy, &options, args.server.trajectory.as_deref()).await
     })
@@ -197,7 +204,7 @@ fn run_around(
         let interrupted = interrupted().context("cannot wait for SIGINT or SIGTERM")?;
         let mut child = tokio::process::Command::new(program);
         child.args(program_args).kill_on_drop(true);
-        for (name, value) in agent_env(proxy.url(), options.mode()) {
+        for (name, value) in agent_env(&proxy, options.mode()) {
             child.env(name, value);
         }
         let mut child = match child.spawn() {
@@ -416,9 +423,11 @@ fn refuse_overwrite_on_ci(script: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The environment that points an agent at the server: each SDK's base URL variable, and in a
-/// replay a dummy API key where the agent has none, so SDKs that insist on one start.
-fn agent_env(url: &str, mode: atif_proxy::Mode) -> Vec<(String, String)> {
+/// The environment that points an agent at the server: each SDK's base URL variable, the
+/// control token, and in a replay a dummy API key where the agent has none, so SDKs that
+/// insist on one start.
+fn agent_env(proxy: &Proxy, mode: atif_proxy::Mode) -> Vec<(String, String)> {
+    let url = proxy.url();
     let mut env: Vec<(String, String)> = [
         ("OPENAI_BASE_URL", format!("{url}/v1")),
         ("OPENAI_API_BASE", format!("{url}/v1")),
@@ -426,6 +435,7 @@ fn agent_env(url: &str, mode: atif_proxy::Mode) -> Vec<(String, String)> {
         ("GOOGLE_GEMINI_BASE_URL", url.to_owned()),
         ("GEMINI_API_BASE_URL", url.to_owned()),
         ("ATIF_PROXY_URL", url.to_owned()),
+        ("ATIF_PROXY_TOKEN", proxy.token().to_owned()),
     ]
     .into_iter()
     .map(|(name, value)| (name.to_owned(), value))

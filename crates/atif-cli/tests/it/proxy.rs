@@ -147,7 +147,8 @@ fn the_agent_gets_every_base_url_and_in_a_replay_dummy_keys() {
     let dir = tempfile::tempdir().unwrap();
     let script = write_empty_script(dir.path());
     let print = "echo $OPENAI_BASE_URL $OPENAI_API_BASE $ANTHROPIC_BASE_URL $GOOGLE_GEMINI_BASE_URL \
-                 $GEMINI_API_BASE_URL $ATIF_PROXY_URL $OPENAI_API_KEY $ANTHROPIC_API_KEY $GEMINI_API_KEY";
+                 $GEMINI_API_BASE_URL $ATIF_PROXY_URL $OPENAI_API_KEY $ANTHROPIC_API_KEY $GEMINI_API_KEY \
+                 $ATIF_PROXY_TOKEN";
     let output = atif_command(&["replay", "--script", &script, "--", "sh", "-c", print])
         .env_remove("OPENAI_API_KEY")
         .env("ANTHROPIC_API_KEY", "mine")
@@ -155,7 +156,9 @@ fn the_agent_gets_every_base_url_and_in_a_replay_dummy_keys() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    let words: Vec<String> = stdout(&output).split_whitespace().map(str::to_owned).collect();
+    let mut words: Vec<String> = stdout(&output).split_whitespace().map(str::to_owned).collect();
+    let token = words.pop().unwrap();
+    assert_eq!(token.len(), 32, "{token}");
     let url = words[5].clone();
     assert!(url.starts_with("http://127.0.0.1:"), "{url}");
     let v1 = format!("{url}/v1");
@@ -334,6 +337,21 @@ fn a_missing_script_a_directory_and_a_port_in_use_are_clear_errors() {
         format!("error: {folder} is a directory; give the path of a script file\n")
     );
 
+    could_not_run(
+        // Refused before anything is read or bound.
+        atif_command(&[
+            "serve",
+            "--replay",
+            "--script",
+            missing.to_str().unwrap(),
+            "--listen",
+            "0.0.0.0:0",
+        ]),
+        "error: refusing to listen on 0.0.0.0:0: other machines could reach it, be served the \
+         script's replies and record through the server; listen on 127.0.0.1, or pass \
+         --allow-remote (Options::set_allow_remote) if that is intended\n",
+    );
+
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let script = write_empty_script(dir.path());
@@ -366,11 +384,13 @@ fn on_ci_a_recording_never_overwrites_a_script() {
 }
 
 /// Sends one raw HTTP/1.1 request to `addr` and returns the response text.
-fn http(addr: &str, method: &str, path: &str, body: &str) -> String {
+/// Sends one request to `addr` with the lines of `headers` (each ending in CRLF) and reads the
+/// whole reply.
+fn http(addr: &str, method: &str, path: &str, body: &str, headers: &str) -> String {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        "{method} {path} HTTP/1.1\r\nhost: {addr}\r\n{headers}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
@@ -428,8 +448,12 @@ fn serve_with(
     let mut first = String::new();
     lines.read_line(&mut first).unwrap();
     let url = first.trim().strip_prefix("listening on http://").unwrap().to_owned();
-    let replies = requests.iter().map(|(path, body)| http(&url, "POST", path, body)).collect();
-    let verdict = http(&url, "GET", "/_atif/verdict", "");
+    let mut second = String::new();
+    lines.read_line(&mut second).unwrap();
+    let token = second.trim().strip_prefix("control token: ").unwrap().to_owned();
+    let replies = requests.iter().map(|(path, body)| http(&url, "POST", path, body, "")).collect();
+    assert!(http(&url, "GET", "/_atif/verdict", "", "").starts_with("HTTP/1.1 401"));
+    let verdict = http(&url, "GET", "/_atif/verdict", "", &format!("x-atif-token: {token}\r\n"));
     assert!(verdict.contains("\"requests_served\":"), "{verdict}");
     let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(killed.success());

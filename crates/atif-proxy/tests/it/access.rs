@@ -58,7 +58,7 @@ async fn a_web_page_cannot_write_into_a_recording() {
     );
     assert!(
         verdict.summary().ends_with(
-            "; 3 requests refused as not from the agent (a foreign Host or a web page's Origin)"
+            "; 3 requests refused as not from the agent (a foreign Host, a web page's Origin or no control token)"
         ),
         "{}",
         verdict.summary()
@@ -137,4 +137,59 @@ async fn a_body_that_is_not_declared_json_is_refused_in_the_providers_shape() {
     let Error::NotExact { verdict, .. } = err else { panic!("{err}") };
     assert_eq!(verdict.requests_served, 1);
     assert_eq!(verdict.errors.len(), 1, "the agent's own malformed request fails the run");
+}
+
+#[tokio::test]
+async fn the_control_endpoints_answer_only_with_the_runs_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), vec![chat_exchange("secret plan", "the reply")]);
+    let proxy = replay(&path).await;
+    assert_eq!(
+        post(proxy.url(), "/v1/chat/completions", &chat_request("secret plan")).await.status,
+        200
+    );
+    let get = |control: &'static str, header: Option<(&'static str, String)>| {
+        let mut request = reqwest::Client::new().get(format!("{}{control}", proxy.url()));
+        if let Some((name, value)) = header {
+            request = request.header(name, value);
+        }
+        async move { crate::read(request.send().await.unwrap()).await }
+    };
+    for control in ["/_atif/trajectory", "/_atif/verdict"] {
+        for header in [
+            None,
+            Some(("x-atif-token", "0".repeat(32))),
+            Some(("authorization", "Bearer wrong".to_owned())),
+        ] {
+            let reply = get(control, header.clone()).await;
+            assert_eq!(reply.status, 401, "{control} {header:?}: {}", reply.body);
+            assert!(!reply.body.contains("secret plan"), "{}", reply.body);
+        }
+        let with_header = get(control, Some(("x-atif-token", proxy.token().to_owned()))).await;
+        assert_eq!(with_header.status, 200, "{}", with_header.body);
+        let bearer =
+            get(control, Some(("authorization", format!("Bearer {}", proxy.token())))).await;
+        assert_eq!(bearer.status, 200, "{}", bearer.body);
+    }
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!((verdict.requests_served, verdict.requests_refused), (1, 6));
+}
+
+#[tokio::test]
+async fn an_address_other_machines_can_reach_needs_allow_remote() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), vec![]);
+    let mut options = quiet(Options::replay(&path));
+    options.set_listen("0.0.0.0:0".parse().unwrap());
+    let err = start(&options).await.unwrap_err();
+    assert!(matches!(err, Error::Remote { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "refusing to listen on 0.0.0.0:0: other machines could reach it, be served the script's \
+         replies and record through the server; listen on 127.0.0.1, or pass --allow-remote \
+         (Options::set_allow_remote) if that is intended"
+    );
+    // Loopback needs no permission.
+    options.set_listen("127.0.0.1:0".parse().unwrap());
+    start(&options).await.unwrap().finish().await.unwrap();
 }

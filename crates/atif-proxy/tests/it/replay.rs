@@ -357,7 +357,12 @@ async fn the_verdict_is_served_as_json_while_running() {
     let path = write(dir.path(), vec![chat_exchange("a", "b")]);
     let proxy = replay(&path).await;
     let reply = crate::read(
-        reqwest::Client::new().get(format!("{}/_atif/verdict", proxy.url())).send().await.unwrap(),
+        reqwest::Client::new()
+            .get(format!("{}/_atif/verdict", proxy.url()))
+            .header("x-atif-token", proxy.token())
+            .send()
+            .await
+            .unwrap(),
     )
     .await;
     assert_eq!(
@@ -377,6 +382,7 @@ async fn the_trajectory_is_served_once_there_is_a_model_call() {
         crate::read(
             reqwest::Client::new()
                 .get(format!("{}/_atif/trajectory", proxy.url()))
+                .header("x-atif-token", proxy.token())
                 .send()
                 .await
                 .unwrap(),
