@@ -2,6 +2,7 @@
 //! replay.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::ops::ControlFlow::{self, Break, Continue};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -11,6 +12,7 @@ use atif_replay::{CaptureOptions, DriftPolicy, HttpExchange, Recording};
 use atif_schema::{LoadOptions, error_chain};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
+use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
@@ -588,55 +590,19 @@ impl Shared {
 }
 
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
-    let method = request.method().clone();
-    let uri = request.uri().clone();
-    let path = uri.path().to_owned();
-    let path_and_query = uri.path_and_query().map_or(path.clone(), |pq| pq.as_str().to_owned());
-    let headers = request.headers().clone();
-    if let Some(reason) = shared.access.refusal(&headers, &uri) {
-        return shared.refuse(Provider::guess(&path), StatusCode::FORBIDDEN, &method, &reason);
-    }
-    if let Some(control) = path.strip_prefix("/_atif/") {
-        if let Some(reason) = shared.access.control_refusal(&headers) {
-            return shared.refuse(Provider::OpenAi, StatusCode::UNAUTHORIZED, &method, &reason);
-        }
-        return control_reply(&shared, control);
-    }
-    let Some(endpoint) = Endpoint::of(method.as_str(), &path) else {
-        let message = format!("unknown endpoint {method} {path}: this server answers {SUPPORTED}");
-        return shared.failure(Provider::guess(&path), StatusCode::NOT_FOUND, message);
+    let (parts, body) = request.into_parts();
+    let endpoint = match admit(&shared, &parts) {
+        Continue(endpoint) => endpoint,
+        Break(response) => return response,
     };
+    let (body, json) = match read_json(&shared, &parts, endpoint, body).await {
+        Continue(read) => read,
+        Break(response) => return response,
+    };
+    let (method, headers, path) = (parts.method, parts.headers, parts.uri.path().to_owned());
+    let path_and_query =
+        parts.uri.path_and_query().map_or(path.clone(), |pq| pq.as_str().to_owned());
     let provider = endpoint.provider();
-    let content_type = headers.get(header::CONTENT_TYPE);
-    if !endpoint.is_get() && !is_json_content_type(content_type) {
-        let message = format!(
-            "the request to {method} {path} has {}; this endpoint accepts only JSON bodies \
-             (Content-Type: application/json)",
-            content_type_text(content_type)
-        );
-        return shared.failure(provider, StatusCode::UNSUPPORTED_MEDIA_TYPE, message);
-    }
-    let body = match axum::body::to_bytes(request.into_body(), MAX_REQUEST_BYTES).await {
-        Ok(body) => body,
-        Err(err) => {
-            let message = format!("cannot read the request body of {method} {path}: {err}");
-            return shared.failure(provider, StatusCode::BAD_REQUEST, message);
-        }
-    };
-    let json = if endpoint.is_get() {
-        Value::Null
-    } else {
-        match serde_json::from_slice::<Value>(&body) {
-            Ok(json) => json,
-            Err(err) => {
-                let message = format!(
-                    "the request body of {method} {path} is not valid JSON ({err}); the agent \
-                     must send a JSON body"
-                );
-                return shared.failure(provider, StatusCode::BAD_REQUEST, message);
-            }
-        }
-    };
     match &shared.engine {
         Engine::Replay { tape, drift, normalizer } => {
             let seq = shared.next_seq();
@@ -682,6 +648,75 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             let forward =
                 crate::record::Forward { endpoint, method, path_and_query, headers, body, json };
             recorder.forward(&shared, normalizer, forward).await
+        }
+    }
+}
+
+/// Decides whether a request is answered, and by which endpoint: a request that is not the
+/// agent's is refused, a control endpoint answered at once, an unknown endpoint or a body not
+/// declared JSON failed (all as the `Break` reply).
+fn admit(shared: &Shared, parts: &Parts) -> ControlFlow<Response, Endpoint> {
+    let (method, path, headers) = (&parts.method, parts.uri.path(), &parts.headers);
+    if let Some(reason) = shared.access.refusal(headers, &parts.uri) {
+        return Break(shared.refuse(Provider::guess(path), StatusCode::FORBIDDEN, method, &reason));
+    }
+    if let Some(control) = path.strip_prefix("/_atif/") {
+        if let Some(reason) = shared.access.control_refusal(headers) {
+            return Break(shared.refuse(
+                Provider::OpenAi,
+                StatusCode::UNAUTHORIZED,
+                method,
+                &reason,
+            ));
+        }
+        return Break(control_reply(shared, control));
+    }
+    let Some(endpoint) = Endpoint::of(method.as_str(), path) else {
+        let message = format!("unknown endpoint {method} {path}: this server answers {SUPPORTED}");
+        return Break(shared.failure(Provider::guess(path), StatusCode::NOT_FOUND, message));
+    };
+    let content_type = headers.get(header::CONTENT_TYPE);
+    if !endpoint.is_get() && !is_json_content_type(content_type) {
+        let message = format!(
+            "the request to {method} {path} has {}; this endpoint accepts only JSON bodies \
+             (Content-Type: application/json)",
+            content_type_text(content_type)
+        );
+        return Break(shared.failure(
+            endpoint.provider(),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            message,
+        ));
+    }
+    Continue(endpoint)
+}
+
+/// Reads a request's body and its JSON (`null` for a `GET` or `HEAD`), or the failure reply.
+async fn read_json(
+    shared: &Shared,
+    parts: &Parts,
+    endpoint: Endpoint,
+    body: Body,
+) -> ControlFlow<Response, (Bytes, Value)> {
+    let (method, path, provider) = (&parts.method, parts.uri.path(), endpoint.provider());
+    let body = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
+        Ok(body) => body,
+        Err(err) => {
+            let message = format!("cannot read the request body of {method} {path}: {err}");
+            return Break(shared.failure(provider, StatusCode::BAD_REQUEST, message));
+        }
+    };
+    if endpoint.is_get() {
+        return Continue((body, Value::Null));
+    }
+    match serde_json::from_slice::<Value>(&body) {
+        Ok(json) => Continue((body, json)),
+        Err(err) => {
+            let message = format!(
+                "the request body of {method} {path} is not valid JSON ({err}); the agent must \
+                 send a JSON body"
+            );
+            Break(shared.failure(provider, StatusCode::BAD_REQUEST, message))
         }
     }
 }
