@@ -95,7 +95,7 @@ def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pyteste
         [
             "*agent behaviour changed (*difference(s)):",
             "*  step_count: 3 -> 4",
-            "*  functions: [[]\"lookup\"[]] -> [[]\"lookup\",\"lookup\"[]]",
+            "*  functions: step 3 added lookup (1 -> 2 calls)",
             "*what moved, step by step:",
             "*  step 3 (agent) inserted: calls lookup",
             "*unified diff (golden -> actual), * changed place*:",

@@ -130,7 +130,7 @@ def test_a_re_recorded_behaviour_change_fails_the_golden_with_the_new_tool_call(
         [
             "*agent behaviour changed*",
             "*llm_calls: 2 -> 4",
-            '*functions: [[]"shell"[]] -> [[]"shell","shell"[]]',
+            "*functions: step * added shell (1 -> 2 calls)",
             "*if this change is intended: pytest --atif-update test_agent.py::test_answer",
         ]
     )

@@ -68,33 +68,43 @@ pub struct Delta {
     pub golden: Value,
     /// The actual value.
     pub actual: Value,
+    /// For a field that lists what the steps did (`sources`, `functions`), each change named
+    /// with its step: `step 22 removed Edit; step 25 removed Bash`, at most five, then `and N
+    /// more changes; see what moved`. [`diff`] finds them by aligning the two runs' steps (each
+    /// step by its source and the functions it calls), so a step that lost its call is named
+    /// even among many alike. `None` for other fields, and for Shapes that know no steps (read
+    /// back from JSON).
+    pub step_edits: Option<String>,
 }
 
 impl fmt::Display for Delta {
-    /// `step_count: 1 -> 2`, `functions: ["read_file"] -> ["read_file","grep"]`; a long list
-    /// prints as the edit that turns one into the other instead of both lists:
-    /// `functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)`.
+    /// `step_count: 1 -> 2`; a list of what the steps did names each change with its step, then
+    /// both lengths: `functions: step 22 removed Edit; step 25 removed Bash (27 -> 25 calls)`.
+    /// Another list prints whole (`models: ["m-1"] -> ["m-2"]`), or as the items it lost and
+    /// gained when that is too long (`models: -m-1, +m-2 (9 -> 9 models)`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.golden, &self.actual) {
-            (Value::Array(golden), Value::Array(actual)) if self.is_list_edit() => {
+        let (Value::Array(golden), Value::Array(actual)) = (&self.golden, &self.actual) else {
+            return write!(f, "{}: {} -> {}", self.field, self.golden, self.actual);
+        };
+        let noun = match self.field.as_str() {
+            "sources" => "steps",
+            "functions" => "calls",
+            "models" => "models",
+            "subagents" => "subagents",
+            _ => "items",
+        };
+        match &self.step_edits {
+            Some(edits) => write!(f, "{}: {edits}", self.field)?,
+            None if self.is_list_edit() => {
+                let golden: Vec<String> = golden.iter().map(item_name).collect();
+                let actual: Vec<String> = actual.iter().map(item_name).collect();
                 write!(f, "{}: ", self.field)?;
-                write_list_edit(f, golden, actual)?;
-                let noun = match self.field.as_str() {
-                    "sources" => "steps",
-                    "functions" => "calls",
-                    "models" => "models",
-                    "subagents" => "subagents",
-                    _ => "items",
-                };
-                write!(
-                    f,
-                    " ({} -> {} {noun})",
-                    thousands(golden.len() as u64),
-                    thousands(actual.len() as u64)
-                )
+                write_list_edit(f, &golden, &actual)?;
             }
-            _ => write!(f, "{}: {} -> {}", self.field, self.golden, self.actual),
+            None => return write!(f, "{}: {} -> {}", self.field, self.golden, self.actual),
         }
+        let (n_golden, n_actual) = (thousands(golden.len() as u64), thousands(actual.len() as u64));
+        write!(f, " ({n_golden} -> {n_actual} {noun})")
     }
 }
 
@@ -119,46 +129,251 @@ const MAX_WHOLE_DELTA: usize = 120;
 /// How many edits of a list are named before the rest are counted.
 const MAX_LIST_EDITS: usize = 3;
 
-/// `+a at 5, -b at 9, c -> d at 12`: the edits that turn `golden` into `actual`, with 1-based
-/// positions (in `actual` for insertions and replacements, in `golden` for removals).
-fn write_list_edit(f: &mut fmt::Formatter<'_>, golden: &[Value], actual: &[Value]) -> fmt::Result {
-    let name = |value: &Value| match value {
+/// How many changes of a list of what the steps did are named before the rest are counted.
+const MAX_STEP_EDITS: usize = 5;
+
+fn item_name(value: &Value) -> String {
+    match value {
         Value::String(text) => text.clone(),
         other => other.to_string(),
+    }
+}
+
+/// A root step as the deltas see it: its source and the functions it calls.
+type StepKey<'a> = (&'a str, Vec<&'a str>);
+
+/// Each root step of `shape` as its source and calls, or `None` when the Shape does not say
+/// which step made each call (a Shape read from JSON).
+fn step_keys(shape: &Shape) -> Option<Vec<StepKey<'_>>> {
+    if shape.function_steps.len() != shape.functions.len() {
+        return None;
+    }
+    let mut steps: Vec<StepKey<'_>> =
+        shape.sources.iter().map(|source| (source.as_str(), Vec::new())).collect();
+    for (function, &step) in shape.functions.iter().zip(&shape.function_steps) {
+        let idx = usize::try_from(step).ok()?.checked_sub(1)?;
+        steps.get_mut(idx)?.1.push(function.as_str());
+    }
+    Some(steps)
+}
+
+/// One item changed: what happened to it, the step it happened in, and the item.
+type Atom = (&'static str, u64, String);
+
+/// The step-named changes of `sources` and of `functions` between two Shapes (see
+/// [`Delta::step_edits`]): the steps are aligned by source and calls, then each step removed,
+/// added or paired with another is told apart.
+fn step_edits(golden: &Shape, actual: &Shape) -> Option<(String, String)> {
+    let (golden_steps, actual_steps) = (step_keys(golden)?, step_keys(actual)?);
+    let mut sources: Vec<Atom> = Vec::new();
+    let mut functions: Vec<Atom> = Vec::new();
+    let removed = |idx: usize, sources: &mut Vec<Atom>, functions: &mut Vec<Atom>| {
+        let (source, calls) = &golden_steps[idx];
+        let step = idx as u64 + 1;
+        sources.push(("removed", step, (*source).to_owned()));
+        functions.extend(calls.iter().map(|call| ("removed", step, (*call).to_owned())));
     };
-    let golden: Vec<String> = golden.iter().map(name).collect();
-    let actual: Vec<String> = actual.iter().map(name).collect();
-    let (golden_ids, actual_ids) = interned(&golden, &actual);
-    let ops = similar::capture_diff_slices_deadline(
+    let added = |idx: usize, sources: &mut Vec<Atom>, functions: &mut Vec<Atom>| {
+        let (source, calls) = &actual_steps[idx];
+        let step = idx as u64 + 1;
+        sources.push(("added", step, (*source).to_owned()));
+        functions.extend(calls.iter().map(|call| ("added", step, (*call).to_owned())));
+    };
+    for pair in paired_steps(&golden_steps, &actual_steps) {
+        match pair {
+            (Some(g), None) => removed(g, &mut sources, &mut functions),
+            (None, Some(a)) => added(a, &mut sources, &mut functions),
+            (Some(g), Some(a)) => {
+                let ((g_source, g_calls), (a_source, a_calls)) =
+                    (&golden_steps[g], &actual_steps[a]);
+                if g_source != a_source {
+                    sources.push(("replaced", a as u64 + 1, format!("{g_source} with {a_source}")));
+                }
+                call_edits(g_calls, a_calls, (g as u64 + 1, a as u64 + 1), &mut functions);
+            }
+            (None, None) => {}
+        }
+    }
+    Some((told(sources, "steps"), told(functions, "calls")))
+}
+
+/// The most cells of the table that pairs the differing middle of two step lists; past it the
+/// steps are aligned by [`aligned`] alone (equal steps only), which is linear in practice.
+const MAX_PAIRING_CELLS: usize = 1 << 21;
+
+/// The two step lists in order, as pairs of indices: a step of both runs, or of one alone.
+///
+/// Steps equal in source and calls pair first; the differing middle is then paired so that as
+/// many steps as possible keep a partner with the same calls, then with the same source (a
+/// weighted longest common subsequence). So a step that lost its call pairs with itself, and a
+/// step inserted among many alike is found where it is, not wherever a plain alignment of equal
+/// items would put it.
+fn paired_steps(
+    golden: &[StepKey<'_>],
+    actual: &[StepKey<'_>],
+) -> Vec<(Option<usize>, Option<usize>)> {
+    let prefix = golden.iter().zip(actual).take_while(|(g, a)| g == a).count();
+    let suffix = golden[prefix..]
+        .iter()
+        .rev()
+        .zip(actual[prefix..].iter().rev())
+        .take_while(|(g, a)| g == a)
+        .count();
+    let (golden_mid, actual_mid) =
+        (&golden[prefix..golden.len() - suffix], &actual[prefix..actual.len() - suffix]);
+    let mut pairs: Vec<(Option<usize>, Option<usize>)> =
+        (0..prefix).map(|idx| (Some(idx), Some(idx))).collect();
+    let cells = (golden_mid.len() + 1).saturating_mul(actual_mid.len() + 1);
+    if cells <= MAX_PAIRING_CELLS {
+        pairs.extend(
+            weighted_pairs(golden_mid, actual_mid)
+                .into_iter()
+                .map(|(g, a)| (g.map(|g| g + prefix), a.map(|a| a + prefix))),
+        );
+    } else {
+        for op in aligned(golden_mid, actual_mid) {
+            let (_, old, new) = op.as_tag_tuple();
+            match op {
+                similar::DiffOp::Equal { .. } => {
+                    pairs.extend(old.zip(new).map(|(g, a)| (Some(g + prefix), Some(a + prefix))));
+                }
+                _ => {
+                    pairs.extend(old.map(|g| (Some(g + prefix), None)));
+                    pairs.extend(new.map(|a| (None, Some(a + prefix))));
+                }
+            }
+        }
+    }
+    let (golden_end, actual_end) = (golden.len() - suffix, actual.len() - suffix);
+    pairs.extend((0..suffix).map(|k| (Some(golden_end + k), Some(actual_end + k))));
+    pairs
+}
+
+/// The weighted longest common subsequence of two short step lists (see [`paired_steps`]).
+fn weighted_pairs(
+    golden: &[StepKey<'_>],
+    actual: &[StepKey<'_>],
+) -> Vec<(Option<usize>, Option<usize>)> {
+    let weight = |g: &StepKey<'_>, a: &StepKey<'_>| match (g == a, g.0 == a.0) {
+        (true, _) => 4,
+        (false, true) => 2,
+        (false, false) => 1,
+    };
+    let width = actual.len() + 1;
+    // best[i * width + j]: the best score pairing golden[i..] with actual[j..].
+    let mut best = vec![0u32; (golden.len() + 1) * width];
+    for i in (0..golden.len()).rev() {
+        for j in (0..actual.len()).rev() {
+            let pair = best[(i + 1) * width + j + 1] + weight(&golden[i], &actual[j]);
+            best[i * width + j] = pair.max(best[(i + 1) * width + j]).max(best[i * width + j + 1]);
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut pairs = Vec::new();
+    while i < golden.len() && j < actual.len() {
+        let here = best[i * width + j];
+        if here == best[(i + 1) * width + j + 1] + weight(&golden[i], &actual[j]) {
+            pairs.push((Some(i), Some(j)));
+            (i, j) = (i + 1, j + 1);
+        } else if here == best[(i + 1) * width + j] {
+            pairs.push((Some(i), None));
+            i += 1;
+        } else {
+            pairs.push((None, Some(j)));
+            j += 1;
+        }
+    }
+    pairs.extend((i..golden.len()).map(|g| (Some(g), None)));
+    pairs.extend((j..actual.len()).map(|a| (None, Some(a))));
+    pairs
+}
+
+/// The changes from one step's calls to its partner's: removals named with the golden step,
+/// additions and replacements with the actual one.
+fn call_edits(golden: &[&str], actual: &[&str], (g_step, a_step): (u64, u64), out: &mut Vec<Atom>) {
+    for op in aligned(golden, actual) {
+        let (_, old, new) = op.as_tag_tuple();
+        if matches!(op, similar::DiffOp::Equal { .. }) {
+            continue;
+        }
+        let paired = old.len().min(new.len());
+        for k in 0..paired {
+            let text = format!("{} with {}", golden[old.start + k], actual[new.start + k]);
+            out.push(("replaced", a_step, text));
+        }
+        out.extend(old.skip(paired).map(|g| ("removed", g_step, golden[g].to_owned())));
+        out.extend(new.skip(paired).map(|a| ("added", a_step, actual[a].to_owned())));
+    }
+}
+
+/// `step 22 removed Edit, Bash; step 25 added Grep`: runs of the same change in the same step
+/// told as one, at most [`MAX_STEP_EDITS`], then how many more.
+fn told(atoms: Vec<Atom>, noun: &str) -> String {
+    let mut edits: Vec<(&str, u64, Vec<String>)> = Vec::new();
+    for (what, step, item) in atoms {
+        match edits.last_mut() {
+            Some((last_what, last_step, items)) if *last_what == what && *last_step == step => {
+                items.push(item);
+            }
+            _ => edits.push((what, step, vec![item])),
+        }
+    }
+    let mut shown: Vec<String> = edits
+        .iter()
+        .take(MAX_STEP_EDITS)
+        .map(|(what, step, items)| {
+            clip_edit(&format!("step {} {what} {}", thousands(*step), run_of(items, noun)))
+        })
+        .collect();
+    if edits.len() > MAX_STEP_EDITS {
+        let more = edits.len() - MAX_STEP_EDITS;
+        let plural = if more == 1 { "" } else { "s" };
+        shown.push(format!("and {more} more change{plural}; see what moved"));
+    }
+    shown.join("; ")
+}
+
+/// The edits that turn `golden` into `actual`, aligned as numbers (see [`interned`]), with a
+/// deadline so that two long unrelated lists still end.
+fn aligned<T: Hash + Eq>(golden: &[T], actual: &[T]) -> Vec<similar::DiffOp> {
+    let (golden_ids, actual_ids) = interned(golden, actual);
+    similar::capture_diff_slices_deadline(
         Algorithm::Myers,
         &golden_ids,
         &actual_ids,
         Some(std::time::Instant::now() + Duration::from_secs(2)),
-    );
+    )
+}
+
+/// `-a, +b, -c and 4 more`: the items a list of names (sorted: `models`, `subagents`) lost and
+/// gained; positions in a sorted list would say nothing.
+fn write_list_edit(
+    f: &mut fmt::Formatter<'_>,
+    golden: &[String],
+    actual: &[String],
+) -> fmt::Result {
     let mut edits = Vec::new();
-    for op in ops {
-        edits.push(match op {
+    for op in aligned(golden, actual) {
+        let (removed, added) = match op {
             similar::DiffOp::Equal { .. } => continue,
             similar::DiffOp::Insert { new_index, new_len, .. } => {
-                let added = run_of(&actual[new_index..new_index + new_len]);
-                format!("+{added}{}", at(&actual, new_index, new_len))
+                (&golden[..0], &actual[new_index..new_index + new_len])
             }
             similar::DiffOp::Delete { old_index, old_len, .. } => {
-                let removed = run_of(&golden[old_index..old_index + old_len]);
-                format!("-{removed}{}", at(&golden, old_index, old_len))
+                (&golden[old_index..old_index + old_len], &actual[..0])
             }
             similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
-                let removed = run_of(&golden[old_index..old_index + old_len]);
-                let added = run_of(&actual[new_index..new_index + new_len]);
-                format!("{removed} -> {added} at {}", thousands(new_index as u64 + 1))
+                (&golden[old_index..old_index + old_len], &actual[new_index..new_index + new_len])
             }
-        });
+        };
+        edits.extend(removed.iter().map(|item| format!("-{item}")));
+        edits.extend(added.iter().map(|item| format!("+{item}")));
     }
     let shown: Vec<String> =
         edits.iter().take(MAX_LIST_EDITS).map(|edit| clip_edit(edit)).collect();
     f.write_str(&shown.join(", "))?;
     if edits.len() > MAX_LIST_EDITS {
-        write!(f, ", ... {} more edits", edits.len() - MAX_LIST_EDITS)?;
+        write!(f, " and {} more", edits.len() - MAX_LIST_EDITS)?;
     }
     Ok(())
 }
@@ -176,20 +391,12 @@ pub(crate) fn interned<T: Hash + Eq>(golden: &[T], actual: &[T]) -> (Vec<usize>,
     (golden, actual)
 }
 
-/// ` at 701`: where the run of `len` items at `idx` of `items` was inserted or removed; nothing
-/// when the items before or after it are the same run (`agent` among `agent`s), where any position
-/// would be as right as any other.
-fn at(items: &[String], idx: usize, len: usize) -> String {
-    let run = &items[idx..idx + len];
-    let ambiguous = (idx >= len && &items[idx - len..idx] == run)
-        || items.get(idx + len..idx + 2 * len).is_some_and(|after| after == run);
-    if ambiguous { String::new() } else { format!(" at {}", thousands(idx as u64 + 1)) }
-}
-
-/// `a, b, c`, or `a, b and 17 more` for a run of more than three items.
-fn run_of(items: &[String]) -> String {
+/// `a, b, c`, or `a, b and 17 more calls` for a run of more than three items.
+fn run_of(items: &[String], noun: &str) -> String {
     match items {
-        [first, second, _, _, ..] => format!("{first}, {second} and {} more", items.len() - 2),
+        [first, second, _, _, ..] => {
+            format!("{first}, {second} and {} more {noun}", items.len() - 2)
+        }
         _ => items.join(", "),
     }
 }
@@ -220,10 +427,11 @@ pub(crate) fn thousands(n: u64) -> String {
 ///
 /// The fields are iterated generically from the Shape's serialised form, so a field added to
 /// [`Shape`] is compared without touching this function.
-pub fn diff(golden: &Shape, actual: &Shape, options: &DiffOptions) -> Vec<Delta> {
-    let golden_fields = golden.fields();
-    let actual_fields = actual.fields();
+pub fn diff(golden_shape: &Shape, actual_shape: &Shape, options: &DiffOptions) -> Vec<Delta> {
+    let golden_fields = golden_shape.fields();
+    let actual_fields = actual_shape.fields();
     let mut deltas = Vec::new();
+    let mut edits = None;
     let mut content = Vec::new();
     for ((field, golden), (_, actual)) in golden_fields.into_iter().zip(actual_fields) {
         let same = match field.as_str() {
@@ -235,7 +443,18 @@ pub fn diff(golden: &Shape, actual: &Shape, options: &DiffOptions) -> Vec<Delta>
         if same {
             continue;
         }
-        let delta = Delta { field, golden, actual };
+        let step_edits = match field.as_str() {
+            "sources" | "functions" => {
+                // Both fields come from one alignment of the steps, made once.
+                let edits = edits.get_or_insert_with(|| step_edits(golden_shape, actual_shape));
+                edits.as_ref().map(|(sources, functions)| match field.as_str() {
+                    "sources" => sources.clone(),
+                    _ => functions.clone(),
+                })
+            }
+            _ => None,
+        };
+        let delta = Delta { field, golden, actual, step_edits };
         if delta.field == "content_hash" {
             if options.compare_content {
                 content.push(delta);

@@ -124,7 +124,7 @@ impl ReportOptions {
 /// ```text
 /// agent behaviour changed (5 difference(s)):
 ///   step_count: 1500 -> 1501
-///   functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)
+///   functions: step 701 added inserted_probe_tool (1,500 -> 1,501 calls)
 ///   ...
 /// what moved, step by step:
 ///   step 701 (agent) inserted: calls inserted_probe_tool

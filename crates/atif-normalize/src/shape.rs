@@ -38,6 +38,12 @@ pub struct Shape {
     pub completion_tokens: u64,
     /// The first 12 hex digits of the SHA-256 of the canonical text.
     pub content_hash: String,
+    /// The 1-based root step of each entry of `functions`, so that a delta can say which step
+    /// gained or lost a call (`functions: step 22 removed Edit`). Derived from the steps, so
+    /// neither serialised nor compared by [`diff`](crate::diff): a Shape read back from JSON has
+    /// it empty, and its `functions` deltas then name no step.
+    #[serde(skip)]
+    pub function_steps: Vec<u64>,
 }
 
 impl Shape {
@@ -88,7 +94,14 @@ pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
     let sources =
         steps.iter().filter_map(|s| s.get("source")?.as_str().map(Cow::into_owned)).collect();
     let llm_calls = steps.iter().map(step_llm_calls).fold(0u64, u64::saturating_add);
-    let functions = steps.iter().flat_map(step_functions).map(Cow::into_owned).collect();
+    let mut functions = Vec::new();
+    let mut function_steps = Vec::new();
+    for (step_idx, step) in steps.iter().enumerate() {
+        for function in step_functions(step) {
+            functions.push(function.into_owned());
+            function_steps.push(step_idx as u64 + 1);
+        }
+    }
 
     let mut subagents = Vec::new();
     collect_subagent_names(normalized, &mut subagents);
@@ -123,6 +136,7 @@ pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
         prompt_tokens: tokens("total_prompt_tokens", "prompt_tokens"),
         completion_tokens: tokens("total_completion_tokens", "completion_tokens"),
         content_hash,
+        function_steps,
     }
 }
 

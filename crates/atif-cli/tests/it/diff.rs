@@ -65,7 +65,7 @@ fn the_json_diff_of_a_long_run_with_one_inserted_step_is_short_and_names_the_ste
     let functions = doc["deltas"].as_array().unwrap().iter().find(|d| d["field"] == "functions");
     let functions = functions.unwrap();
     assert_eq!(
-        functions["text"], "functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)",
+        functions["text"], "functions: step 701 added inserted_probe_tool (1,500 -> 1,501 calls)",
         "{text}"
     );
     assert!(functions.get("golden").is_none(), "{functions}");

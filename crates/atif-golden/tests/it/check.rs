@@ -140,7 +140,10 @@ fn the_failure_message_goes_deltas_explanation_diff_command_with_the_hash_last()
         panic!("expected BehaviourChanged, got {err:?}")
     };
     assert_eq!(pending, &None, "check mode writes nothing");
-    assert_eq!(deltas[0], r#"functions: ["grep","grep"] -> ["rg","rg"]"#);
+    assert_eq!(
+        deltas[0],
+        "functions: step 1 replaced grep with rg; step 2 replaced grep with rg (2 -> 2 calls)"
+    );
     assert!(deltas.last().unwrap().starts_with("content_hash: "), "{deltas:?}");
     let position = |needle: &str| {
         report.find(needle).unwrap_or_else(|| panic!("`{needle}` missing from:\n{report}"))
@@ -366,11 +369,15 @@ fn one_step_inserted_into_a_long_run_reads_in_one_screen() {
     assert!(n_lines <= 100, "{n_lines} lines:\n{message}");
     assert!(message.len() <= 12 * 1024, "{} bytes:\n{message}", message.len());
     assert!(
-        message.contains("\n  functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)\n"),
+        message
+            .contains("\n  functions: step 701 added inserted_probe_tool (1,500 -> 1,501 calls)\n"),
         "{message}"
     );
-    // One more `agent` among 1,500 has no one position: none is named.
-    assert!(message.contains("\n  sources: +agent (1,500 -> 1,501 steps)\n"), "{message}");
+    // One more `agent` among 1,500: the steps are aligned with their calls, so it is found.
+    assert!(
+        message.contains("\n  sources: step 701 added agent (1,500 -> 1,501 steps)\n"),
+        "{message}"
+    );
     assert!(
         message.contains(
             "what moved, step by step:\n  step 701 (agent) inserted: calls inserted_probe_tool\n"

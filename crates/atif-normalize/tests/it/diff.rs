@@ -29,11 +29,11 @@ fn one_extra_step_reports_step_count_1_to_2_literally() {
     ]));
     let lines = deltas(&golden, &actual, &DiffOptions::default());
     assert_eq!(lines[0], "step_count: 1 -> 2");
-    assert_eq!(lines[1], r#"sources: ["user"] -> ["user","user"]"#);
+    assert_eq!(lines[1], "sources: step 2 added user (1 -> 2 steps)");
 }
 
 #[test]
-fn sequences_display_as_compact_json_arrays() {
+fn sequences_name_each_change_with_its_step_and_count_both_lengths() {
     let golden = trajectory(json!([call_step(1, "read_file", "a")]));
     let mut actual = trajectory(json!([call_step(1, "read_file", "a")]));
     actual["steps"][0]["tool_calls"]
@@ -42,7 +42,7 @@ fn sequences_display_as_compact_json_arrays() {
         .push(json!({"tool_call_id": "b", "function_name": "grep", "arguments": {}}));
     assert_eq!(
         deltas(&golden, &actual, &structural()),
-        [r#"functions: ["read_file"] -> ["read_file","grep"]"#]
+        ["functions: step 1 added grep (1 -> 2 calls)"]
     );
 }
 
@@ -198,38 +198,106 @@ fn the_unified_diff_turns_golden_into_actual_for_small_and_large_runs() {
     }
 }
 
-#[test]
-fn a_long_list_prints_as_the_edit_with_both_lengths_and_a_short_one_whole() {
-    let names = |n: usize| -> Vec<Value> {
-        (0..n).map(|idx| Value::String(format!("tool_{idx}"))).collect()
-    };
-    let golden = names(1_500);
-    let mut actual = golden.clone();
-    actual.insert(700, Value::String("inserted_probe_tool".to_owned()));
-    let delta = Delta {
-        field: "functions".to_owned(),
-        golden: Value::Array(golden.clone()),
-        actual: Value::Array(actual),
-    };
-    assert_eq!(delta.to_string(), "functions: +inserted_probe_tool at 701 (1,500 -> 1,501 calls)");
+/// A run of `n_steps` agent steps, each calling `read_file` except those `special` names.
+fn calls(n_steps: u64, special: &[(u64, &str)]) -> Value {
+    let steps: Vec<Value> = (1..=n_steps)
+        .map(|idx| {
+            let function = special.iter().find(|(at, _)| *at == idx).map_or("read_file", |s| s.1);
+            call_step(idx, function, &format!("c{idx}"))
+        })
+        .collect();
+    trajectory(Value::Array(steps))
+}
 
-    let mut removed = golden.clone();
-    removed.drain(10..30);
-    removed[100] = Value::String("grep".to_owned());
-    let delta = Delta {
-        field: "functions".to_owned(),
-        golden: Value::Array(golden),
-        actual: Value::Array(removed),
-    };
+/// The same run with the calls of the `quiet` steps taken out (each is a step that only talks).
+fn without_calls(mut run: Value, quiet: &[u64]) -> Value {
+    for &idx in quiet {
+        let step = &mut run["steps"][idx as usize - 1];
+        let step = step.as_object_mut().unwrap();
+        step.remove("tool_calls");
+        step.remove("observation");
+    }
+    run
+}
+
+#[test]
+fn a_call_list_delta_names_the_step_of_each_change() {
+    let golden = calls(27, &[(22, "Edit"), (25, "Bash")]);
+    let actual = without_calls(golden.clone(), &[22, 25]);
+    let lines = deltas(&golden, &actual, &structural());
+    assert_eq!(lines, ["functions: step 22 removed Edit; step 25 removed Bash (27 -> 25 calls)"]);
+
+    // A step that now calls another tool; one more step added at the end.
+    let mut actual = calls(28, &[(22, "Edit"), (25, "Bash"), (28, "write_file")]);
+    actual["steps"][2]["tool_calls"][0]["function_name"] = json!("grep");
+    let lines = deltas(&golden, &actual, &structural());
     assert_eq!(
-        delta.to_string(),
-        "functions: -tool_10, tool_11 and 18 more at 11, tool_120 -> grep at 101 (1,500 -> 1,480 calls)"
+        lines[..4],
+        [
+            "step_count: 27 -> 28",
+            "sources: step 28 added agent (27 -> 28 steps)",
+            "llm_calls: 27 -> 28",
+            "functions: step 3 replaced read_file with grep; step 28 added write_file (27 -> 28 calls)",
+        ]
     );
+}
+
+#[test]
+fn a_long_list_of_changes_names_five_and_counts_the_rest() {
+    let golden = calls(40, &[]);
+    let quiet = [3, 7, 11, 15, 19, 23, 27, 31];
+    let actual = without_calls(golden.clone(), &quiet);
+    let lines = deltas(&golden, &actual, &structural());
+    assert_eq!(
+        lines,
+        ["functions: step 3 removed read_file; step 7 removed read_file; step 11 removed \
+             read_file; step 15 removed read_file; step 19 removed read_file; and 3 more \
+             changes; see what moved (40 -> 32 calls)"]
+    );
+}
+
+#[test]
+fn a_long_run_names_the_inserted_step_and_counts_with_thousands() {
+    let golden = calls(1_500, &[]);
+    let mut steps = golden["steps"].as_array().unwrap().clone();
+    steps.insert(700, call_step(701, "inserted_probe_tool", "probe"));
+    let actual = trajectory(Value::Array(steps));
+    let lines = deltas(&golden, &actual, &structural());
+    assert_eq!(lines[1], "sources: step 701 added agent (1,500 -> 1,501 steps)");
+    assert_eq!(lines[3], "functions: step 701 added inserted_probe_tool (1,500 -> 1,501 calls)");
+}
+
+#[test]
+fn a_list_without_steps_prints_whole_or_as_what_it_gained_and_lost() {
+    let names = |n: usize| -> Vec<Value> {
+        (0..n).map(|idx| Value::String(format!("model_{idx:02}"))).collect()
+    };
+    let golden = names(30);
+    let mut actual = golden.clone();
+    actual.remove(3);
+    actual.push(Value::String("zeta".to_owned()));
+    let delta = Delta {
+        field: "models".to_owned(),
+        golden: Value::Array(golden),
+        actual: Value::Array(actual),
+        step_edits: None,
+    };
+    assert_eq!(delta.to_string(), "models: -model_03, +zeta (30 -> 30 models)");
 
     let short = Delta {
-        field: "functions".to_owned(),
-        golden: serde_json::json!(["grep"]),
-        actual: serde_json::json!(["grep", "rg"]),
+        field: "models".to_owned(),
+        golden: json!(["m-1"]),
+        actual: json!(["m-2"]),
+        step_edits: None,
     };
-    assert_eq!(short.to_string(), r#"functions: ["grep"] -> ["grep","rg"]"#);
+    assert_eq!(short.to_string(), r#"models: ["m-1"] -> ["m-2"]"#);
+
+    // A Shape read back from JSON knows no steps of its calls: the delta then names none.
+    let functions = Delta {
+        field: "functions".to_owned(),
+        golden: json!(["grep"]),
+        actual: json!(["grep", "rg"]),
+        step_edits: None,
+    };
+    assert_eq!(functions.to_string(), r#"functions: ["grep"] -> ["grep","rg"]"#);
 }

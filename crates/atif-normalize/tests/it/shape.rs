@@ -95,7 +95,10 @@ fn the_shape_serialises_with_the_documented_names_in_order_and_reads_back() {
     let positions: Vec<usize> =
         order.iter().map(|name| text.find(&format!("\"{name}\":")).unwrap()).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
-    assert_eq!(serde_json::from_str::<Shape>(&text).unwrap(), shape);
+    // Every field but the derived `function_steps` comes back from the JSON.
+    let mut without_steps = shape.clone();
+    without_steps.function_steps.clear();
+    assert_eq!(serde_json::from_str::<Shape>(&text).unwrap(), without_steps);
     let fields: Vec<String> = shape.fields().into_iter().map(|(name, _)| name).collect();
     assert_eq!(fields, order);
 }
