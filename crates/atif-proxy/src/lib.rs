@@ -83,4 +83,4 @@ pub use atif_replay::DriftPolicy;
 pub use error::{Error, Result};
 pub use protocol::Provider;
 pub use server::{Options, Proxy, failed_path, start};
-pub use verdict::{Mode, UnusedExchange, Verdict};
+pub use verdict::{MAX_KEPT, Mode, UnusedExchange, Verdict};

@@ -25,13 +25,11 @@ use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::Recorder;
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
+use crate::verdict::{Capped, MAX_KEPT};
 use crate::{Error, Mode, Result, Verdict};
 
 /// The largest request body the server reads (agents with long contexts send a few MB).
 const MAX_REQUEST_BYTES: usize = 256 * 1024 * 1024;
-
-/// How many refused requests are printed; the rest are counted.
-const MAX_REPORTED: usize = 100;
 
 /// How long [`Proxy::finish`] waits for replies still in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -291,8 +289,8 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         served: AtomicUsize::new(0),
         next_seq: AtomicU64::new(0),
         traffic: Mutex::new(Vec::new()),
-        errors: Mutex::new(Vec::new()),
-        warnings: Mutex::new(Vec::new()),
+        errors: Mutex::new(Capped::default()),
+        warnings: Mutex::new(Capped::default()),
         cleaner: Cleaner::new(),
     });
     let router = axum::Router::new().fallback(handle).with_state(shared.clone());
@@ -465,8 +463,8 @@ pub(crate) struct Shared {
     next_seq: AtomicU64,
     /// What the agent asked and got, with the number of the request's arrival.
     traffic: Mutex<Vec<(u64, Logged)>>,
-    errors: Mutex<Vec<String>>,
-    warnings: Mutex<Vec<String>>,
+    errors: Mutex<Capped>,
+    warnings: Mutex<Capped>,
     /// Every message passes it before it is said, kept or sent.
     cleaner: Cleaner,
 }
@@ -512,8 +510,8 @@ impl Shared {
             self.refused.load(Ordering::Relaxed),
             recorded,
             unused,
-            self.errors.lock().unwrap_or_else(PoisonError::into_inner).clone(),
-            self.warnings.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+            &self.errors.lock().unwrap_or_else(PoisonError::into_inner),
+            &self.warnings.lock().unwrap_or_else(PoisonError::into_inner),
         )
     }
 
@@ -526,15 +524,25 @@ impl Shared {
     /// Records a failure that makes the run not exact, and prints it.
     pub(crate) fn fail(&self, message: String) {
         let message = self.cleaner.clean(message);
-        self.say(&message);
-        self.errors.lock().unwrap_or_else(PoisonError::into_inner).push(message);
+        let mut errors = self.errors.lock().unwrap_or_else(PoisonError::into_inner);
+        let line = message.clone();
+        if errors.push(message) {
+            self.say(&line);
+        } else if errors.just_filled() {
+            self.say(&format!("more than {MAX_KEPT} failures: the rest are only counted"));
+        }
     }
 
     /// Records a warning, which leaves the run exact, and prints it.
     pub(crate) fn warn(&self, message: String) {
         let message = self.cleaner.clean(message);
-        self.say(&format!("warning: {message}"));
-        self.warnings.lock().unwrap_or_else(PoisonError::into_inner).push(message);
+        let mut warnings = self.warnings.lock().unwrap_or_else(PoisonError::into_inner);
+        let line = format!("warning: {message}");
+        if warnings.push(message) {
+            self.say(&line);
+        } else if warnings.just_filled() {
+            self.say(&format!("more than {MAX_KEPT} warnings: the rest are only counted"));
+        }
     }
 
     pub(crate) fn served(&self) {
@@ -753,9 +761,9 @@ impl Shared {
     ) -> Response {
         let count = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
         let message = self.cleaner.clean(format!("refused a {method} request: {reason}"));
-        if count <= MAX_REPORTED {
+        if count <= MAX_KEPT {
             self.say(&message);
-        } else if count == MAX_REPORTED + 1 {
+        } else if count == MAX_KEPT + 1 {
             self.say("further refused requests are only counted in the verdict");
         }
         let body = provider.error_body(status.as_u16(), &message);

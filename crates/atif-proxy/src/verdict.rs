@@ -34,10 +34,45 @@ pub struct Verdict {
     pub exchanges_recorded: usize,
     /// The recorded exchanges a replay never served, in script order.
     pub unused_exchanges: Vec<UnusedExchange>,
-    /// Each failure, in the order it happened: each makes the run not exact.
+    /// The first [`MAX_KEPT`] failures, in the order they happened: each makes the run not
+    /// exact.
     pub errors: Vec<String>,
-    /// Drift served anyway under `--drift warn`: reported, but the run stays exact.
+    /// How many failures came after the first [`MAX_KEPT`]: counted, not kept.
+    pub errors_omitted: usize,
+    /// The first [`MAX_KEPT`] drifts served anyway under `--drift warn`: reported, but the run
+    /// stays exact.
     pub warnings: Vec<String>,
+    /// How many warnings came after the first [`MAX_KEPT`].
+    pub warnings_omitted: usize,
+}
+
+/// How many errors and warnings a verdict keeps, and the server prints; the rest are counted,
+/// so that a client sending bad requests in a loop cannot grow the verdict or standard error
+/// without bound.
+pub const MAX_KEPT: usize = 100;
+
+/// The first [`MAX_KEPT`] messages of a kind, and how many more there were.
+#[derive(Debug, Default)]
+pub(crate) struct Capped {
+    kept: Vec<String>,
+    omitted: usize,
+}
+
+impl Capped {
+    /// Keeps `message` if there is room, else counts it; whether it was kept.
+    pub(crate) fn push(&mut self, message: String) -> bool {
+        if self.kept.len() < MAX_KEPT {
+            self.kept.push(message);
+            return true;
+        }
+        self.omitted += 1;
+        false
+    }
+
+    /// Whether `message` is the first one counted and not kept, after which nothing is printed.
+    pub(crate) fn just_filled(&self) -> bool {
+        self.omitted == 1
+    }
 }
 
 /// A recorded exchange a replay never served.
@@ -62,10 +97,10 @@ impl Verdict {
         requests_refused: usize,
         exchanges_recorded: usize,
         unused_exchanges: Vec<UnusedExchange>,
-        errors: Vec<String>,
-        warnings: Vec<String>,
+        errors: &Capped,
+        warnings: &Capped,
     ) -> Verdict {
-        let ok = errors.is_empty() && unused_exchanges.is_empty();
+        let ok = errors.kept.is_empty() && errors.omitted == 0 && unused_exchanges.is_empty();
         Verdict {
             ok,
             mode,
@@ -73,8 +108,10 @@ impl Verdict {
             requests_refused,
             exchanges_recorded,
             unused_exchanges,
-            errors,
-            warnings,
+            errors: errors.kept.clone(),
+            errors_omitted: errors.omitted,
+            warnings: warnings.kept.clone(),
+            warnings_omitted: warnings.omitted,
         }
     }
 
@@ -111,6 +148,12 @@ impl Verdict {
         for error in &self.errors {
             text.push_str("\n- ");
             text.push_str(error);
+        }
+        if self.errors_omitted > 0 {
+            text.push_str(&format!(
+                "\n- and {} more failures after the first {MAX_KEPT}, counted but not kept",
+                self.errors_omitted
+            ));
         }
         if !self.unused_exchanges.is_empty() {
             let names: Vec<String> = self

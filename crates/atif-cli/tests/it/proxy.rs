@@ -857,3 +857,23 @@ fn a_script_that_never_ends_is_too_large_or_binary_fails_fast_in_replay_and_serv
         }
     }
 }
+
+#[test]
+fn a_client_looping_on_bad_requests_cannot_grow_the_verdict_or_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_empty_script(dir.path());
+    let requests = vec![("/v1/embeddings", "{}"); 250];
+    let (status, err, replies, verdict) = serve_with(&["--replay"], &script, &requests);
+    assert_eq!(status, Some(1), "{err}");
+    assert!(replies.iter().all(|reply| reply.starts_with("HTTP/1.1 404")));
+    let verdict: serde_json::Value =
+        serde_json::from_str(verdict.split_once("\r\n\r\n").unwrap().1).unwrap();
+    assert_eq!(verdict["errors"].as_array().unwrap().len(), 100);
+    assert_eq!(verdict["errors_omitted"], 150);
+    let unknown = err.lines().filter(|line| line.contains("unknown endpoint")).count();
+    // Printed as they happen, then in the final summary: each list of at most 100.
+    assert_eq!(unknown, 200, "{err}");
+    assert_eq!(err.matches("more than 100 failures: the rest are only counted").count(), 1);
+    assert!(err.contains("- and 150 more failures after the first 100, counted but not kept"));
+    assert!(err.len() < 100_000, "{} bytes of stderr", err.len());
+}
