@@ -54,6 +54,9 @@ enum Command {
     Check(cmd::check::Args),
     /// Review, accept or reject pending golden files; re-record goldens.
     Golden(cmd::golden::Args),
+    /// Compare N runs with an envelope golden (the behaviour of N earlier runs): changed, no
+    /// clear change or inconclusive, at a stated error rate; `--update` writes the envelope.
+    Envelope(cmd::envelope::Args),
     /// Inspect or redact a recorded model script.
     Script(cmd::script::Args),
     /// Convert a Claude Code, Codex, Gemini CLI, OpenCode or pi log into an ATIF trajectory.
@@ -64,6 +67,9 @@ enum Command {
     /// Run an agent command against a local server that replays a recorded script, offline and
     /// strictly: `atif replay --script FILE -- CMD [ARGS...]`.
     Replay(cmd::proxy::ReplayArgs),
+    /// Run an agent command N times against the live model through the recording server and
+    /// check the envelope golden of its behaviour: `atif live --runs N --golden G.json -- CMD`.
+    Live(cmd::live::Args),
     /// Run the record/replay server alone until SIGINT or SIGTERM, for agents started
     /// elsewhere; prints `listening on URL` first.
     Serve(cmd::proxy::ServeArgs),
@@ -100,10 +106,12 @@ fn main() -> ExitCode {
         Command::Diff(args) => cmd::diff::run(args),
         Command::Check(args) => cmd::check::run(args),
         Command::Golden(args) => cmd::golden::run(args),
+        Command::Envelope(args) => cmd::envelope::run(args),
         Command::Script(args) => cmd::script::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Record(args) => cmd::proxy::record(args),
         Command::Replay(args) => cmd::proxy::replay(args),
+        Command::Live(args) => cmd::live::run(args),
         Command::Serve(args) => cmd::proxy::serve(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),
         Command::Man(args) => cmd::completions::man(args, Cli::command()),

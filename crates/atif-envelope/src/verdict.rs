@@ -310,7 +310,11 @@ fn variant_test(
     let share_change =
         |k: usize| actual_counts[k] as f64 / n2 as f64 - golden_counts[k] as f64 / n1 as f64;
     let moved = (0..keys.len())
-        .max_by(|&a, &b| share_change(a).abs().total_cmp(&share_change(b).abs()).then(b.cmp(&a)))
+        // The largest move; between equal ones, a variant that grew (the new behaviour).
+        .max_by(|&a, &b| {
+            let (change_a, change_b) = (share_change(a), share_change(b));
+            change_a.abs().total_cmp(&change_b.abs()).then(change_a.total_cmp(&change_b))
+        })
         .unwrap_or(0);
     let table = |counts: &[u64]| {
         let described = keys.iter().zip(counts).filter(|(_, count)| **count > 0);

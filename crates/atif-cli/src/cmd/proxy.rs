@@ -118,7 +118,7 @@ impl ServerArgs {
 }
 
 /// The agent's name in a captured trajectory: the command's file name.
-fn capture_for(program: &str) -> CaptureOptions {
+pub(crate) fn capture_for(program: &str) -> CaptureOptions {
     let name = Path::new(program)
         .file_name()
         .map_or_else(|| program.to_owned(), |name| name.to_string_lossy().into_owned());
@@ -380,7 +380,7 @@ fn save_trajectory<'a>(
 
 /// Starts the server; a script that is not a valid script is invalid input (exit 1), like an
 /// invalid trajectory (docs/cli.md).
-async fn start(options: &Options) -> anyhow::Result<Proxy> {
+pub(crate) async fn start(options: &Options) -> anyhow::Result<Proxy> {
     atif_proxy::start(options).await.map_err(|err| match err {
         atif_proxy::Error::Script(
             err @ (atif_replay::Error::Io { .. } | atif_replay::Error::Pattern { .. }),
@@ -396,7 +396,7 @@ async fn start(options: &Options) -> anyhow::Result<Proxy> {
     })
 }
 
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -426,7 +426,7 @@ fn refuse_overwrite_on_ci(script: &std::path::Path) -> anyhow::Result<()> {
 /// The environment that points an agent at the server: each SDK's base URL variable, the
 /// control token, and in a replay a dummy API key where the agent has none, so SDKs that
 /// insist on one start.
-fn agent_env(proxy: &Proxy, mode: atif_proxy::Mode) -> Vec<(String, String)> {
+pub(crate) fn agent_env(proxy: &Proxy, mode: atif_proxy::Mode) -> Vec<(String, String)> {
     let url = proxy.url();
     let mut env: Vec<(String, String)> = [
         ("OPENAI_BASE_URL", format!("{url}/v1")),

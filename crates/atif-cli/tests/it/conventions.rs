@@ -131,6 +131,69 @@ const ROWS: &[Row] = &[
         writes_input: false,
         until_stopped: false,
     },
+    // `IN` twenty times: twenty runs against `envelope.json`, the envelope of twenty copies of
+    // `run.json`; twenty copies of `other.json` call another tool in every run (changed).
+    Row {
+        args: &[
+            "envelope",
+            "envelope.json",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+            "IN",
+        ],
+        ok: "run.json",
+        mismatch: Some("other.json"),
+        reads_input: true,
+        reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
+    },
+    // Three live runs of an agent asking the fake provider (`UPSTREAM`) once, against the
+    // envelope of three such runs (no clear change) or of `run.json` (changed). A missing
+    // envelope is a failure (1), as a missing golden is for `check`, so IN is not tried as the
+    // table's other inputs.
+    Row {
+        args: &[
+            "live",
+            "--runs",
+            "3",
+            "--jobs",
+            "2",
+            "--format",
+            "json",
+            "--golden",
+            "IN",
+            "--upstream",
+            "UPSTREAM",
+            "--",
+            "sh",
+            "-c",
+            ASK_ONCE,
+        ],
+        ok: "live-envelope.json",
+        mismatch: Some("envelope.json"),
+        reads_input: false,
+        reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
+    },
     Row {
         args: &["script", "show", "IN"],
         ok: "script.json",
@@ -273,6 +336,9 @@ const ROWS: &[Row] = &[
         until_stopped: false,
     },
 ];
+
+/// An agent that asks the model at `$OPENAI_BASE_URL` one question offering a shell tool.
+const ASK_ONCE: &str = r#"curl -sS -o /dev/null "$OPENAI_BASE_URL/chat/completions" -H 'content-type: application/json' -d '{"model": "m", "messages": [{"role": "user", "content": "list files"}], "tools": [{"type": "function", "function": {"name": "shell", "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}]}'"#;
 
 /// The situations of the table, with the exit status every subcommand gives for them.
 const CASES: &[(&str, u8)] = &[
@@ -586,6 +652,17 @@ impl Fixture {
             Stdio::piped(),
         );
         assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+        let envelope: Vec<&str> = ["envelope", "--update", "envelope.json"]
+            .into_iter()
+            .chain(std::iter::repeat_n("run.json", 20))
+            .collect();
+        let made = fixture.run(&envelope, Stdio::piped(), Stdio::piped());
+        assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+        let live = ["live", "--runs", "3", "--update", "--golden", "live-envelope.json"];
+        let upstream = ["--upstream", "UPSTREAM", "--", "sh", "-c", ASK_ONCE];
+        let made =
+            fixture.run(&[&live[..], &upstream[..]].concat(), Stdio::piped(), Stdio::piped());
+        assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
         fixture
     }
 
@@ -600,6 +677,10 @@ impl Fixture {
         command.current_dir(self.dir.path()).stdin(Stdio::null());
         if args.first() != Some(&"record") {
             command.env("CI", "1");
+        }
+        // Live runs are refused on CI unless asked for; here they only reach the fake provider.
+        if args.iter().find(|arg| !arg.starts_with('-')) == Some(&"live") {
+            command.env("ATIF_LIVE", "1");
         }
         command
     }

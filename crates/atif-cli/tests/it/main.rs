@@ -4,11 +4,13 @@
 mod check;
 mod conventions;
 mod diff;
+mod envelope;
 mod examples;
 mod files;
 mod golden;
 mod import;
 mod input;
+mod live;
 mod normalize;
 mod proxy;
 mod schema;

@@ -1,0 +1,163 @@
+//! `atif envelope`: build an envelope golden from runs a user has, or compare runs with it.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use atif_envelope::{Conclusion, Envelope, Run, ToolOrder, Verdict, VerdictOptions, compare};
+use atif_normalize::NormalizeOptions;
+
+use crate::cmd::common::{Format, invalid, load_trajectory, print, this_command_as};
+use crate::output;
+
+/// Arguments of `atif envelope`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The envelope golden (canonical JSON, `envelope_version` 1; see docs/live.md).
+    #[arg(value_name = "GOLDEN")]
+    golden: PathBuf,
+    /// The runs' trajectories: imported logs, a benchmark's output, `atif live --trajectories`.
+    #[arg(value_name = "RUN", required = true)]
+    runs: Vec<String>,
+    #[command(flatten)]
+    pub(crate) verdict: VerdictArgs,
+}
+
+/// How an envelope is built and a verdict reached: the flags `envelope` and `live` share.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct VerdictArgs {
+    /// Write the envelope of these runs as the golden (atomically) instead of comparing.
+    #[arg(long)]
+    pub(crate) update: bool,
+    /// How runs group into tool-call variants when the envelope is written: `exact` (the same
+    /// calls in the same steps and order) or `any-order` (the same multiset of calls).
+    #[arg(long, value_enum, default_value_t, value_name = "ORDER")]
+    order: OrderArg,
+    /// The family-wise error rate: the chance of calling an unchanged agent `changed`.
+    #[arg(long, default_value_t = 0.05, value_name = "ALPHA", value_parser = parse_alpha)]
+    alpha: f64,
+    /// The seed of the permutation test; the same runs and seed give the same verdict.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    seed: u64,
+    /// Exit 1 when the verdict is `inconclusive` (too few runs to see a tool's rate move from
+    /// 10% to 60%), not only when it is `changed`.
+    #[arg(long)]
+    require_conclusive: bool,
+    /// Start from a named normalisation preset for logs of a known agent.
+    #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(atif_normalize::PRESETS))]
+    preset: Option<String>,
+    /// Output format: `text` (the verdict in one screen) or `json` (`verdict`, `runs`,
+    /// `fields`, `pass_at_k`, `pass_hat_k`; see docs/live.md).
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+enum OrderArg {
+    #[default]
+    Exact,
+    AnyOrder,
+}
+
+fn parse_alpha(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(alpha) if alpha > 0.0 && alpha < 1.0 => Ok(alpha),
+        _ => Err(format!("expected a number between 0 and 1 (0.05 for 5%), got `{text}`")),
+    }
+}
+
+impl VerdictArgs {
+    /// The normalise options of the runs.
+    pub(crate) fn normalize_options(&self) -> anyhow::Result<NormalizeOptions> {
+        Ok(match &self.preset {
+            Some(name) => atif_normalize::preset(name)?,
+            None => NormalizeOptions::default(),
+        })
+    }
+}
+
+/// Runs `atif envelope`: exit 0 when the envelope was written or no change is clear, 1 on
+/// `changed` (and on `inconclusive` with `--require-conclusive`), on a missing golden and on
+/// input that is not a trajectory or an envelope, 2 when a file cannot be read or written.
+pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
+    let options = args.verdict.normalize_options()?;
+    let mut runs = Vec::with_capacity(args.runs.len());
+    for path in &args.runs {
+        let trajectory = load_trajectory(path)?;
+        runs.push(Run::new(path, &trajectory, &options).map_err(invalid)?);
+    }
+    conclude(&args.golden, &runs, &args.verdict, "envelope")
+}
+
+/// Writes the envelope of `runs` (`--update`) or compares them with the golden, prints the
+/// outcome, and gives the exit status; `command` names the subcommand in messages.
+pub(crate) fn conclude(
+    golden: &Path,
+    runs: &[Run],
+    args: &VerdictArgs,
+    command: &str,
+) -> anyhow::Result<ExitCode> {
+    if args.update {
+        let order = match args.order {
+            OrderArg::Exact => ToolOrder::Exact,
+            OrderArg::AnyOrder => ToolOrder::AnyOrder,
+        };
+        let envelope = Envelope::build(runs, order).map_err(invalid)?;
+        atif_fs::write_atomic(golden, envelope.to_json().as_bytes())
+            .with_context(|| format!("cannot write the envelope {}", golden.display()))?;
+        let variants = envelope.variants().len();
+        output::note(|out| {
+            writeln!(
+                out,
+                "atif {command}: wrote {} ({} runs, {variants} tool-call variant(s), order {order})",
+                golden.display(),
+                envelope.runs()
+            )
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let envelope = read_envelope(golden, command)?;
+    let mut options = VerdictOptions::new();
+    options.set_alpha(args.alpha).set_seed(args.seed);
+    let verdict = compare(&envelope, runs, &options).map_err(invalid)?;
+    print_verdict(&verdict, args.format)?;
+    let failed = match verdict.verdict {
+        Conclusion::Changed => true,
+        Conclusion::Inconclusive => args.require_conclusive,
+        _ => false,
+    };
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Reads the envelope golden: a missing one is a failure naming the command that writes it
+/// (exit 1), an unreadable one exit 2, a malformed one exit 1.
+fn read_envelope(golden: &Path, command: &str) -> anyhow::Result<Envelope> {
+    let text = match std::fs::read_to_string(golden) {
+        Ok(text) => text,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(invalid(anyhow::anyhow!(
+                "no envelope golden at {}; write it from these runs with:\n  {}",
+                golden.display(),
+                this_command_as(command, "--update")
+            )));
+        }
+        Err(err) => {
+            return Err(anyhow::Error::new(err)
+                .context(format!("cannot read the envelope {}", golden.display())));
+        }
+    };
+    Envelope::from_json(&text)
+        .map_err(|err| invalid(anyhow::Error::new(err).context(golden.display().to_string())))
+}
+
+fn print_verdict(verdict: &Verdict, format: Format) -> anyhow::Result<()> {
+    match format {
+        Format::Json => print(|out| {
+            serde_json::to_writer_pretty(&mut *out, verdict)?;
+            writeln!(out)
+        }),
+        // `-q` leaves a run with no clear change silent, as a passing test is.
+        Format::Text if output::quiet() && verdict.verdict == Conclusion::NoClearChange => Ok(()),
+        Format::Text => print(|out| write!(out, "{verdict}")),
+    }
+}
