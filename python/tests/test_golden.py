@@ -112,6 +112,17 @@ def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pyteste
     assert golden_file(pytester, "test_agent__test_weather.json.new").is_file()
 
 
+def test_the_pending_goldens_of_xdist_workers_reach_the_summary(pytester, monkeypatch):
+    pytester.makepyfile(test_agent=AGENT_TESTS + AGENT_TESTS.replace("def test_weather", "def test_weather_again"))
+    pytester.runpytest("--atif-update").assert_outcomes(passed=2)
+    monkeypatch.setenv("AGENT_CALLS", "2")
+    result = pytester.runpytest_subprocess("-n", "2")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        ["*2 golden(s) left a pending .json.new file for review: atif golden review --dir tests/golden"]
+    )
+
+
 def test_an_unknown_atif_golden_value_is_a_usage_error(pytester, monkeypatch):
     monkeypatch.setenv("ATIF_GOLDEN", "updte")
     pytester.makepyfile(test_agent=AGENT_TESTS)

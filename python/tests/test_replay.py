@@ -136,14 +136,34 @@ def test_a_re_recorded_behaviour_change_fails_the_golden_with_the_new_tool_call(
     )
 
 
-def test_one_more_model_call_fails_with_the_exhaustion_verdict(recorded, monkeypatch):
+def test_one_more_model_call_fails_with_the_verdict_once_and_without_the_sdks_frames(recorded, monkeypatch):
     monkeypatch.setenv("AGENT_MODE", "more")
     result = recorded.runpytest()
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
-    assert "request #3" in text, text
-    result.stdout.fnmatch_lines(["*atif replay verdict*", "*replay not exact*"])
-    assert "atif_pytest/" not in text, "a traceback from inside the plugin: " + text
+    result.stdout.fnmatch_lines(
+        [
+            "*_ test_answer _*",
+            "the replay of tests/scripts/test_agent__test_answer.json was not exact*",
+            "test_agent.py:*: in test_answer",
+            "agent.py:*: in run",
+            "*client.chat.completions.create(*",
+            "E   openai.BadRequestError raised in openai (* frame(s) hidden; pytest --fulltrace shows them)*",
+            "atif replay: replay not exact:",
+            "- the agent made request #3 to /v1/chat/completions, but the script recorded 2.*",
+            "if this change is intended, re-record the script: pytest --atif-record test_agent.py::test_answer",
+            "*short test summary info*",
+            "FAILED test_agent.py::test_answer*",
+        ]
+    )
+    assert text.count("the agent made request #3") == 1, text
+    assert "_base_client.py" not in text and "atif_pytest/" not in text, text
+    report = text[text.index("_ test_answer _"):text.index("short test summary info")]
+    assert len(report.splitlines()) <= 12, report
+    # The frames are hidden from the report, not lost: --fulltrace shows them all.
+    full = recorded.runpytest("--fulltrace")
+    full.assert_outcomes(failed=1)
+    assert "_base_client.py" in full.stdout.str()
 
 
 def test_fewer_model_calls_fail_naming_the_unused_exchanges(recorded, monkeypatch):
@@ -164,8 +184,19 @@ def test_a_changed_prompt_fails_with_the_drift_diff(recorded, monkeypatch):
     result = recorded.runpytest()
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
-    assert "What is six times seven?" in text and "What is 6 * 7?" in text, text
-    result.stdout.fnmatch_lines(["*atif replay verdict*"])
+    result.stdout.fnmatch_lines(
+        [
+            "the replay of tests/scripts/test_agent__test_answer.json was not exact*",
+            "E   openai.BadRequestError raised in openai*",
+            "- request #1 to /v1/chat/completions matches no unused recorded exchange*",
+            "--- exchange #1 (recorded)",
+            "+++ request #1 (now)",
+        ]
+    )
+    # The request's diff is shown once: the SDK's copy of the server's message is left out.
+    assert text.count('-        "content": "What is 6 * 7?",') == 1, text
+    assert text.count('+        "content": "What is six times seven?",') == 1, text
+    assert "_base_client.py" not in text, text
 
 
 def test_drift_warn_serves_the_nearest_exchange_and_reports_the_difference(recorded, monkeypatch):
@@ -257,5 +288,10 @@ def test_parametrised_tests_replay_under_xdist_each_with_its_own_server(pytester
     assert scripts == [f"test_cases__test_case__{case}.json" for case in "abcd"]
     goldens = sorted(path.name for path in (pytester.path / "tests" / "golden").iterdir())
     assert goldens == scripts
+    # The workers' records reach the controller's summary.
+    recorded.stdout.fnmatch_lines_random(
+        [f"recorded tests/scripts/test_cases__test_case__{case}.json" for case in "abcd"]
+        + [f"created golden tests/golden/test_cases__test_case__{case}.json" for case in "abcd"]
+    )
     replayed = pytester.runpytest_subprocess("-n", "4")
     replayed.assert_outcomes(passed=4)

@@ -1,16 +1,118 @@
-"""Comparing a trajectory with its golden file through `atif check`."""
+"""Comparing a trajectory with its golden file through `atif check`, with its options."""
 
 from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Optional
 
 from atif_pytest._errors import AtifError
 
-# The values `ATIF_GOLDEN` may take, as `atif check` reads them (docs/golden.md).
-GOLDEN_MODES = ("", "auto", "check", "review", "update")
+# The variable that selects what a check may write, as `atif check` reads it (docs/golden.md).
+MODE_ENV = "ATIF_GOLDEN"
+
+# Unicode's White_Space characters: what Rust's `str::trim` removes. Python's `str.strip()`
+# also removes U+001C to U+001F, which `atif check` keeps, so the set is spelled out.
+_WHITE_SPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+
+
+def is_ci(value: Optional[str]) -> bool:
+    """Whether this value of `CI` means "on CI": set, and not `0`, `false` (any case) or empty.
+
+    The rule of `atif_fs::is_ci`, surrounding white space ignored as Rust's `trim` does.
+    """
+    if value is None:
+        return False
+    value = value.strip(_WHITE_SPACE)
+    return value not in ("", "0") and _ascii_lower(value) != "false"
+
+
+def golden_mode(mode: Optional[str], ci: Optional[str]) -> str:
+    """The mode `atif check` takes from these values of `ATIF_GOLDEN` and `CI` (None: unset).
+
+    Returns ``"check"``, ``"review"`` or ``"update"``, as `atif_golden::Mode::from_env_values`
+    does: white space around the value and ASCII case are ignored, empty means unset, `review`
+    and the default only check on CI.
+
+    Raises:
+        AtifError: for any other value, with the message `atif check` gives.
+    """
+    local_default = "check" if is_ci(ci) else "review"
+    requested = _ascii_lower((mode or "").strip(_WHITE_SPACE))
+    if requested in ("", "auto", "review"):
+        return local_default
+    if requested in ("check", "update"):
+        return requested
+    raise AtifError(
+        f"unknown {MODE_ENV} value `{mode}`: expected one of auto, check, review, update (or unset)"
+    )
+
+
+@dataclass(frozen=True)
+class GoldenOptions:
+    """How a run is compared with its golden: the comparison flags of `atif check`.
+
+    Each field is a keyword of the ``atif_golden`` fixture and an ini option ``atif_<field>``
+    (``atif_golden_masks`` for ``masks``, whose plain name is the server's request masks).
+    ``None`` and empty mean the flag is not given, so `atif check`'s default holds.
+    """
+
+    preset: Optional[str] = None
+    token_tolerance: Optional[float] = None
+    compare_content: bool = True
+    volatile: tuple[str, ...] = ()
+    redact: tuple[str, ...] = ()
+    masks: tuple[str, ...] = ()
+    keep_subagent_order: bool = False
+    secret_patterns: tuple[str, ...] = ()
+    max_input_bytes: Optional[str] = None
+
+    def overridden(self, **keywords) -> "GoldenOptions":
+        """These options with each keyword that is not None replacing its field."""
+        given = {name: value for name, value in keywords.items() if value is not None}
+        unknown = sorted(set(given) - {field.name for field in fields(self)})
+        if unknown:
+            raise AtifError(f"atif_golden() got unknown option(s): {', '.join(unknown)}")
+        for name in ("volatile", "redact", "masks", "secret_patterns"):
+            if name in given:
+                given[name] = _strings(name, given[name])
+        if "token_tolerance" in given:
+            given["token_tolerance"] = _tolerance(given["token_tolerance"])
+        for name in ("compare_content", "keep_subagent_order"):
+            if name in given and not isinstance(given[name], bool):
+                raise AtifError(f"atif_golden({name}=...) takes True or False, not {given[name]!r}")
+        for name in ("preset", "max_input_bytes"):
+            if name in given:
+                given[name] = str(given[name])
+        return replace(self, **given)
+
+    def args(self) -> list[str]:
+        """The `atif check` flags of these options."""
+        args: list[str] = []
+        if self.preset:
+            args += ["--preset", self.preset]
+        if self.token_tolerance is not None:
+            args += ["--token-tolerance", repr(self.token_tolerance)]
+        if not self.compare_content:
+            args.append("--no-content")
+        for flag, values in (
+            ("--volatile", self.volatile),
+            ("--redact", self.redact),
+            ("--mask", self.masks),
+            ("--secret-pattern", self.secret_patterns),
+        ):
+            for value in values:
+                args += [flag, value]
+        if self.keep_subagent_order:
+            args.append("--keep-subagent-order")
+        if self.max_input_bytes:
+            args += ["--max-input-bytes", self.max_input_bytes]
+        return args
 
 
 @dataclass(frozen=True)
@@ -30,6 +132,7 @@ def check(
     update: bool,
     update_command: str,
     cwd: Path,
+    options: GoldenOptions = GoldenOptions(),
 ) -> CheckOutcome:
     """Runs ``atif check GOLDEN ACTUAL`` and reads its exit status (0 matched, 1 changed, 2 error).
 
@@ -40,6 +143,7 @@ def check(
         AtifError: when `atif check` could not run (exit 2 or a signal), with its message.
     """
     args = [binary, "check", _shown(golden, cwd), str(actual), "--update-command", update_command]
+    args += options.args()
     if update:
         args.append("--update")
     try:
@@ -56,9 +160,38 @@ def check(
         report = "\n".join(text for text in (stdout, stderr) if text)
         return CheckOutcome(False, report, pending="\npending: " in f"\n{report}")
     raise AtifError(
-        f"atif check could not compare with the golden {golden} (exit {done.returncode}):\n"
-        f"{stderr or stdout or '(it printed nothing)'}"
+        f"atif check could not compare with the golden {_shown(golden, cwd)} "
+        f"(exit {done.returncode}):\n{stderr or stdout or '(it printed nothing)'}"
     )
+
+
+def _ascii_lower(text: str) -> str:
+    """Lower case for ASCII letters only, as Rust's `to_ascii_lowercase`."""
+    return text.translate(_ASCII_LOWER)
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _strings(name: str, value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    try:
+        items = tuple(value)
+    except TypeError:
+        items = None
+    if items is None or not all(isinstance(item, str) for item in items):
+        raise AtifError(f"atif_golden({name}=...) takes a string or a list of strings, not {value!r}")
+    return items
+
+
+def _tolerance(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise AtifError(f"atif_golden(token_tolerance=...) takes a number such as 0.1, not {value!r}")
+    try:
+        return float(value)
+    except ValueError:
+        raise AtifError(f"token_tolerance takes a number such as 0.1, not {value!r}") from None
 
 
 def _shown(path: Path, cwd: Path) -> str:

@@ -11,7 +11,9 @@ import json
 import os
 import re
 import shlex
+import site
 import subprocess
+import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -20,7 +22,7 @@ import pytest
 
 from atif_pytest._binary import find_atif
 from atif_pytest._errors import AtifError
-from atif_pytest._golden import GOLDEN_MODES, check
+from atif_pytest._golden import MODE_ENV, GoldenOptions, check, golden_mode, is_ci
 from atif_pytest._names import base_name, sanitize
 from atif_pytest._server import Server, Verdict
 
@@ -77,28 +79,99 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type="linelist",
         default=[],
     )
+    for name, help_text, kind, default in _GOLDEN_INI:
+        parser.addini(name, help_text, type=kind, default=default)
+
+
+# The ini options of `atif_golden`: one per keyword, each an `atif check` flag (docs/python.md).
+_GOLDEN_INI = (
+    ("atif_preset", "atif_golden: start from a named preset (atif check --preset)", "string", ""),
+    (
+        "atif_token_tolerance",
+        "atif_golden: relative band allowed on prompt and completion tokens, e.g. 0.1 "
+        "(atif check --token-tolerance)",
+        "string",
+        "",
+    ),
+    (
+        "atif_compare_content",
+        "atif_golden: compare the content hash (default true; false is atif check --no-content)",
+        "bool",
+        True,
+    ),
+    ("atif_volatile", "atif_golden: keys removed at every depth, one per line (--volatile)", "linelist", []),
+    ("atif_redact", "atif_golden: insta-style selectors to redact, one per line (--redact)", "linelist", []),
+    (
+        "atif_golden_masks",
+        "atif_golden: REGEX=REPLACEMENT masks of string values, one per line (atif check --mask)",
+        "linelist",
+        [],
+    ),
+    (
+        "atif_keep_subagent_order",
+        "atif_golden: keep embedded subagents in their recorded order (--keep-subagent-order)",
+        "bool",
+        False,
+    ),
+    (
+        "atif_secret_patterns",
+        "atif_golden: also redact every match of these regexes, one per line (--secret-pattern)",
+        "linelist",
+        [],
+    ),
+    (
+        "atif_max_input_bytes",
+        "atif_golden: the most bytes read from one trajectory, e.g. 200MiB (--max-input-bytes)",
+        "string",
+        "",
+    ),
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "atif_script(path): the replay script of this test, instead of the default"
     )
-    golden_mode = os.environ.get("ATIF_GOLDEN", "")
-    if golden_mode not in GOLDEN_MODES:
-        raise pytest.UsageError(
-            f"unknown ATIF_GOLDEN value `{golden_mode}`: expected one of auto, check, review, "
-            "update (or unset)"
-        )
+    try:
+        golden_mode(os.environ.get(MODE_ENV), os.environ.get("CI"))
+    except AtifError as err:
+        raise pytest.UsageError(str(err)) from None
     record = config.getoption("--atif-record")
     if config.getoption("--atif-upstream") and not record:
         raise pytest.UsageError("--atif-upstream only applies to recording: add --atif-record")
-    if record and _on_ci():
+    if record and is_ci(os.environ.get("CI")):
         raise pytest.UsageError(
             f"--atif-record is refused on CI (CI={os.environ.get('CI')}): recording calls the "
             "live model and rewrites committed scripts; record locally, review the script's diff "
             "and commit it"
         )
     config.stash[_STATE] = _State(config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand what this worker did to the controller, for its summary."""
+    config = session.config
+    state = config.stash.get(_STATE, None)
+    workeroutput = getattr(config, "workeroutput", None)
+    if state is None or workeroutput is None:
+        return
+    workeroutput["atif"] = {
+        "recorded": [str(path) for path in state.recorded],
+        "golden_lines": list(state.golden_lines),
+        "pending": [str(path) for path in state.pending],
+    }
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """On the pytest-xdist controller: add a finished worker's records to the session summary."""
+    state = node.config.stash.get(_STATE, None)
+    done = getattr(node, "workeroutput", None) or {}
+    if state is None or "atif" not in done:
+        return
+    state.recorded += [Path(path) for path in done["atif"]["recorded"]]
+    state.golden_lines += done["atif"]["golden_lines"]
+    state.pending += [Path(path) for path in done["atif"]["pending"]]
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -127,7 +200,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             report.sections.append(("atif replay warnings", warnings))
         return
     script = _shown(replay.script, state.cwd)
-    _fail_report(report, _replay_failure(script, verdict, state.pytest_command("--atif-record", item)))
+    failure = _replay_failure(script, verdict, state.pytest_command("--atif-record", item))
+    refused = call.excinfo is not None and _refused_by_server(call.excinfo.value, verdict.message)
+    if refused and not item.config.getoption("fulltrace"):
+        # The SDK raised because the server refused a request: the verdict says why, with the
+        # request's diff, so the report is the test's own frames and the verdict, once.
+        # The heading stays first, so pytest's short summary line says what failed.
+        heading, _, details = failure.partition("\n")
+        report.longrepr = f"{heading}\n{_user_frames(call.excinfo, state.cwd)}\n{details}"
+        return
+    _fail_report(report, failure)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -235,17 +317,49 @@ class AtifGolden:
         self._request = request
         self._checked: set[Path] = set()
 
-    def __call__(self, trajectory: Union[None, dict, str, os.PathLike] = None, *, name: Optional[str] = None) -> None:
-        """Compares ``trajectory`` (default: the captured one) with the golden; fails the test on a change."""
+    def __call__(
+        self,
+        trajectory: Union[None, dict, str, os.PathLike] = None,
+        *,
+        name: Optional[str] = None,
+        preset: Optional[str] = None,
+        token_tolerance: Optional[float] = None,
+        compare_content: Optional[bool] = None,
+        volatile: Union[None, str, list, tuple] = None,
+        redact: Union[None, str, list, tuple] = None,
+        masks: Union[None, str, list, tuple] = None,
+        keep_subagent_order: Optional[bool] = None,
+        secret_patterns: Union[None, str, list, tuple] = None,
+        max_input_bytes: Union[None, int, str] = None,
+    ) -> None:
+        """Compares ``trajectory`` (default: the captured one) with the golden; fails the test on a change.
+
+        The keywords after ``name`` are `atif check`'s comparison flags; each one given replaces
+        its ini option (``atif_<keyword>``; ``atif_golden_masks`` for ``masks``) for this check.
+        """
         __tracebackhide__ = True
         try:
-            outcome = self._check(trajectory, name)
+            state: _State = self._request.config.stash[_STATE]
+            options = state.golden_options().overridden(
+                preset=preset,
+                token_tolerance=token_tolerance,
+                compare_content=compare_content,
+                volatile=volatile,
+                redact=redact,
+                masks=masks,
+                keep_subagent_order=keep_subagent_order,
+                secret_patterns=secret_patterns,
+                max_input_bytes=max_input_bytes,
+            )
+            outcome = self._check(trajectory, name, options)
         except AtifError as err:
             outcome = str(err)
         if outcome is not None:
             pytest.fail(outcome, pytrace=False)
 
-    def _check(self, trajectory: Union[None, dict, str, os.PathLike], name: Optional[str]) -> Optional[str]:
+    def _check(
+        self, trajectory: Union[None, dict, str, os.PathLike], name: Optional[str], options: GoldenOptions
+    ) -> Optional[str]:
         request = self._request
         state: _State = request.config.stash[_STATE]
         item = request.node
@@ -262,6 +376,7 @@ class AtifGolden:
             update=state.update,
             update_command=state.pytest_command("--atif-update", item),
             cwd=state.cwd,
+            options=options,
         )
         if outcome.matched:
             # Name what the run wrote (`created golden …`, `changed golden …`), not what matched.
@@ -323,6 +438,25 @@ class _State:
         self._claims: dict[Path, str] = {}
         self._binary: Optional[str] = None
         self._golden_review: Optional[bool] = None
+        self._golden_options: Optional[GoldenOptions] = None
+
+    def golden_options(self) -> GoldenOptions:
+        """The ini options of `atif_golden`, read once; keywords of a call replace them."""
+        if self._golden_options is None:
+            ini = self.config.getini
+            tolerance = (ini("atif_token_tolerance") or "").strip() or None
+            self._golden_options = GoldenOptions().overridden(
+                preset=(ini("atif_preset") or "").strip() or None,
+                token_tolerance=tolerance,
+                compare_content=ini("atif_compare_content"),
+                volatile=ini("atif_volatile"),
+                redact=ini("atif_redact"),
+                masks=ini("atif_golden_masks"),
+                keep_subagent_order=ini("atif_keep_subagent_order"),
+                secret_patterns=ini("atif_secret_patterns"),
+                max_input_bytes=(ini("atif_max_input_bytes") or "").strip() or None,
+            )
+        return self._golden_options
 
     def binary(self) -> str:
         if self._binary is None:
@@ -401,11 +535,6 @@ class _State:
         return f"pytest {flag} {shlex.quote(nodeid)}"
 
 
-def _on_ci() -> bool:
-    value = os.environ.get("CI")
-    return value is not None and value.strip().lower() not in ("", "0", "false")
-
-
 def _shown(path: Path, cwd: Path) -> str:
     try:
         return str(path.relative_to(cwd))
@@ -420,6 +549,88 @@ def _fail_report(report: pytest.TestReport, message: str) -> None:
         report.longrepr = message
     else:
         report.sections.append(("atif replay verdict", message))
+
+
+def _refused_by_server(error: BaseException, stderr: str) -> bool:
+    """Whether ``error`` (or an exception it was raised from) carries a refusal of the server.
+
+    The server answers a request it cannot match with a 4xx whose message is the failure it
+    also lists in its verdict (`- request #1 to ... matches no ...`); an SDK puts that message in
+    the exception it raises, so finding it there ties the exception to the server.
+    """
+    refusals = [line[2:82] for line in stderr.splitlines() if line.startswith("- ") and len(line) > 12]
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        text = str(error)
+        if any(refusal in text for refusal in refusals):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
+def _user_frames(excinfo: pytest.ExceptionInfo, cwd: Path) -> str:
+    """The traceback in pytest's short style, without the frames of installed packages.
+
+    What remains is the test's own code down to the call into the SDK; the exception is named
+    on one line, since its message is the server's, which the verdict below gives in full.
+    """
+    lines: list[str] = []
+    hidden: list[str] = []
+    for entry in excinfo.traceback:
+        path = Path(str(entry.path))
+        package = _installed_package(path)
+        if package is not None:
+            # Frames before the first of the test's own are pytest's, never shown anyway.
+            if lines:
+                hidden.append(package)
+            continue
+        lines.append(f"{_shown(path, cwd)}:{entry.lineno + 1}: in {entry.name}")
+        try:
+            statement = str(entry.statement).strip()
+        except Exception:  # noqa: BLE001 (a source that cannot be read is only left out)
+            statement = ""
+        lines += [f"    {line}" for line in statement.splitlines()]
+    error = excinfo.type
+    module = "" if error.__module__ == "builtins" else f"{error.__module__}."
+    where = ""
+    if hidden:
+        packages = ", ".join(dict.fromkeys(hidden))
+        where = f" in {packages} ({len(hidden)} frame(s) hidden; pytest --fulltrace shows them)"
+    lines.append(f"E   {module}{error.__qualname__} raised{where}: the replay server refused a request")
+    return "\n".join(lines)
+
+
+def _installed_package(path: Path) -> Optional[str]:
+    """The top-level package an installed file belongs to (site-packages or the standard library)."""
+    try:
+        path = path.resolve()
+    except (OSError, RuntimeError):
+        return None
+    for root in _LIBRARY_ROOTS:
+        try:
+            parts = path.relative_to(root).parts
+        except ValueError:
+            continue
+        if parts and parts[0] in ("site-packages", "dist-packages"):
+            parts = parts[1:]
+        if parts:
+            return parts[0].removesuffix(".py")
+    return None
+
+
+def _library_roots() -> tuple[Path, ...]:
+    """Where installed packages and the standard library live, most specific first."""
+    paths = sysconfig.get_paths()
+    roots = [paths.get(key) for key in ("purelib", "platlib")]
+    roots += list(getattr(site, "getsitepackages", lambda: [])())
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    roots += [user, paths.get("stdlib"), paths.get("platstdlib")]
+    unique = dict.fromkeys(Path(root).resolve() for root in roots if root)
+    return tuple(sorted(unique, key=lambda root: len(root.parts), reverse=True))
+
+
+_LIBRARY_ROOTS = _library_roots()
 
 
 def _replay_failure(script: str, verdict: Verdict, update: str) -> str:
