@@ -15,6 +15,7 @@ use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
+use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -295,18 +296,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     });
     let router = axum::Router::new().fallback(handle).with_state(shared.clone());
     let (shutdown, signal) = oneshot::channel::<()>();
-    // Without TCP_NODELAY, a stream of small event writes meets the client's delayed
-    // acknowledgements and each reply waits about 40 ms.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let task = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = signal.await;
-            })
-            .await
-    });
+    let task = tokio::spawn(serve(listener, router, signal));
     if !addr.ip().is_loopback() {
         shared.say(&format!(
             "warning: listening on {addr}, which other machines can reach (--allow-remote): \
@@ -315,6 +305,50 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         ));
     }
     Ok(Proxy { addr, url: base_url(addr), token, shared, shutdown, task })
+}
+
+/// Accepts connections and serves each with `router` until `signal`, then lets the requests in
+/// flight finish.
+///
+/// hyper is driven directly rather than through `axum::serve`, which cannot be told that a
+/// client may half-close: one that shuts down its sending side after its request (as a plain
+/// socket client may) would otherwise lose its reply whenever the end of its input is read
+/// before the reply is written.
+async fn serve(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    signal: oneshot::Receiver<()>,
+) -> std::io::Result<()> {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1.half_close(true);
+    let mut signal = std::pin::pin!(signal);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut signal => break,
+            accepted = listener.accept() => accepted,
+        };
+        let tcp = match accepted {
+            Ok((tcp, _)) => tcp,
+            // A client that went away before it was accepted, or a process out of file
+            // descriptors: the server goes on (after a pause, in the second case).
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        // Without TCP_NODELAY, a stream of small event writes meets the client's delayed
+        // acknowledgements and each reply waits about 40 ms.
+        let _ = tcp.set_nodelay(true);
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = graceful.watch(http1.serve_connection(TokioIo::new(tcp), service));
+        tokio::spawn(async move {
+            // A connection's error (a client hanging up, a cut stream) ends only that connection.
+            let _ = connection.await;
+        });
+    }
+    graceful.shutdown().await;
+    Ok(())
 }
 
 impl Proxy {

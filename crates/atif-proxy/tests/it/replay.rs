@@ -433,3 +433,32 @@ async fn a_port_in_use_is_named() {
     let err = start(&options).await.unwrap_err();
     assert_eq!(err.to_string(), format!("cannot listen on {}", first.addr()));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_half_closes_after_sending_gets_its_reply() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let dir = tempfile::tempdir().unwrap();
+    let exchanges = (0..5).map(|_| crate::chat_exchange("hi", "hello, half-closed")).collect();
+    let path = crate::write(dir.path(), exchanges);
+    let proxy = crate::replay(&path).await;
+    let body = crate::chat_request("hi").to_string();
+    for attempt in 0..5 {
+        let mut stream = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
+        let request = format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\n\r\n{body}",
+            proxy.addr(),
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        // The client says it has nothing more to send, and waits for the reply.
+        stream.shutdown().await.unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).await.unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200"), "attempt {attempt}: {reply:?}");
+        assert!(reply.contains("hello, half-closed"), "attempt {attempt}: {reply:?}");
+    }
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!(verdict.requests_served, 5);
+}
