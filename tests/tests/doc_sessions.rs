@@ -17,6 +17,7 @@
 //! - a command ending with `&` starts in the background and its first line of output is
 //!   checked; `kill %N` stops the N-th one;
 //! - every `127.0.0.1:PORT` of a page becomes a free port, the same one throughout the page;
+//! - `$?` is the exit status of the command before, as in one shell;
 //! - the commands of [`NOT_RUN`] are not run, each for the reason given, and show no output.
 //!
 //! In the expected output, a line `…` stands for any number of lines, and a line ending with
@@ -43,10 +44,12 @@ const FIXTURES: &[(&str, &str, &str)] = &[
     ),
     ("docs/import.md", "events.jsonl", "crates/atif-import/tests/fixtures/codex-exec/basic.jsonl"),
     ("docs/validation.md", "old.json", "tests/fixtures/docs/old.json"),
+    ("docs/golden.md", "run.json", "tests/fixtures/crash.json"),
+    ("docs/golden.md", "next-run.json", "tests/fixtures/docs/crash-execute-sql.json"),
 ];
 
 /// Folders of this checkout copied into every sandbox.
-const COPIED: &[&str] = &["examples", "python/examples"];
+const COPIED: &[&str] = &["examples", "python/examples", "tests/scripts"];
 
 /// Commands shown but not run, and why.
 const NOT_RUN: &[(&str, &str)] =
@@ -219,6 +222,7 @@ fn run_step(sandbox: &Sandbox, step: &Step, jobs: &mut Vec<Child>) -> Result<(),
         return compare(&step.expected, &first);
     }
     let output = sandbox.command(&step.command).output().unwrap();
+    sandbox.last_status.set(output.status.code().unwrap_or(128));
     compare(&step.expected, &String::from_utf8_lossy(&output.stdout))
 }
 
@@ -277,6 +281,8 @@ fn free_port() -> u16 {
 struct Sandbox {
     dir: tempfile::TempDir,
     path: std::ffi::OsString,
+    /// The exit status of the last command run, which the next one sees as `$?`.
+    last_status: std::cell::Cell<i32>,
 }
 
 impl Sandbox {
@@ -311,7 +317,7 @@ impl Sandbox {
         paths.extend(python.and_then(Path::parent).map(Path::to_owned));
         paths.extend(std::env::split_paths(&rest));
         let path = std::env::join_paths(paths).unwrap();
-        Sandbox { dir, path }
+        Sandbox { dir, path, last_status: std::cell::Cell::new(0) }
     }
 
     /// `bash -c COMMAND` in the sandbox, standard error into standard output, with none of
@@ -319,7 +325,7 @@ impl Sandbox {
     fn command(&self, command: &str) -> Command {
         let mut bash = Command::new("bash");
         bash.arg("-c")
-            .arg(format!("exec 2>&1\n{command}"))
+            .arg(format!("exec 2>&1\n(exit {})\n{command}", self.last_status.get()))
             .current_dir(self.dir.path())
             .env("PATH", &self.path)
             .stdin(Stdio::null());
