@@ -70,6 +70,7 @@
 mod access;
 mod clean;
 mod error;
+mod limits;
 mod normalize;
 mod protocol;
 mod record;
@@ -81,6 +82,7 @@ mod verdict;
 /// `atif-replay`, used by the server too.
 pub use atif_replay::DriftPolicy;
 pub use error::{Error, Result};
+pub use limits::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES};
 pub use protocol::Provider;
 pub use server::{Options, Proxy, failed_path, start};
 pub use verdict::{MAX_KEPT, Mode, UnusedExchange, Verdict};

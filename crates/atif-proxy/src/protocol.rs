@@ -65,7 +65,8 @@ fn anthropic_error_type(status: u16) -> &'static str {
     match status {
         403 => "permission_error",
         404 => "not_found_error",
-        502 => "api_error",
+        413 => "request_too_large",
+        502..=504 => "api_error",
         _ => "invalid_request_error",
     }
 }
@@ -74,7 +75,8 @@ fn gemini_status(status: u16) -> &'static str {
     match status {
         403 => "PERMISSION_DENIED",
         404 => "NOT_FOUND",
-        502 => "UNAVAILABLE",
+        408 | 504 => "DEADLINE_EXCEEDED",
+        502 | 503 => "UNAVAILABLE",
         _ => "INVALID_ARGUMENT",
     }
 }

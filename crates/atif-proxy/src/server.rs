@@ -17,20 +17,21 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::access::{Access, content_type_text, is_json_content_type};
 use crate::clean::Cleaner;
+use crate::limits::{
+    BodyError, Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_BUFFERED_BYTES, read_body,
+};
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::Recorder;
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
 use crate::verdict::{Capped, MAX_KEPT};
 use crate::{Error, Mode, Result, Verdict};
-
-/// The largest request body the server reads (agents with long contexts send a few MB).
-const MAX_REQUEST_BYTES: usize = 256 * 1024 * 1024;
 
 /// How long [`Proxy::finish`] waits for replies still in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -54,6 +55,9 @@ pub struct Options {
     capture: CaptureOptions,
     max_input_bytes: u64,
     allow_remote: bool,
+    max_body_bytes: u64,
+    max_buffered_bytes: u64,
+    body_read_timeout: Duration,
 }
 
 impl Options {
@@ -81,6 +85,9 @@ impl Options {
             capture: CaptureOptions::new("agent", "unknown"),
             max_input_bytes: atif_schema::DEFAULT_MAX_INPUT_BYTES,
             allow_remote: false,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
         }
     }
 
@@ -213,6 +220,45 @@ impl Options {
     pub fn allow_remote(&self) -> bool {
         self.allow_remote
     }
+
+    /// The largest request body the server reads (default [`DEFAULT_MAX_BODY_BYTES`],
+    /// 256 MiB); a larger one gets 413 in the provider's error shape, before it is read when
+    /// its `Content-Length` says so.
+    pub fn set_max_body_bytes(&mut self, max_bytes: u64) -> &mut Self {
+        self.max_body_bytes = max_bytes;
+        self
+    }
+
+    /// The largest request body the server reads.
+    pub fn max_body_bytes(&self) -> u64 {
+        self.max_body_bytes
+    }
+
+    /// The most bytes of request bodies held at once, across all requests (default
+    /// [`DEFAULT_MAX_BUFFERED_BYTES`], 1 GiB); a request whose body would go over it gets 503
+    /// in the provider's error shape at once.
+    pub fn set_max_buffered_bytes(&mut self, max_bytes: u64) -> &mut Self {
+        self.max_buffered_bytes = max_bytes;
+        self
+    }
+
+    /// The most bytes of request bodies held at once.
+    pub fn max_buffered_bytes(&self) -> u64 {
+        self.max_buffered_bytes
+    }
+
+    /// The longest pause while a client sends a request body (default
+    /// [`DEFAULT_BODY_READ_TIMEOUT`], 30 s); after it the request gets 408 in the provider's
+    /// error shape.
+    pub fn set_body_read_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.body_read_timeout = timeout;
+        self
+    }
+
+    /// The longest pause while a client sends a request body.
+    pub fn body_read_timeout(&self) -> Duration {
+        self.body_read_timeout
+    }
 }
 
 /// A running server. Point the agent at [`url`](Self::url), then call
@@ -282,6 +328,11 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     let token = new_token()?;
     let shared = Arc::new(Shared {
         access: Access::new(addr, token.clone()),
+        limits: Limits {
+            max_body_bytes: options.max_body_bytes,
+            body_read_timeout: options.body_read_timeout,
+            budget: Budget::new(options.max_buffered_bytes),
+        },
         refused: AtomicUsize::new(0),
         engine,
         script: options.script.clone(),
@@ -487,6 +538,7 @@ impl Proxy {
 #[derive(Debug)]
 pub(crate) struct Shared {
     access: Access,
+    limits: Limits,
     /// How many requests were refused as not coming from the agent.
     refused: AtomicUsize,
     engine: Engine,
@@ -501,6 +553,14 @@ pub(crate) struct Shared {
     warnings: Mutex<Capped>,
     /// Every message passes it before it is said, kept or sent.
     cleaner: Cleaner,
+}
+
+/// The bounds on request bodies.
+#[derive(Debug)]
+struct Limits {
+    max_body_bytes: u64,
+    body_read_timeout: Duration,
+    budget: Budget,
 }
 
 /// One exchange of the traffic log.
@@ -637,7 +697,8 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Continue(endpoint) => endpoint,
         Break(response) => return response,
     };
-    let (body, json) = match read_json(&shared, &parts, endpoint, body).await {
+    // The body's share of the budget is held until the reply is under way.
+    let (body, json, _held) = match read_json(&shared, &parts, endpoint, body).await {
         Continue(read) => read,
         Break(response) => return response,
     };
@@ -733,26 +794,60 @@ fn admit(shared: &Shared, parts: &Parts) -> ControlFlow<Response, Endpoint> {
     Continue(endpoint)
 }
 
-/// Reads a request's body and its JSON (`null` for a `GET` or `HEAD`), or the failure reply.
+/// Reads a request's body and its JSON (`null` for a `GET` or `HEAD`), with the share of the
+/// budget its bytes hold, or the failure reply.
 async fn read_json(
     shared: &Shared,
     parts: &Parts,
     endpoint: Endpoint,
     body: Body,
-) -> ControlFlow<Response, (Bytes, Value)> {
+) -> ControlFlow<Response, (Bytes, Value, Option<OwnedSemaphorePermit>)> {
     let (method, path, provider) = (&parts.method, parts.uri.path(), endpoint.provider());
-    let body = match axum::body::to_bytes(body, MAX_REQUEST_BYTES).await {
-        Ok(body) => body,
+    let content_length = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    let limits = &shared.limits;
+    let read = read_body(
+        body,
+        content_length,
+        limits.max_body_bytes,
+        limits.body_read_timeout,
+        &limits.budget,
+    );
+    let (body, held) = match read.await {
+        Ok(read) => read,
         Err(err) => {
-            let message = format!("cannot read the request body of {method} {path}: {err}");
-            return Break(shared.failure(provider, StatusCode::BAD_REQUEST, message));
+            let (status, why) = match err {
+                BodyError::TooLarge { limit } => (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("it is larger than the limit of {limit} bytes (--max-body-bytes)"),
+                ),
+                BodyError::Busy { limit } => (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!(
+                        "the request bodies in flight already hold the limit of {limit} bytes \
+                         (--max-buffered-bytes)"
+                    ),
+                ),
+                BodyError::Idle { timeout } => (
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!(
+                        "the client sent nothing for {} (--body-read-timeout)",
+                        seconds(timeout)
+                    ),
+                ),
+                BodyError::Read(err) => (StatusCode::BAD_REQUEST, err),
+            };
+            let message = format!("cannot read the request body of {method} {path}: {why}");
+            return Break(shared.failure(provider, status, message));
         }
     };
     if endpoint.is_get() {
-        return Continue((body, Value::Null));
+        return Continue((body, Value::Null, held));
     }
     match serde_json::from_slice::<Value>(&body) {
-        Ok(json) => Continue((body, json)),
+        Ok(json) => Continue((body, json, held)),
         Err(err) => {
             let message = format!(
                 "the request body of {method} {path} is not valid JSON ({err}); the agent must \
@@ -819,6 +914,11 @@ fn control_reply(shared: &Shared, control: &str) -> Response {
             &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict and /_atif/trajectory")}),
         ),
     }
+}
+
+/// `duration` for a message: `30 s`, `0.5 s`.
+pub(crate) fn seconds(duration: Duration) -> String {
+    format!("{} s", duration.as_secs_f64())
 }
 
 /// A new control token: 128 random bits from the operating system, in hex.

@@ -4,6 +4,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use atif_proxy::{DriftPolicy, Options, Proxy};
@@ -86,6 +87,17 @@ struct ServerArgs {
     /// can then be served the script's replies or record through the server.
     #[arg(long)]
     allow_remote: bool,
+    /// The largest request body read; a larger one gets 413.
+    #[arg(long, value_name = "BYTES", default_value = "256MiB", value_parser = crate::parse_bytes)]
+    max_body_bytes: u64,
+    /// The most bytes of request bodies held at once, across all requests; a request that
+    /// would go over it gets 503.
+    #[arg(long, value_name = "BYTES", default_value = "1GiB", value_parser = crate::parse_bytes)]
+    max_buffered_bytes: u64,
+    /// The longest pause while a client sends a request body (`30s`, `500ms`, `2m`); after it
+    /// the request gets 408.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    body_read_timeout: Duration,
 }
 
 /// `--drift`, for replays.
@@ -107,7 +119,12 @@ enum Drift {
 
 impl ServerArgs {
     fn apply(&self, options: &mut Options) {
-        options.set_max_input_bytes(max_input_bytes()).set_allow_remote(self.allow_remote);
+        options
+            .set_max_input_bytes(max_input_bytes())
+            .set_allow_remote(self.allow_remote)
+            .set_max_body_bytes(self.max_body_bytes)
+            .set_max_buffered_bytes(self.max_buffered_bytes)
+            .set_body_read_timeout(self.body_read_timeout);
         if let Some(addr) = self.listen {
             options.set_listen(addr);
         }
@@ -115,6 +132,24 @@ impl ServerArgs {
             options.add_mask(mask.clone());
         }
     }
+}
+
+/// Reads a duration: a number of seconds, or a number followed by `ms`, `s`, `m` or `h`
+/// (`500ms`, `1.5s`, `10m`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let trimmed = text.trim();
+    let split = trimmed.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(trimmed.len());
+    let (number, unit) = trimmed.split_at(split);
+    let expected = || format!("expected a duration such as 30s, 500ms or 10m, got `{text}`");
+    let scale = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => return Err(expected()),
+    };
+    let number: f64 = number.parse().map_err(|_| expected())?;
+    Duration::try_from_secs_f64(number * scale).map_err(|_| expected())
 }
 
 /// The agent's name in a captured trajectory: the command's file name.
@@ -481,4 +516,23 @@ fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_read_with_their_units() {
+        let check = |text: &str| parse_duration(text).map(|d| d.as_millis());
+        assert_eq!(check("30s"), Ok(30_000));
+        assert_eq!(check("30"), Ok(30_000));
+        assert_eq!(check("500ms"), Ok(500));
+        assert_eq!(check("1.5s"), Ok(1_500));
+        assert_eq!(check("10m"), Ok(600_000));
+        assert_eq!(check("1h"), Ok(3_600_000));
+        assert!(check("soon").is_err());
+        assert!(check("10 days").is_err());
+        assert!(check("-1s").is_err());
+    }
 }

@@ -877,3 +877,18 @@ fn a_client_looping_on_bad_requests_cannot_grow_the_verdict_or_stderr() {
     assert!(err.contains("- and 150 more failures after the first 100, counted but not kept"));
     assert!(err.len() < 100_000, "{} bytes of stderr", err.len());
 }
+
+#[test]
+fn the_body_limit_is_a_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_empty_script(dir.path());
+    let big = format!(r#"{{"model":"m","messages":[],"pad":"{}"}}"#, "x".repeat(2048));
+    let (status, err, replies, _) = serve_with(
+        &["--replay", "--max-body-bytes", "1KiB", "--body-read-timeout", "5s"],
+        &script,
+        &[("/v1/chat/completions", &big)],
+    );
+    assert_eq!(status, Some(1), "{err}");
+    assert!(replies[0].starts_with("HTTP/1.1 413"), "{}", replies[0]);
+    assert!(err.contains("it is larger than the limit of 1024 bytes (--max-body-bytes)"), "{err}");
+}

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, reason = "tests fail loudly on unexpected errors")]
 
 mod access;
+mod limits;
 mod probes;
 mod record;
 mod replay;
