@@ -52,6 +52,8 @@ enum Command {
     Diff(cmd::diff::Args),
     /// Compare a run against a golden file (exit 1 when behaviour changed).
     Check(cmd::check::Args),
+    /// Draw a trajectory as one self-contained HTML page (`atif view RUN.json -o run.html`).
+    View(cmd::view::Args),
     /// Review, accept or reject pending golden files; re-record goldens.
     Golden(cmd::golden::Args),
     /// Compare N runs with an envelope golden (the behaviour of N earlier runs): changed, no
@@ -105,6 +107,7 @@ fn main() -> ExitCode {
         Command::Shape(args) => cmd::shape::run(args),
         Command::Diff(args) => cmd::diff::run(args),
         Command::Check(args) => cmd::check::run(args),
+        Command::View(args) => cmd::view::run(args),
         Command::Golden(args) => cmd::golden::run(args),
         Command::Envelope(args) => cmd::envelope::run(args),
         Command::Script(args) => cmd::script::run(args),

@@ -15,3 +15,4 @@ pub(crate) mod script;
 pub(crate) mod shape;
 pub(crate) mod upgrade;
 pub(crate) mod validate;
+pub(crate) mod view;

@@ -87,6 +87,15 @@ const ROWS: &[Row] = &[
         until_stopped: false,
     },
     Row {
+        args: &["view", "IN", "-o", "page.html"],
+        ok: "run.json",
+        mismatch: None,
+        reads_input: true,
+        reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
+    },
+    Row {
         args: &["diff", "run.json", "IN"],
         ok: "run.json",
         mismatch: Some("other.json"),

@@ -17,6 +17,7 @@ mod schema;
 mod script;
 mod secrets;
 mod validate;
+mod view;
 
 use std::process::{Command, Output, Stdio};
 

@@ -1,0 +1,121 @@
+// Jumps: to a step, to the next call of a tool, to the next error or change; a diff page opens
+// at its first divergence. `#selftest` in the URL runs the page's own checks and writes their
+// results into <pre id="selftest">, for a headless browser's dumped DOM.
+(function () {
+  "use strict";
+  var status = document.getElementById("status");
+  var current = null;
+  function say(text) {
+    if (status) { status.textContent = text; }
+  }
+  function reveal(el) {
+    for (var p = el.parentElement; p; p = p.parentElement) {
+      if (p.tagName === "DETAILS") { p.open = true; }
+    }
+    var old = document.querySelectorAll(".target");
+    for (var i = 0; i < old.length; i++) { old[i].classList.remove("target"); }
+    el.classList.add("target");
+    current = el;
+    el.scrollIntoView({ block: "center" });
+  }
+  function after(list) {
+    if (!list.length) { return null; }
+    if (current) {
+      for (var i = 0; i < list.length; i++) {
+        var e = list[i];
+        if (e !== current && !current.contains(e) &&
+            (current.compareDocumentPosition(e) & Node.DOCUMENT_POSITION_FOLLOWING)) {
+          return e;
+        }
+      }
+    }
+    return list[0];
+  }
+  function jump(list, what) {
+    var el = after(list);
+    if (!el) { say("no " + what); return null; }
+    reveal(el);
+    say(what + ": step " + el.getAttribute("data-step"));
+    return el;
+  }
+  function steps() { return Array.prototype.slice.call(document.querySelectorAll("li.step")); }
+  function toStep(n) {
+    var el = document.getElementById("a-" + n) || document.getElementById("s-" + n) ||
+      document.getElementById("g-" + n);
+    if (!el) { say("no step " + n); return null; }
+    reveal(el);
+    say("step " + n);
+    return el;
+  }
+  function nextCall(name) {
+    return jump(steps().filter(function (s) {
+      return (s.getAttribute("data-tools") || "").split(" ").indexOf(name) >= 0;
+    }), "call of " + name);
+  }
+  function nextError() { return jump(document.querySelectorAll("li.step.error"), "error"); }
+  function nextChange() {
+    return jump(document.querySelectorAll(".row.inserted, .row.removed, .row.changed"), "change");
+  }
+  function on(id, event, handler) {
+    var el = document.getElementById(id);
+    if (el) { el.addEventListener(event, handler); }
+  }
+  on("to-step", "submit", function (event) {
+    event.preventDefault();
+    toStep(document.getElementById("step").value);
+  });
+  on("next-call", "click", function () { nextCall(document.getElementById("tool").value); });
+  on("next-error", "click", nextError);
+  on("next-change", "click", nextChange);
+  var first = document.querySelector(".first");
+  if (first && !location.hash) { reveal(first); }
+  if (location.hash === "#selftest") { selftest(); }
+
+  function shown(el) { return !!el && el.getClientRects().length > 0; }
+  function selftest() {
+    var r = { title: document.title, steps: steps().length };
+    r.step_ids = steps().map(function (s) { return s.id; });
+    var fold = document.querySelector("details.fold");
+    if (fold) {
+      var inner = fold.querySelector("pre");
+      r.folded_hidden = !fold.open && !shown(inner);
+      fold.open = true;
+      r.unfolded_shown = shown(inner);
+      fold.open = false;
+      r.refolded_hidden = !shown(inner);
+    }
+    var sub = document.querySelector("details.subagent");
+    if (sub) {
+      var subStep = sub.querySelector("li.step");
+      sub.open = false;
+      r.subagent_folds = !shown(subStep);
+      sub.open = true;
+      r.subagent_unfolds = shown(subStep);
+    }
+    var tool = document.getElementById("tool");
+    if (tool && tool.value) {
+      current = null;
+      var a = nextCall(tool.value), b = nextCall(tool.value);
+      r.next_call = [a && a.id, b && b.id];
+    }
+    current = null;
+    var e = nextError();
+    r.next_error = e && e.id;
+    if (document.getElementById("next-change")) {
+      current = null;
+      var c1 = nextChange(), c2 = nextChange();
+      r.next_change = [c1 && c1.id, c2 && c2.id];
+      var f = document.querySelector(".first");
+      r.first = f && f.id;
+    }
+    var t = toStep(2);
+    r.to_step_2 = t && t.id;
+    r.images = Array.prototype.map.call(document.images, function (i) {
+      return i.complete && i.naturalWidth > 0;
+    });
+    var out = document.createElement("pre");
+    out.id = "selftest";
+    out.textContent = JSON.stringify(r);
+    document.body.appendChild(out);
+  }
+})();
