@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use crate::Sampling;
+
 /// The command a shell tool is called with by default; the shell prints `atif-e2e-42`, which
 /// the command text itself does not contain (so a quoted result proves the command ran). It
 /// avoids `$(...)`, which some agents (Gemini CLI) refuse to run.
@@ -26,6 +28,7 @@ pub struct Config {
     event_delay: Duration,
     end_delay: Duration,
     keepalives: bool,
+    sampling: Option<Sampling>,
 }
 
 /// A failure the fake provider simulates on every model request, for tests of what sits between
@@ -57,6 +60,7 @@ impl Default for Config {
             event_delay: Duration::ZERO,
             end_delay: Duration::ZERO,
             keepalives: false,
+            sampling: None,
         }
     }
 }
@@ -156,6 +160,18 @@ impl Config {
     /// Sets whether streams carry comments and `retry:`.
     pub fn set_keepalives(&mut self, keepalives: bool) {
         self.keepalives = keepalives;
+    }
+}
+
+impl Config {
+    /// The seeded sampling mode, when on. Default off: every conversation is the same.
+    pub fn sampling(&self) -> Option<Sampling> {
+        self.sampling
+    }
+
+    /// Turns the seeded sampling mode on (`Some`) or off.
+    pub fn set_sampling(&mut self, sampling: Option<Sampling>) {
+        self.sampling = sampling;
     }
 }
 

@@ -37,6 +37,12 @@
 //! Ids, timestamps and token counts depend only on the request's number of messages and the
 //! reply, so two runs of the same behaviour get byte-identical replies.
 //!
+//! In its seeded sampling mode ([`Config::set_sampling`], `--sample-*` flags) it varies
+//! conversations as a live model does: each calls two tools, and per conversation, drawn from
+//! a seed, it adds a third call, swaps the two, scales token counts within a band, or fails
+//! its second request. [`Sampling::plan`] gives the draws without a server, so statistical
+//! tests can use the same model in-process.
+//!
 //! A [`Fault`] simulates a failing provider: an error status on every request, or a stream cut
 //! midway. [`unreachable_url`] gives a provider that is down.
 //!
@@ -73,11 +79,13 @@
 mod config;
 mod error;
 mod example;
+mod sampling;
 mod server;
 mod turn;
 mod wire;
 
 pub use config::{Config, DEFAULT_COMMAND, DEFAULT_TEXT, Fault};
 pub use error::{Error, Result};
+pub use sampling::{Plan, Sampling};
 pub use server::{FakeProvider, RecordedRequest, unreachable_url};
 pub use turn::{Protocol, SHELL_TOOLS};

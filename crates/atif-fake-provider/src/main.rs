@@ -8,7 +8,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use atif_fake_provider::{Config, DEFAULT_COMMAND, DEFAULT_TEXT, FakeProvider, Fault, SHELL_TOOLS};
+use atif_fake_provider::{
+    Config, DEFAULT_COMMAND, DEFAULT_TEXT, FakeProvider, Fault, SHELL_TOOLS, Sampling,
+};
 
 /// The help text; the defaults come from the library's constants, printed on one line each.
 fn usage() -> String {
@@ -35,6 +37,12 @@ options:
   --cut-after N          cut every reply after N SSE events (a JSON body after half of it)
   --event-delay-ms MS    pause before each SSE event after the first
   --keepalives           add `: ping` comments and `retry: 3000` to every stream
+  --sample-seed N        sampling mode: each conversation calls two tools, varied per
+                         conversation by the draws below, seeded with N (default 0)
+  --sample-extra P       sampling: probability of a third call between the two
+  --sample-swap P        sampling: probability that the two calls swap
+  --sample-fail P        sampling: probability that the second request fails (500)
+  --sample-token-band F  sampling: token counts scaled by a factor in 1-F..=1+F
   -h, --help             print this help",
         shell = SHELL_TOOLS.join(", "),
         command = DEFAULT_COMMAND,
@@ -78,6 +86,7 @@ fn main() -> ExitCode {
 fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let mut config = Config::default();
     let mut models = Vec::new();
+    let mut sampling: Option<Sampling> = None;
     let mut args = args.iter();
     while let Some(flag) = args.next() {
         if flag == "-h" || flag == "--help" {
@@ -107,6 +116,21 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
                 config.set_fault(Some(Fault::CutStream { after_events }));
             }
             "--keepalives" => config.set_keepalives(true),
+            "--sample-seed"
+            | "--sample-extra"
+            | "--sample-swap"
+            | "--sample-fail"
+            | "--sample-token-band" => {
+                let value = value()?;
+                let sampling = sampling.get_or_insert(Sampling {
+                    seed: 0,
+                    extra: 0.0,
+                    swap: 0.0,
+                    fail: 0.0,
+                    token_band: 0.0,
+                });
+                set_sampling(sampling, flag, value)?;
+            }
             "--event-delay-ms" => {
                 config.set_event_delay(Duration::from_millis(number(flag, value()?)?))
             }
@@ -116,7 +140,24 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
     if !models.is_empty() {
         config.set_models(models);
     }
+    config.set_sampling(sampling);
     Ok(Some(config))
+}
+
+/// Sets the `--sample-*` value `flag` names.
+fn set_sampling(sampling: &mut Sampling, flag: &str, value: &str) -> Result<(), String> {
+    let rate = || match value.parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(format!("{flag} expects a number between 0 and 1, got `{value}`")),
+    };
+    match flag {
+        "--sample-seed" => sampling.seed = number(flag, value)?,
+        "--sample-extra" => sampling.extra = rate()?,
+        "--sample-swap" => sampling.swap = rate()?,
+        "--sample-fail" => sampling.fail = rate()?,
+        _ => sampling.token_band = rate()?,
+    }
+    Ok(())
 }
 
 fn number(flag: &str, value: &str) -> Result<u64, String> {

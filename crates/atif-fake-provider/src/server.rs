@@ -19,7 +19,8 @@ use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::turn::{Protocol, Reply, read_turn};
+use crate::sampling::{Sampled, Sampler};
+use crate::turn::{Protocol, Reply, Turn, read_turn};
 use crate::wire::{Payload, count_tokens, encode, error_body, model_list};
 use crate::{Config, Error, Fault, Result};
 
@@ -97,7 +98,7 @@ impl FakeProvider {
             tokio::net::TcpListener::from_std(listener).map_err(bind_error)?
         };
         let log = Arc::new(Mutex::new(Vec::new()));
-        let state = Arc::new(State { config, log: Arc::clone(&log) });
+        let state = Arc::new(State { config, log: Arc::clone(&log), sampler: Sampler::default() });
         let (shutdown, shutdown_rx) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name(format!("atif-fake-provider-{}", addr.port()))
@@ -171,6 +172,7 @@ pub fn unreachable_url() -> Result<String> {
 struct State {
     config: Config,
     log: Arc<Mutex<Vec<RecordedRequest>>>,
+    sampler: Sampler,
 }
 
 async fn serve(
@@ -281,11 +283,12 @@ async fn handle(
     }
     let fault = state.config.fault();
     if let Some(Fault::Status(code)) = fault {
-        let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let message = format!("simulated failure: the fake provider answers {code}");
-        return Ok(json_response(status, &error_body(protocol, code, &message)));
+        return Ok(simulated_failure(protocol, code));
     }
-    let reply = Reply::decide(&turn, &state.config);
+    let (reply, turn) = match decide(&state, turn, &body) {
+        Some(decided) => decided,
+        None => return Ok(simulated_failure(protocol, 500)),
+    };
     let stream = match protocol {
         Protocol::Gemini => path.ends_with(":streamGenerateContent"),
         _ => body.get("stream") == Some(&Value::Bool(true)),
@@ -297,6 +300,25 @@ async fn handle(
         _ => None,
     };
     Ok(send(payload, cut, &state.config))
+}
+
+/// The reply to a model request: the scripted one, or a sampled one in the sampling mode
+/// (`None` for a sampled failure).
+fn decide(state: &State, turn: Turn, body: &Value) -> Option<(Reply, Turn)> {
+    let Some(sampling) = state.config.sampling() else {
+        return Some((Reply::decide(&turn, &state.config), turn));
+    };
+    match state.sampler.decide(&sampling, turn, body, &state.config) {
+        Sampled::Reply(reply, turn) => Some((reply, turn)),
+        Sampled::Fail => None,
+    }
+}
+
+/// The protocol's own error body with status `code`.
+fn simulated_failure(protocol: Protocol, code: u16) -> Response<ReplyBody> {
+    let status = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let message = format!("simulated failure: the fake provider answers {code}");
+    json_response(status, &error_body(protocol, code, &message))
 }
 
 /// Which protocol a path belongs to, by its ending (so `/v1` may be missing or doubled).

@@ -35,6 +35,10 @@ pub(crate) struct Turn {
     /// Chat Completions only: whether a stream ends with a usage chunk
     /// (`stream_options.include_usage`).
     pub(crate) include_usage: bool,
+    /// Added to the reply's ids: 0, or a sampled conversation's base (see `sampling`).
+    pub(crate) id_base: usize,
+    /// The factor on the reply's token counts: 1, or a sampled conversation's.
+    pub(crate) token_factor: f64,
 }
 
 /// The scripted reply to one request.
@@ -92,6 +96,8 @@ pub(crate) fn read_turn(protocol: Protocol, body: &Value, path_model: Option<&st
         tools: Vec::new(),
         json_schema: None,
         include_usage: false,
+        id_base: 0,
+        token_factor: 1.0,
     };
     match protocol {
         Protocol::ChatCompletions => read_chat(body, &mut turn),
@@ -243,7 +249,7 @@ pub const SHELL_TOOLS: &[&str] = &[
     "terminal",
 ];
 
-fn is_shell_tool(name: &str) -> bool {
+pub(crate) fn is_shell_tool(name: &str) -> bool {
     SHELL_TOOLS.iter().any(|shell| shell.eq_ignore_ascii_case(name))
 }
 
@@ -259,7 +265,7 @@ fn quote(result: &str, config: &Config) -> String {
 
 /// Arguments for a shell tool with this JSON Schema: the scripted command under the command
 /// property, and a plain value for every other required property.
-fn shell_arguments(schema: &Value, config: &Config) -> Value {
+pub(crate) fn shell_arguments(schema: &Value, config: &Config) -> Value {
     let properties = schema.get("properties").and_then(Value::as_object);
     let required: Vec<&str> = array(schema, "required").iter().filter_map(Value::as_str).collect();
     let command_key = ["command", "cmd", "script"]

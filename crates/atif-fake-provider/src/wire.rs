@@ -30,7 +30,10 @@ impl Usage {
     fn of(turn: &Turn, reply: &Reply) -> Usage {
         let n_messages = u64::try_from(turn.n_messages).unwrap_or(u64::MAX / 4);
         let content = u64::try_from(reply.content_len()).unwrap_or(u64::MAX / 4);
-        Usage { input: 100 + 10 * n_messages.min(1 << 40), output: 1 + content.min(1 << 40) / 4 }
+        let (input, output) = (100 + 10 * n_messages.min(1 << 40), 1 + content.min(1 << 40) / 4);
+        // A sampled conversation scales its counts (the factor is 1 otherwise).
+        let scale = |count: u64| ((count as f64 * turn.token_factor).round() as u64).max(1);
+        Usage { input: scale(input), output: scale(output) }
     }
 
     fn total(self) -> u64 {
@@ -50,7 +53,7 @@ pub(crate) fn encode(
     sse: bool,
 ) -> Payload {
     let usage = Usage::of(turn, reply);
-    let id = turn.n_messages;
+    let id = turn.id_base + turn.n_messages;
     match (protocol, stream) {
         (Protocol::ChatCompletions, false) => {
             Payload::Json(chat_completion(turn, reply, usage, id))

@@ -1,87 +1,73 @@
-//! The verdict's error rates, measured on a seeded model of a sampling agent: how often it
-//! calls an unchanged agent `changed` (at most α + 0.03), and how often it sees a real shift.
+//! The verdict's error rates, measured on runs drawn from the fake provider's seeded sampling
+//! model (`atif_fake_provider::Sampling`): how often an unchanged agent is called `changed`
+//! (at most α + 0.03), how often a real shift is seen, and what a reordering or a missing turn
+//! does under each tool order.
 
 use atif_envelope::{Conclusion, Envelope, Run, ToolOrder, VerdictOptions, compare};
+use atif_fake_provider::Sampling;
 use serde_json::Value;
 
 use crate::trajectory;
 
-/// A sampling agent: it reads then writes, and per run, with these probabilities, also greps
-/// (`extra`), writes before reading (`swap`) or crashes after its first step (`fail`); its
-/// token counts vary uniformly within ±`band` of 1,000 and 100.
-#[derive(Clone, Copy)]
-struct Model {
-    extra: f64,
-    swap: f64,
-    fail: f64,
-    band: f64,
-}
+/// The tools the agent offers: the sampling provider calls `read` then `grep`, with `write`
+/// between them as its extra call.
+const TOOLS: [&str; 3] = ["read", "grep", "write"];
 
-const NOISY: Model = Model { extra: 0.1, swap: 0.3, fail: 0.05, band: 0.1 };
+const NOISY: Sampling = Sampling { seed: 0, extra: 0.1, swap: 0.3, fail: 0.05, token_band: 0.1 };
 
-/// SplitMix64, so every seed draws the same runs on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
-fn sample(model: Model, rng: &mut Rng) -> Value {
-    let mut steps: Vec<&[&str]> = vec![&["read"], &["write"]];
-    if rng.uniform() < model.swap {
-        steps.swap(0, 1);
-    }
-    if rng.uniform() < model.extra {
-        steps.insert(1, &["grep"]);
-    }
-    let crashed = rng.uniform() < model.fail;
-    if crashed {
+/// The trajectory of conversation `conversation` of a provider sampling as `sampling`: one
+/// agent step per call, then the final answer; a failed conversation crashes after its first
+/// call. Tokens are the provider's (100 + 10 per message in, the reply's length out) scaled by
+/// the conversation's factor.
+fn sample(sampling: Sampling, conversation: u64) -> Value {
+    let plan = sampling.plan(conversation);
+    let calls = sampling.calls(&plan, &TOOLS);
+    let mut steps: Vec<&[&str]> = calls.iter().map(std::slice::from_ref).collect();
+    steps.push(&[]);
+    if plan.fail {
         steps.truncate(1);
     }
-    let mut vary = |base: f64| (base * (1.0 + model.band * (2.0 * rng.uniform() - 1.0))) as u64;
-    let tokens = (vary(1000.0), vary(100.0));
-    trajectory(&steps, tokens, crashed)
+    let turns = steps.len() as u64;
+    let prompt: u64 = (0..turns).map(|turn| 110 + 20 * turn).sum();
+    let scale = |count: u64| (count as f64 * plan.token_factor).round() as u64;
+    trajectory(&steps, (scale(prompt), scale(12 * turns)), plan.fail)
 }
 
-fn batch(model: Model, n: usize, rng: &mut Rng) -> Vec<Run> {
+fn batch(sampling: Sampling, n: usize) -> Vec<Run> {
     let options = atif_normalize::NormalizeOptions::default();
     (0..n)
-        .map(|i| Run::new(&format!("run {}", i + 1), &sample(model, rng), &options).unwrap())
+        .map(|i| {
+            let run = sample(sampling, i as u64);
+            Run::new(&format!("run {}", i + 1), &run, &options).unwrap()
+        })
         .collect()
 }
 
 /// Over `seeds` seeds, how often `n` new runs of `actual` are called `changed` against an
-/// envelope of `n_golden` runs of `golden`.
+/// envelope of `n_golden` runs of `golden` (each side drawn with its own seed).
 fn changed_rate(
-    (golden, n_golden): (Model, usize),
-    (actual, n): (Model, usize),
+    (golden, n_golden): (Sampling, usize),
+    (actual, n): (Sampling, usize),
     order: ToolOrder,
     seeds: u64,
 ) -> f64 {
-    let mut changed = 0;
-    for seed in 0..seeds {
-        let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0xA7);
-        let envelope = Envelope::build(&batch(golden, n_golden, &mut rng), order).unwrap();
-        let runs = batch(actual, n, &mut rng);
-        let verdict = compare(&envelope, &runs, VerdictOptions::new().set_seed(seed)).unwrap();
-        if verdict.verdict == Conclusion::Changed {
-            changed += 1;
-        }
-    }
+    let changed = (0..seeds)
+        .filter(|&seed| {
+            let golden = Sampling { seed: 2 * seed, ..golden };
+            let actual = Sampling { seed: 2 * seed + 1, ..actual };
+            let envelope = Envelope::build(&batch(golden, n_golden), order).unwrap();
+            let runs = batch(actual, n);
+            let options = VerdictOptions::new().set_seed(seed).clone();
+            compare(&envelope, &runs, &options).unwrap().verdict == Conclusion::Changed
+        })
+        .count();
     changed as f64 / seeds as f64
 }
 
 #[test]
 fn an_unchanged_agent_is_called_changed_at_most_alpha_plus_three_points_of_the_time() {
-    for (order, n_golden) in
-        [(ToolOrder::Exact, 20), (ToolOrder::AnyOrder, 20), (ToolOrder::Exact, 40)]
-    {
+    let cases = [(ToolOrder::Exact, 20), (ToolOrder::AnyOrder, 20), (ToolOrder::Exact, 40)];
+    for (order, n_golden) in cases {
         let rate = changed_rate((NOISY, n_golden), (NOISY, 20), order, 200);
         eprintln!("false-positive rate ({order}, 200 seeds, {n_golden} + 20 runs): {rate:.3}");
         assert!(rate <= 0.05 + 0.03, "false-positive rate {rate} under {order}");
@@ -90,7 +76,7 @@ fn an_unchanged_agent_is_called_changed_at_most_alpha_plus_three_points_of_the_t
 
 #[test]
 fn an_extra_tool_moving_from_ten_to_sixty_percent_is_seen_with_twenty_runs() {
-    let moved = Model { extra: 0.6, ..NOISY };
+    let moved = Sampling { extra: 0.6, ..NOISY };
     // 20 new runs against an envelope of 40: with an envelope of only 20, no exact test of a
     // 2×2 table reaches 90% once α is shared by two fields (Boschloo's, the most powerful,
     // reaches 0.894 at α/2; Fisher's 0.846), so docs/live.md advises recording 40.
@@ -100,4 +86,24 @@ fn an_extra_tool_moving_from_ten_to_sixty_percent_is_seen_with_twenty_runs() {
     let power = changed_rate((NOISY, 20), (moved, 20), ToolOrder::Exact, 200);
     eprintln!("power (extra tool 0.1 -> 0.6, 200 seeds, 20 + 20 runs): {power:.3}");
     assert!(power >= 0.6, "power {power}");
+}
+
+#[test]
+fn swapped_calls_are_never_changed_in_any_order_and_always_changed_in_exact() {
+    // A frozen tape: every run the same but for the order of the two calls.
+    let frozen = Sampling { extra: 0.0, swap: 0.0, fail: 0.0, token_band: 0.0, ..NOISY };
+    let swapped = Sampling { swap: 1.0, ..frozen };
+    let any = changed_rate((frozen, 20), (swapped, 20), ToolOrder::AnyOrder, 50);
+    let exact = changed_rate((frozen, 20), (swapped, 20), ToolOrder::Exact, 50);
+    assert_eq!((any, exact), (0.0, 1.0));
+}
+
+#[test]
+fn runs_missing_a_turn_are_changed_in_every_order() {
+    // Every new run fails after its first call: a turn (and the answer) is missing.
+    let frozen = Sampling { extra: 0.0, swap: 0.0, fail: 0.0, ..NOISY };
+    let short = Sampling { fail: 1.0, ..frozen };
+    for order in [ToolOrder::Exact, ToolOrder::AnyOrder] {
+        assert_eq!(changed_rate((frozen, 20), (short, 20), order, 50), 1.0, "{order}");
+    }
 }

@@ -6,3 +6,4 @@
 mod binary;
 mod http;
 mod protocols;
+mod sampling;
