@@ -276,18 +276,30 @@ async fn handle(
             ));
         }
     };
-    let path_model = (protocol == Protocol::Gemini).then(|| gemini_model(&path));
-    let turn = read_turn(protocol, &body, path_model);
+    Ok(answer_model_request(&state, protocol, &path, &query, &body))
+}
+
+/// The answer to a model request of `protocol` whose JSON body is `body`: a token count, a
+/// simulated failure, or the reply, streamed or not.
+fn answer_model_request(
+    state: &State,
+    protocol: Protocol,
+    path: &str,
+    query: &str,
+    body: &Value,
+) -> Response<ReplyBody> {
+    let path_model = (protocol == Protocol::Gemini).then(|| gemini_model(path));
+    let turn = read_turn(protocol, body, path_model);
     if path.ends_with("/count_tokens") || path.ends_with(":countTokens") {
-        return Ok(json_response(StatusCode::OK, &count_tokens(protocol, &turn)));
+        return json_response(StatusCode::OK, &count_tokens(protocol, &turn));
     }
     let fault = state.config.fault();
     if let Some(Fault::Status(code)) = fault {
-        return Ok(simulated_failure(protocol, code));
+        return simulated_failure(protocol, code);
     }
-    let (reply, turn) = match decide(&state, turn, &body) {
+    let (reply, turn) = match decide(state, turn, body) {
         Some(decided) => decided,
-        None => return Ok(simulated_failure(protocol, 500)),
+        None => return simulated_failure(protocol, 500),
     };
     let stream = match protocol {
         Protocol::Gemini => path.ends_with(":streamGenerateContent"),
@@ -299,7 +311,7 @@ async fn handle(
         Some(Fault::CutStream { after_events }) => Some(after_events),
         _ => None,
     };
-    Ok(send(payload, cut, &state.config))
+    send(payload, cut, &state.config)
 }
 
 /// The reply to a model request: the scripted one, or a sampled one in the sampling mode
