@@ -82,7 +82,10 @@ mod verdict;
 /// `atif-replay`, used by the server too.
 pub use atif_replay::DriftPolicy;
 pub use error::{Error, Result};
-pub use limits::{DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES};
+pub use limits::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT,
+};
 pub use protocol::Provider;
 pub use server::{Options, Proxy, failed_path, start};
 pub use verdict::{MAX_KEPT, Mode, UnusedExchange, Verdict};

@@ -18,6 +18,15 @@ pub const DEFAULT_MAX_BUFFERED_BYTES: u64 = 1024 * 1024 * 1024;
 /// The default longest pause while a client sends a request body: 30 s.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The default longest wait for the upstream's reply to begin (its status and headers):
+/// 10 minutes, since a reasoning model may think that long before it answers.
+pub const DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The default longest silence of the upstream within a reply (between two events of a
+/// stream): 10 minutes too, since a reasoning model may think silently between a stream's
+/// first event and its next.
+pub const DEFAULT_UPSTREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// The bytes the server has left for request bodies, shared by all requests, in KiB.
 #[derive(Debug)]
 pub(crate) struct Budget {

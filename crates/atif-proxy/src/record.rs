@@ -6,6 +6,7 @@ use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use atif_replay::{HttpExchange, Recording, Script, SseEvent, SseParser};
 use atif_schema::error_chain;
@@ -18,7 +19,7 @@ use serde_json::Value;
 use crate::clean::Cleaner;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, strip_credentials};
-use crate::server::{Logged, Shared, is_hop_header, json_reply};
+use crate::server::{Logged, Shared, is_hop_header, json_reply, seconds};
 use crate::{Error, Result};
 
 /// The recording side of the server: the upstream client and what the recording notes.
@@ -27,6 +28,16 @@ pub(crate) struct Recorder {
     client: reqwest::Client,
     upstream: Option<String>,
     recording: Recording,
+    timeouts: UpstreamTimeouts,
+}
+
+/// How long the upstream may keep the agent waiting.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct UpstreamTimeouts {
+    /// From sending the request to the reply's status and headers.
+    pub(crate) first_byte: Duration,
+    /// Between two chunks of the reply's body (a stream's events).
+    pub(crate) idle: Duration,
 }
 
 /// A request to forward.
@@ -42,7 +53,11 @@ pub(crate) struct Forward {
 
 impl Recorder {
     /// A recorder sending every request to `upstream` (or each provider's public API).
-    pub(crate) fn new(upstream: Option<&str>, recording: Recording) -> Result<Recorder> {
+    pub(crate) fn new(
+        upstream: Option<&str>,
+        recording: Recording,
+        timeouts: UpstreamTimeouts,
+    ) -> Result<Recorder> {
         if let Some(url) = upstream {
             let valid = ["http://", "https://"]
                 .into_iter()
@@ -59,6 +74,7 @@ impl Recorder {
             client,
             upstream: upstream.map(|url| url.trim_end_matches('/').to_owned()),
             recording,
+            timeouts,
         })
     }
 
@@ -95,9 +111,19 @@ impl Recorder {
                 upstream_request = upstream_request.header(name, value);
             }
         }
-        let reply = match upstream_request.body(request.body).send().await {
-            Ok(reply) => reply,
-            Err(err) => {
+        let sent = upstream_request.body(request.body).send();
+        let reply = match tokio::time::timeout(self.timeouts.first_byte, sent).await {
+            Ok(Ok(reply)) => reply,
+            Err(_) => {
+                let message = format!(
+                    "the upstream {origin} sent no reply to {what} within {} \
+                     (--upstream-first-byte-timeout)",
+                    seconds(self.timeouts.first_byte)
+                );
+                let message = shared.clean(message);
+                return shared.failure(provider, StatusCode::GATEWAY_TIMEOUT, message);
+            }
+            Ok(Err(err)) => {
                 let message = format!(
                     "cannot reach the upstream {origin} for {what}: {}; is it running, and is \
                      --upstream right?",
@@ -162,6 +188,8 @@ impl Recorder {
             shared: shared.clone(),
             pending,
             cut: None,
+            idle: self.timeouts.idle,
+            deadline: Box::pin(tokio::time::sleep(self.timeouts.idle)),
         };
         response.body(Body::from_stream(tee)).unwrap_or_else(|_| Response::new(Body::empty()))
     }
@@ -185,6 +213,9 @@ struct Tee {
     /// The upstream's error, passed on one poll after it came so that the server flushes what
     /// was sent before it cuts the agent's connection.
     cut: Option<std::io::Error>,
+    /// The longest the upstream may send nothing, and when that runs out.
+    idle: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl Stream for Tee {
@@ -195,8 +226,22 @@ impl Stream for Tee {
             return Poll::Ready(Some(Err(err)));
         }
         match self.upstream.as_mut().poll_next(cx) {
-            Poll::Pending => Poll::Pending,
+            Poll::Pending => {
+                if self.deadline.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                let reason = format!(
+                    "the upstream sent nothing for {} (--upstream-idle-timeout)",
+                    seconds(self.idle)
+                );
+                self.end(Ending::Cut(reason.clone()));
+                self.cut = Some(std::io::Error::other(reason));
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
             Poll::Ready(Some(Ok(bytes))) => {
+                let next = tokio::time::Instant::now() + self.idle;
+                self.deadline.as_mut().reset(next);
                 if let Some(pending) = &mut self.pending {
                     match &mut pending.parser {
                         Some(parser) => parser.feed(&bytes),

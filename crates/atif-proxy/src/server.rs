@@ -24,11 +24,12 @@ use crate::access::{Access, content_type_text, is_json_content_type};
 use crate::clean::Cleaner;
 use crate::limits::{
     BodyError, Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_BUFFERED_BYTES, read_body,
+    DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT,
+    read_body,
 };
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
-use crate::record::Recorder;
+use crate::record::{Recorder, UpstreamTimeouts};
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
 use crate::verdict::{Capped, MAX_KEPT};
 use crate::{Error, Mode, Result, Verdict};
@@ -58,6 +59,7 @@ pub struct Options {
     max_body_bytes: u64,
     max_buffered_bytes: u64,
     body_read_timeout: Duration,
+    upstream_timeouts: UpstreamTimeouts,
 }
 
 impl Options {
@@ -88,6 +90,10 @@ impl Options {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_buffered_bytes: DEFAULT_MAX_BUFFERED_BYTES,
             body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
+            upstream_timeouts: UpstreamTimeouts {
+                first_byte: DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT,
+                idle: DEFAULT_UPSTREAM_IDLE_TIMEOUT,
+            },
         }
     }
 
@@ -259,6 +265,33 @@ impl Options {
     pub fn body_read_timeout(&self) -> Duration {
         self.body_read_timeout
     }
+
+    /// In a recording, the longest wait for the upstream's reply to begin (default
+    /// [`DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT`], 10 minutes); after it the agent gets 504 in
+    /// its provider's error shape and the recording is not exact.
+    pub fn set_upstream_first_byte_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.upstream_timeouts.first_byte = timeout;
+        self
+    }
+
+    /// The longest wait for the upstream's reply to begin.
+    pub fn upstream_first_byte_timeout(&self) -> Duration {
+        self.upstream_timeouts.first_byte
+    }
+
+    /// In a recording, the longest silence of the upstream within a reply, between two
+    /// events of a stream (default [`DEFAULT_UPSTREAM_IDLE_TIMEOUT`], 10 minutes); after it
+    /// the reply is cut off, reaches the agent cut, is recorded as cut, and the recording is
+    /// not exact.
+    pub fn set_upstream_idle_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.upstream_timeouts.idle = timeout;
+        self
+    }
+
+    /// The longest silence of the upstream within a reply.
+    pub fn upstream_idle_timeout(&self) -> Duration {
+        self.upstream_timeouts.idle
+    }
 }
 
 /// A running server. Point the agent at [`url`](Self::url), then call
@@ -316,7 +349,8 @@ pub async fn start(options: &Options) -> Result<Proxy> {
             let normalizer = Normalizer::new(cwd, home, &options.masks)?;
             // The directories are `<cwd>` and `<home>` in the exchanges, and nowhere else.
             let recording = Recording { cwd: None, home: None, masks: options.masks.clone() };
-            let recorder = Recorder::new(options.upstream.as_deref(), recording)?;
+            let recorder =
+                Recorder::new(options.upstream.as_deref(), recording, options.upstream_timeouts)?;
             Engine::Record { recorder, normalizer }
         }
     };

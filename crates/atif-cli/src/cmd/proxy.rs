@@ -25,6 +25,8 @@ pub(crate) struct RecordArgs {
     #[arg(long, value_name = "URL")]
     upstream: Option<String>,
     #[command(flatten)]
+    timeouts: UpstreamTimeoutArgs,
+    #[command(flatten)]
     server: ServerArgs,
     /// The agent command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "CMD")]
@@ -63,6 +65,8 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "URL", requires = "record")]
     upstream: Option<String>,
     #[command(flatten)]
+    timeouts: UpstreamTimeoutArgs,
+    #[command(flatten)]
     server: ServerArgs,
     #[command(flatten)]
     drift: DriftArgs,
@@ -98,6 +102,26 @@ struct ServerArgs {
     /// the request gets 408.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     body_read_timeout: Duration,
+}
+
+/// How long the upstream may keep the agent waiting, for recordings.
+#[derive(Debug, clap::Args)]
+struct UpstreamTimeoutArgs {
+    /// The longest wait for the upstream's reply to begin; after it the agent gets 504.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    upstream_first_byte_timeout: Duration,
+    /// The longest silence of the upstream within a reply (between two events of a stream);
+    /// after it the reply is cut off and recorded as cut.
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    upstream_idle_timeout: Duration,
+}
+
+impl UpstreamTimeoutArgs {
+    fn apply(&self, options: &mut Options) {
+        options
+            .set_upstream_first_byte_timeout(self.upstream_first_byte_timeout)
+            .set_upstream_idle_timeout(self.upstream_idle_timeout);
+    }
 }
 
 /// `--drift`, for replays.
@@ -178,6 +202,7 @@ pub(crate) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     if let Some(upstream) = &args.upstream {
         options.set_upstream(upstream.clone());
     }
+    args.timeouts.apply(&mut options);
     args.server.apply(&mut options);
     run_around(&options, &args.command, args.server.trajectory.as_deref())
 }
@@ -201,6 +226,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
         if let Some(upstream) = &args.upstream {
             options.set_upstream(upstream.clone());
         }
+        args.timeouts.apply(&mut options);
         options
     } else {
         Options::replay(&args.script)

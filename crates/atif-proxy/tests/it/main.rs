@@ -8,6 +8,7 @@ mod probes;
 mod record;
 mod replay;
 mod secrets;
+mod timeouts;
 
 use std::path::{Path, PathBuf};
 

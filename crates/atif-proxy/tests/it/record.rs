@@ -251,7 +251,7 @@ async fn a_stream_cut_midway_is_recorded_as_cut_and_replayed_cut() {
 }
 
 /// An upstream driven by the test: it sends `first`, waits for `gate`, then sends `rest`.
-async fn gated_upstream(
+pub(crate) async fn gated_upstream(
     first: &'static str,
     rest: &'static str,
     gate: oneshot::Receiver<()>,
