@@ -2,6 +2,7 @@
 //! agent as it arrives, while a copy is parsed (as JSON or as server-sent events) and saved.
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow::{self, Break, Continue};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -95,53 +96,14 @@ impl Recorder {
         request: Forward,
     ) -> Response {
         let seq = shared.next_seq();
-        let provider = request.endpoint.provider();
-        let origin = self.upstream.as_deref().unwrap_or(provider.public_origin());
-        let url = format!("{origin}{}", request.path_and_query);
         let what = format!(
             "{} {}",
             request.method,
             request.path_and_query.split('?').next().unwrap_or("")
         );
-        let mut upstream_request = self.client.request(request.method.clone(), &url);
-        for (name, value) in &request.headers {
-            // Without `accept-encoding` the upstream replies uncompressed, so the copy can be
-            // read as it passes.
-            if !is_hop_header(name.as_str()) && name != header::ACCEPT_ENCODING {
-                upstream_request = upstream_request.header(name, value);
-            }
-        }
-        let sent = upstream_request.body(request.body).send();
-        let reply = match tokio::time::timeout(self.timeouts.first_byte, sent).await {
-            Ok(Ok(reply)) => reply,
-            Err(_) => {
-                let message = format!(
-                    "the upstream {origin} sent no reply to {what} within {} \
-                     (--upstream-first-byte-timeout)",
-                    seconds(self.timeouts.first_byte)
-                );
-                let message = shared.clean(message);
-                return shared.failure(provider, StatusCode::GATEWAY_TIMEOUT, message);
-            }
-            Ok(Err(err)) => {
-                let message = format!(
-                    "cannot reach the upstream {origin} for {what}: {}; is it running, and is \
-                     --upstream right?",
-                    error_chain(&err)
-                );
-                let message = shared.clean(message);
-                if request.endpoint == Endpoint::Probe {
-                    // A probe that fails is the agent's business: the model calls that follow
-                    // say whether the upstream is there.
-                    let response = json_reply(
-                        StatusCode::BAD_GATEWAY,
-                        &provider.error_body(StatusCode::BAD_GATEWAY.as_u16(), &message),
-                    );
-                    shared.warn(message);
-                    return response;
-                }
-                return shared.failure(provider, StatusCode::BAD_GATEWAY, message);
-            }
+        let reply = match self.send(shared, &request, &what).await {
+            Continue(reply) => reply,
+            Break(response) => return response,
         };
         let status = reply.status();
         let mut response = Response::builder().status(status.as_u16());
@@ -192,6 +154,58 @@ impl Recorder {
             deadline: Box::pin(tokio::time::sleep(self.timeouts.idle)),
         };
         response.body(Body::from_stream(tee)).unwrap_or_else(|_| Response::new(Body::empty()))
+    }
+
+    /// Sends `request` upstream and waits for its reply to begin, or answers the agent with
+    /// the failure: the upstream unreachable (502) or silent past the first-byte timeout (504).
+    async fn send(
+        &self,
+        shared: &Shared,
+        request: &Forward,
+        what: &str,
+    ) -> ControlFlow<Response, reqwest::Response> {
+        let provider = request.endpoint.provider();
+        let origin = self.upstream.as_deref().unwrap_or(provider.public_origin());
+        let url = format!("{origin}{}", request.path_and_query);
+        let mut upstream_request = self.client.request(request.method.clone(), &url);
+        for (name, value) in &request.headers {
+            // Without `accept-encoding` the upstream replies uncompressed, so the copy can be
+            // read as it passes.
+            if !is_hop_header(name.as_str()) && name != header::ACCEPT_ENCODING {
+                upstream_request = upstream_request.header(name, value);
+            }
+        }
+        let sent = upstream_request.body(request.body.clone()).send();
+        let err = match tokio::time::timeout(self.timeouts.first_byte, sent).await {
+            Ok(Ok(reply)) => return Continue(reply),
+            Ok(Err(err)) => err,
+            Err(_) => {
+                let message = format!(
+                    "the upstream {origin} sent no reply to {what} within {} \
+                     (--upstream-first-byte-timeout)",
+                    seconds(self.timeouts.first_byte)
+                );
+                let message = shared.clean(message);
+                return Break(shared.failure(provider, StatusCode::GATEWAY_TIMEOUT, message));
+            }
+        };
+        let message = format!(
+            "cannot reach the upstream {origin} for {what}: {}; is it running, and is \
+             --upstream right?",
+            error_chain(&err)
+        );
+        let message = shared.clean(message);
+        if request.endpoint == Endpoint::Probe {
+            // A probe that fails is the agent's business: the model calls that follow say
+            // whether the upstream is there.
+            let response = json_reply(
+                StatusCode::BAD_GATEWAY,
+                &provider.error_body(StatusCode::BAD_GATEWAY.as_u16(), &message),
+            );
+            shared.warn(message);
+            return Break(response);
+        }
+        Break(shared.failure(provider, StatusCode::BAD_GATEWAY, message))
     }
 }
 
