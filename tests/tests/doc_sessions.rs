@@ -46,6 +46,7 @@ const FIXTURES: &[(&str, &str, &str)] = &[
     ("docs/validation.md", "old.json", "tests/fixtures/docs/old.json"),
     ("docs/golden.md", "run.json", "tests/fixtures/crash.json"),
     ("docs/golden.md", "next-run.json", "tests/fixtures/docs/crash-execute-sql.json"),
+    ("docs/live.md", "agent.py", "tests/fixtures/docs/agent.py"),
 ];
 
 /// Folders of this checkout copied into every sandbox.

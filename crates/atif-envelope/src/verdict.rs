@@ -381,15 +381,23 @@ fn count_test(field: &str, golden: &Envelope, actual: &Envelope, runs: &[Run]) -
     };
     let (g_min, g_max) = (g.first().copied().unwrap_or(0), g.last().copied().unwrap_or(0));
     let (g_median, a_median) = (median(g), median(a));
-    let value_of = |run: &Run| count_of(field, run);
-    let shows = |run: &Run| match a_median >= g_median {
-        true => value_of(run) > g_max,
-        false => value_of(run) < g_min,
+    let value_of = |run: &Run| count_of(field, run) as f64;
+    let up = a_median >= g_median;
+    // The runs outside the envelope's range in the direction of the move; when none is, those
+    // beyond its median.
+    let (edge, middle) = if up { (g_max as f64, g_median) } else { (g_min as f64, g_median) };
+    let beyond =
+        |run: &Run, bound: f64| if up { value_of(run) > bound } else { value_of(run) < bound };
+    let bound = if runs.iter().any(|run| beyond(run, edge)) { edge } else { middle };
+    let unit = match field {
+        "step_count" => "steps",
+        "llm_calls" => "LLM calls",
+        "prompt_tokens" => "prompt tokens",
+        _ => "completion tokens",
     };
     let effect = format!(
-        "median {} {}, was {} (range {}–{}, was {g_min}–{g_max})",
+        "median {} {unit}, was {} (range {}–{}, was {g_min}–{g_max})",
         number(a_median),
-        field.replace('_', " "),
         number(g_median),
         a.first().copied().unwrap_or(0),
         a.last().copied().unwrap_or(0),
@@ -401,7 +409,7 @@ fn count_test(field: &str, golden: &Envelope, actual: &Envelope, runs: &[Run]) -
         p_value: stats::mann_whitney(g, a),
         varies: g.iter().chain(a).any(|&v| v != g_min),
         effect,
-        runs: labels(runs, |_, run| shows(run)),
+        runs: labels(runs, |_, run| beyond(run, bound)),
         samples: Some((g.to_vec(), a.to_vec())),
     }
 }
