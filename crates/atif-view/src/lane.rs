@@ -63,6 +63,24 @@ impl Lane<'_> {
         self.trajectory(out, run, format!("{}-", self.prefix), marks, 0);
     }
 
+    /// Writes step `idx` (0-based) of the trajectory `run` alone, as a one-item `<ol>`, marked
+    /// as `mark` says: one cell of a diff page's row.
+    pub(crate) fn one_step(&self, out: &mut String, run: &Value, idx: usize, mark: &StepMark) {
+        let steps = run.get("steps").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        let Some(step) = steps.get(idx) else { return };
+        let mut drawing = Drawing {
+            id: format!("{}-", self.prefix),
+            depth: 0,
+            crashed: run.pointer("/extra/crashed").and_then(Value::as_bool) == Some(true),
+            n_steps: steps.len(),
+            subagents: embedded_subagents(run),
+            drawn: BTreeSet::new(),
+        };
+        out.push_str("<ol class=\"steps\">\n");
+        self.step(out, step, idx, mark, &mut drawing);
+        out.push_str("</ol>\n");
+    }
+
     fn trajectory(
         &self,
         out: &mut String,

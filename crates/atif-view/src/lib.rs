@@ -35,12 +35,14 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod diff;
 mod error;
 mod html;
 mod lane;
 mod options;
 mod run;
 
+pub use diff::render_diff;
 pub use error::{Error, Result};
 pub use options::{Image, ViewOptions};
 pub use run::{image_paths, render_run};

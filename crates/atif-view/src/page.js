@@ -16,7 +16,11 @@
     for (var i = 0; i < old.length; i++) { old[i].classList.remove("target"); }
     el.classList.add("target");
     current = el;
-    el.scrollIntoView({ block: "center" });
+    // Below the sticky jump bar; scrollTo rather than scrollIntoView, which headless
+    // screenshots draw from the wrong offset.
+    var bar = document.getElementById("jump");
+    var top = el.getBoundingClientRect().top + window.scrollY - (bar ? bar.offsetHeight : 0) - 8;
+    window.scrollTo(0, Math.max(0, top));
   }
   function after(list) {
     if (!list.length) { return null; }
@@ -38,7 +42,7 @@
     say(what + ": step " + el.getAttribute("data-step"));
     return el;
   }
-  function steps() { return Array.prototype.slice.call(document.querySelectorAll("li.step")); }
+  function steps() { return Array.prototype.slice.call(document.querySelectorAll("main li.step")); }
   function toStep(n) {
     var el = document.getElementById("a-" + n) || document.getElementById("s-" + n) ||
       document.getElementById("g-" + n);
@@ -52,9 +56,10 @@
       return (s.getAttribute("data-tools") || "").split(" ").indexOf(name) >= 0;
     }), "call of " + name);
   }
-  function nextError() { return jump(document.querySelectorAll("li.step.error"), "error"); }
+  function nextError() { return jump(document.querySelectorAll("main li.step.error"), "error"); }
   function nextChange() {
-    return jump(document.querySelectorAll(".row.inserted, .row.removed, .row.changed"), "change");
+    return jump(document.querySelectorAll(
+      "main .row.inserted, main .row.removed, main .row.changed"), "change");
   }
   function on(id, event, handler) {
     var el = document.getElementById(id);
@@ -67,11 +72,15 @@
   on("next-call", "click", function () { nextCall(document.getElementById("tool").value); });
   on("next-error", "click", nextError);
   on("next-change", "click", nextChange);
-  var first = document.querySelector(".first");
+  // A diff page opens at its first divergence (the header also shows it, for a reader who
+  // has not scrolled); any fragment in the URL says where else to start.
+  var first = document.querySelector("main .first");
   if (first && !location.hash) { reveal(first); }
   if (location.hash === "#selftest") { selftest(); }
 
-  function shown(el) { return !!el && el.getClientRects().length > 0; }
+  function shown(el) {
+    return !!el && (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0);
+  }
   function selftest() {
     var r = { title: document.title, steps: steps().length };
     r.step_ids = steps().map(function (s) { return s.id; });
@@ -105,8 +114,15 @@
       current = null;
       var c1 = nextChange(), c2 = nextChange();
       r.next_change = [c1 && c1.id, c2 && c2.id];
-      var f = document.querySelector(".first");
+      var f = document.querySelector("main .first");
       r.first = f && f.id;
+      if (f) {
+        reveal(f);
+        var rect = f.getBoundingClientRect();
+        r.first_in_view = rect.top >= 0 && rect.top < window.innerHeight;
+        window.scrollTo(0, 0);
+        r.preview = !!document.querySelector("header .row.first");
+      }
     }
     var t = toStep(2);
     r.to_step_2 = t && t.id;

@@ -30,7 +30,7 @@ pub fn render_run(run: &Value, options: &ViewOptions) -> Result<String> {
     escape_into(&mut out, &title);
     out.push_str("</h1>\n");
     agent_line(&mut out, run);
-    shape_table(&mut out, &atif_normalize::shape(run));
+    shape_table(&mut out, &atif_normalize::shape(run), true);
     totals(&mut out, run);
     out.push_str("</header>\n");
     jump_bar(&mut out, &[run], false);
@@ -90,8 +90,9 @@ fn agent_line(out: &mut String, run: &Value) {
 }
 
 /// The Shape, one row per field.
-pub(crate) fn shape_table(out: &mut String, shape: &atif_normalize::Shape) {
-    out.push_str("<details class=\"shape\" open><summary>Shape</summary><table>\n");
+pub(crate) fn shape_table(out: &mut String, shape: &atif_normalize::Shape, open: bool) {
+    let open = if open { " open" } else { "" };
+    let _ = writeln!(out, "<details class=\"shape\"{open}><summary>Shape</summary><table>");
     for (field, value) in shape.fields() {
         out.push_str("<tr><th>");
         escape_into(out, &field);

@@ -11,6 +11,7 @@ use crate::cmd::common::{
     Format, RunArgs, display_name, invalid, print, read_input, this_command_as,
 };
 use crate::cmd::diff::change_json;
+use crate::cmd::page::{Side, write_diff_page};
 use crate::output;
 
 /// Arguments of `atif check`.
@@ -31,6 +32,10 @@ pub(crate) struct Args {
     /// `golden`, `outcome`, `failure`, `deltas`, `pending`, `message`; see docs/cli.md).
     #[arg(long, value_enum, default_value_t)]
     pub(crate) format: Format,
+    /// Also write the golden and the run side by side as one self-contained HTML page to OUT
+    /// (see docs/view.md).
+    #[arg(long, value_name = "OUT")]
+    pub(crate) html: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) run: RunArgs,
 }
@@ -47,6 +52,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         || read_input(&args.run.actual),
     );
     let actual = actual?;
+    if let Some(path) = &args.html {
+        write_check_page(path, args, &actual)?;
+    }
 
     let mut settings = Settings::new();
     settings
@@ -152,4 +160,14 @@ fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut *out, value)?;
         writeln!(out)
     })
+}
+
+/// Writes the page of `atif check --html`: the golden and the run side by side, compared with
+/// the check's own settings, so what is highlighted is what the check judges.
+fn write_check_page(path: &Path, args: &Args, actual: &[u8]) -> anyhow::Result<()> {
+    let golden_bytes = read_input(&args.golden)?;
+    let golden = Side { bytes: &golden_bytes, name: &args.golden };
+    let actual = Side { bytes: actual, name: display_name(&args.run.actual) };
+    let normalize = args.run.normalize.to_options()?;
+    write_diff_page(path, &golden, &actual, &normalize, &args.run.compare.to_options())
 }

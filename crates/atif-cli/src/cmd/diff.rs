@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::cmd::common::{Format, RunArgs, display_name, print, read_input, this_command_as};
 use crate::cmd::normalize::normalized_document;
+use crate::cmd::page::{Side, write_diff_page};
 use crate::output;
 
 /// Arguments of `atif diff`.
@@ -23,6 +24,10 @@ pub(crate) struct Args {
     /// Show every step change and the whole unified diff, not only the first changed places.
     #[arg(long)]
     pub(crate) full: bool,
+    /// Also write the two runs side by side as one self-contained HTML page to OUT (see
+    /// docs/view.md).
+    #[arg(long, value_name = "OUT")]
+    pub(crate) html: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) run: RunArgs,
 }
@@ -54,6 +59,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         || normalized_document(&actual_bytes, &args.run.actual, &options),
     );
     let (golden, actual) = (golden?, actual?);
+    if let Some(path) = &args.html {
+        let golden = Side { bytes: &golden_bytes, name: display_name(&args.golden) };
+        let actual = Side { bytes: &actual_bytes, name: display_name(&args.run.actual) };
+        write_diff_page(path, &golden, &actual, &options, &args.run.compare.to_options())?;
+    }
     let comparison = atif_normalize::compare(&golden, &actual, &args.run.compare.to_options());
     let (deltas, changes) = (comparison.deltas(), comparison.changes());
     let changed = !comparison.is_same();

@@ -9,6 +9,7 @@ pub(crate) mod golden;
 pub(crate) mod import;
 pub(crate) mod live;
 pub(crate) mod normalize;
+pub(crate) mod page;
 pub(crate) mod proxy;
 pub(crate) mod schema;
 pub(crate) mod script;

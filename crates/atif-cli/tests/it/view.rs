@@ -59,3 +59,65 @@ fn view_of_something_that_is_not_a_trajectory_fails_with_status_1_and_writes_not
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(!dir.path().join("page.html").exists());
 }
+
+/// A one-step run whose agent used `prompt_tokens` and called `function`.
+fn tiny_run(function: &str, prompt_tokens: u64) -> serde_json::Value {
+    json!({
+        "schema_version": "ATIF-v1.8",
+        "agent": {"name": "tiny", "version": "1"},
+        "steps": [{"step_id": 1, "source": "agent", "message": "working",
+                   "tool_calls": [{"tool_call_id": "c", "function_name": function, "arguments": {}}],
+                   "metrics": {"prompt_tokens": prompt_tokens, "completion_tokens": 5}}]
+    })
+}
+
+#[test]
+fn diff_html_writes_both_runs_side_by_side_and_keeps_the_text_report_and_status() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.json"), tiny_run("read", 100).to_string()).unwrap();
+    std::fs::write(dir.path().join("b.json"), tiny_run("grep", 100).to_string()).unwrap();
+    let output = atif_command(&["diff", "--html", "page.html", "a.json", "b.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(crate::stdout(&output).contains("step 1 (agent) changed: calls grep instead of read"));
+    let page = std::fs::read_to_string(dir.path().join("page.html")).unwrap();
+    assert!(page.contains("a.json ⟷ b.json"), "the runs are named as given");
+    assert!(page.contains("<div class=\"row changed first\" id=\"first\" data-step=\"1\">"));
+    assert!(page.contains("id=\"g-1\"") && page.contains("id=\"a-1\""));
+}
+
+#[test]
+fn check_html_follows_the_checks_settings_so_what_is_marked_is_what_failed() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("golden.json");
+    std::fs::write(dir.path().join("run.json"), tiny_run("read", 100).to_string()).unwrap();
+    let update = atif_command(&["check", "--update", "golden.json", "run.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(update.status.code(), Some(0), "{}", stderr(&update));
+    assert!(golden.exists());
+    std::fs::write(dir.path().join("run.json"), tiny_run("read", 120).to_string()).unwrap();
+    let check = |extra: &[&str]| {
+        let mut command = atif_command(&["check", "--html", "page.html"]);
+        command
+            .args(extra)
+            .args(["golden.json", "run.json"])
+            .current_dir(dir.path())
+            .env_remove("CI");
+        let output = command.env("ATIF_GOLDEN", "check").output().unwrap();
+        (output.status.code(), std::fs::read_to_string(dir.path().join("page.html")).unwrap())
+    };
+    let (code, page) = check(&[]);
+    assert_eq!(code, Some(1));
+    assert!(
+        page.contains("<tr><th>prompt_tokens</th><td>prompt_tokens: 100 -&gt; 120</td></tr>"),
+        "{page}"
+    );
+    let (code, page) = check(&["--token-tolerance", "0.5", "--no-content"]);
+    assert_eq!(code, Some(0));
+    assert!(page.contains("the same Shape"), "the page judges as the check did");
+    assert!(!page.contains("<th>prompt_tokens</th><td>prompt_tokens:"));
+}

@@ -2,6 +2,7 @@
 //! can act as markup or fetch anything.
 #![allow(clippy::unwrap_used, reason = "test code")]
 
+mod diff;
 mod run;
 
 use atif_normalize::NormalizeOptions;

@@ -1,0 +1,294 @@
+//! The page of two runs side by side: the Shape deltas and the step changes at the top, then
+//! the two lanes, row by row, aligned as the text report aligns them.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use atif_normalize::{Delta, StepChange, StepChangeKind};
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::html::{close_page, escape_into, open_page};
+use crate::lane::{Lane, StepMark};
+use crate::options::ViewOptions;
+use crate::run::{check_trajectory, jump_bar, max_step_tokens, shape_table};
+
+/// Rows of unchanged steps longer than this are folded, but for [`CONTEXT`] rows on each side.
+const FOLD_ROWS: usize = 12;
+/// Unchanged rows kept open beside a change.
+const CONTEXT: usize = 3;
+
+/// Renders two normalised runs side by side as one self-contained HTML page: `golden` on the
+/// left, `actual` on the right, aligned by `changes` (from `atif_normalize::compare`, as the
+/// text report is), with `deltas` at the top.
+///
+/// Inserted, removed and changed steps are marked, the first divergence is marked and the page
+/// opens on it, and inside a changed step the fields that differ are highlighted. Long runs of
+/// unchanged steps are folded. `options.title()` defaults to "atif diff"; the names of the two
+/// runs come from `names`.
+///
+/// # Errors
+///
+/// [`Error::NotATrajectory`](crate::Error::NotATrajectory) when either run is not an object
+/// with a `steps` array.
+pub fn render_diff(
+    golden: &Value,
+    actual: &Value,
+    deltas: &[Delta],
+    changes: &[StepChange],
+    names: (&str, &str),
+    options: &ViewOptions,
+) -> Result<String> {
+    check_trajectory(golden)?;
+    check_trajectory(actual)?;
+    let title = options.title().map_or_else(|| "atif diff".to_owned(), str::to_owned);
+    let rows = align(golden, actual, changes);
+    let first = rows.iter().position(|row| row.kind.is_some());
+    let mut out = String::with_capacity(4096);
+    open_page(&mut out, &title, "diff");
+    out.push_str("<header>\n<h1>");
+    escape_into(&mut out, &title);
+    out.push_str("</h1>\n");
+    summary(&mut out, deltas, changes, names, first.map(|idx| &rows[idx]));
+    let max_tokens = max_step_tokens(golden).max(max_step_tokens(actual));
+    if let Some(idx) = first {
+        // The first divergence, in the header too: seen without scrolling, in any viewer.
+        let preview = [
+            (Lane { prefix: "pg", options, max_tokens }, golden),
+            (Lane { prefix: "pa", options, max_tokens }, actual),
+        ];
+        out.push_str("<div class=\"preview\">");
+        write_row(&mut out, &rows[idx], &format!("preview-{}", idx + 1), &preview, true);
+        out.push_str("</div>\n");
+    }
+    for (name, run) in [(names.0, golden), (names.1, actual)] {
+        out.push_str("<div class=\"side\"><b>");
+        escape_into(&mut out, name);
+        out.push_str("</b>");
+        shape_table(&mut out, &atif_normalize::shape(run), false);
+        out.push_str("</div>\n");
+    }
+    out.push_str("</header>\n");
+    jump_bar(&mut out, &[golden, actual], true);
+    let lanes = [
+        (Lane { prefix: "g", options, max_tokens }, golden),
+        (Lane { prefix: "a", options, max_tokens }, actual),
+    ];
+    out.push_str("<main>\n<div class=\"row heads\">");
+    for name in [names.0, names.1] {
+        out.push_str("<div class=\"lanehead\">");
+        escape_into(&mut out, name);
+        out.push_str("</div>");
+    }
+    out.push_str("</div>\n");
+    write_rows(&mut out, &rows, &lanes, first);
+    out.push_str("</main>\n");
+    close_page(&mut out);
+    Ok(out)
+}
+
+/// One row of the page: a golden step, an actual step, or both, and what happened to it.
+#[derive(Debug)]
+struct Row<'c> {
+    golden: Option<usize>,
+    actual: Option<usize>,
+    kind: Option<&'c StepChangeKind>,
+    change: Option<&'c StepChange>,
+}
+
+/// Pairs the steps of the two runs: the root's step changes, in order, place the inserted,
+/// removed and changed steps, and the steps between them pair up one for one.
+fn align<'c>(golden: &Value, actual: &Value, changes: &'c [StepChange]) -> Vec<Row<'c>> {
+    let count = |run: &Value| run.get("steps").and_then(Value::as_array).map_or(0, Vec::len);
+    let (n_golden, n_actual) = (count(golden), count(actual));
+    let mut rows = Vec::with_capacity(n_golden.max(n_actual));
+    let (mut g, mut a) = (0, 0);
+    let root = changes.iter().filter(|c| c.subagent.is_empty() && !c.is_whole_trajectory());
+    for change in root {
+        // The 0-based positions the change names; both runs' steps before them pair up.
+        let until_g = change.golden_step.map_or(n_golden, |step| step - 1).min(n_golden);
+        let until_a = change.actual_step.map_or(n_actual, |step| step - 1).min(n_actual);
+        let pairs = match change.kind {
+            StepChangeKind::Inserted => until_a.saturating_sub(a),
+            StepChangeKind::Removed => until_g.saturating_sub(g),
+            _ => until_g.saturating_sub(g).min(until_a.saturating_sub(a)),
+        };
+        for _ in 0..pairs.min(n_golden - g.min(n_golden)).min(n_actual - a.min(n_actual)) {
+            rows.push(Row { golden: Some(g), actual: Some(a), kind: None, change: None });
+            (g, a) = (g + 1, a + 1);
+        }
+        let (golden_idx, actual_idx) = match change.kind {
+            StepChangeKind::Inserted => (None, Some(a)),
+            StepChangeKind::Removed => (Some(g), None),
+            _ => (Some(g), Some(a)),
+        };
+        g += usize::from(golden_idx.is_some());
+        a += usize::from(actual_idx.is_some());
+        let row = Row {
+            golden: golden_idx,
+            actual: actual_idx,
+            kind: Some(&change.kind),
+            change: Some(change),
+        };
+        rows.push(row);
+    }
+    while g < n_golden || a < n_actual {
+        let row = Row {
+            golden: (g < n_golden).then_some(g),
+            actual: (a < n_actual).then_some(a),
+            kind: None,
+            change: None,
+        };
+        rows.push(row);
+        (g, a) = (g + 1, a + 1);
+    }
+    rows
+}
+
+/// The verdict, the deltas, the step changes and a link to the first divergence.
+fn summary(
+    out: &mut String,
+    deltas: &[Delta],
+    changes: &[StepChange],
+    names: (&str, &str),
+    first: Option<&Row<'_>>,
+) {
+    out.push_str("<p>");
+    escape_into(out, names.0);
+    out.push_str(" ⟷ ");
+    escape_into(out, names.1);
+    match deltas.is_empty() {
+        true => out.push_str(": <span class=\"verdict same\">the same Shape</span></p>\n"),
+        false => {
+            out.push_str(": <span class=\"verdict changed\">the behaviour changed</span></p>\n")
+        }
+    }
+    if let Some(change) = first.and_then(|row| row.change) {
+        let step = change.actual_step.or(change.golden_step).unwrap_or(0);
+        let _ = write!(
+            out,
+            "<p class=\"firstlink\"><a href=\"#first\">first divergence, step {step}</a>: "
+        );
+        escape_into(out, &change.to_string());
+        out.push_str("</p>\n");
+    }
+    if !deltas.is_empty() {
+        out.push_str("<table class=\"deltas\"><tr><th>Shape field</th><th>what moved</th></tr>\n");
+        for delta in deltas {
+            out.push_str("<tr><th>");
+            escape_into(out, &delta.field);
+            out.push_str("</th><td>");
+            escape_into(out, &delta.to_string());
+            out.push_str("</td></tr>\n");
+        }
+        out.push_str("</table>\n");
+    }
+    if !changes.is_empty() {
+        let _ = write!(
+            out,
+            "<details class=\"changes\"><summary>{} step changes</summary><ul>",
+            changes.len()
+        );
+        for change in changes {
+            out.push_str("<li>");
+            escape_into(out, &change.to_string());
+            out.push_str("</li>");
+        }
+        out.push_str("</ul></details>\n");
+    }
+}
+
+/// The rows, with long stretches of unchanged ones folded.
+fn write_rows(
+    out: &mut String,
+    rows: &[Row<'_>],
+    lanes: &[(Lane<'_>, &Value); 2],
+    first: Option<usize>,
+) {
+    let changed: Vec<usize> =
+        rows.iter().enumerate().filter(|(_, r)| r.kind.is_some()).map(|(i, _)| i).collect();
+    // A row is shown open when it is a change or within CONTEXT rows of one.
+    let near = |idx: usize| {
+        let at = changed.partition_point(|&c| c + CONTEXT < idx);
+        changed.get(at).is_some_and(|&c| c <= idx + CONTEXT)
+    };
+    let mut idx = 0;
+    while idx < rows.len() {
+        let stretch = rows[idx..].iter().enumerate().take_while(|(k, _)| !near(idx + k)).count();
+        if stretch > FOLD_ROWS {
+            let _ = writeln!(
+                out,
+                "<details class=\"same\"><summary>{stretch} unchanged steps</summary>"
+            );
+            for (row_idx, row) in rows.iter().enumerate().skip(idx).take(stretch) {
+                write_row(out, row, &row_id(row_idx, first), lanes, first == Some(row_idx));
+            }
+            out.push_str("</details>\n");
+            idx += stretch;
+            continue;
+        }
+        write_row(out, &rows[idx], &row_id(idx, first), lanes, first == Some(idx));
+        idx += 1;
+    }
+}
+
+fn write_row(
+    out: &mut String,
+    row: &Row<'_>,
+    id: &str,
+    lanes: &[(Lane<'_>, &Value); 2],
+    first: bool,
+) {
+    let kind = match row.kind {
+        Some(StepChangeKind::Inserted) => "inserted",
+        Some(StepChangeKind::Removed) => "removed",
+        Some(_) => "changed",
+        None => "",
+    };
+    let step = row.actual.or(row.golden).map_or(0, |i| i + 1);
+    let _ = write!(
+        out,
+        "<div class=\"row {kind}{}\" id=\"{id}\" data-step=\"{step}\">",
+        if first { " first" } else { "" }
+    );
+    let fields = match (row.golden, row.actual, row.kind) {
+        (Some(g), Some(a), Some(_)) => differing_fields(lanes[0].1, g, lanes[1].1, a),
+        _ => BTreeSet::new(),
+    };
+    let note = row.change.map(|change| change.details.join("; ")).unwrap_or_default();
+    for ((lane, run), step_idx) in lanes.iter().zip([row.golden, row.actual]) {
+        out.push_str("<div class=\"cell\">");
+        match step_idx {
+            Some(step_idx) => {
+                let mark =
+                    StepMark { class: kind, fields: fields.clone(), first, note: note.clone() };
+                lane.one_step(out, run, step_idx, &mark);
+            }
+            None => out.push_str("<div class=\"gap\"></div>"),
+        }
+        out.push_str("</div>");
+    }
+    out.push_str("</div>\n");
+}
+
+/// A row's element id: `first` for the first divergence, `r-N` for the others.
+fn row_id(idx: usize, first: Option<usize>) -> String {
+    if first == Some(idx) { "first".to_owned() } else { format!("r-{}", idx + 1) }
+}
+
+/// The top-level fields of two steps whose values differ (the step's number aside).
+fn differing_fields(golden: &Value, g: usize, actual: &Value, a: usize) -> BTreeSet<String> {
+    let (Some(golden), Some(actual)) = (step_object(golden, g), step_object(actual, a)) else {
+        return BTreeSet::new();
+    };
+    golden
+        .keys()
+        .chain(actual.keys())
+        .filter(|key| *key != "step_id" && golden.get(*key) != actual.get(*key))
+        .map(String::clone)
+        .collect()
+}
+
+fn step_object(run: &Value, idx: usize) -> Option<&serde_json::Map<String, Value>> {
+    run.get("steps").and_then(|steps| steps.get(idx)).and_then(Value::as_object)
+}
