@@ -74,6 +74,7 @@ mod limits;
 mod normalize;
 mod protocol;
 mod record;
+mod serve;
 mod server;
 mod tape;
 mod verdict;
@@ -83,8 +84,9 @@ mod verdict;
 pub use atif_replay::DriftPolicy;
 pub use error::{Error, Result};
 pub use limits::{
-    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
-    DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT,
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT,
+    DEFAULT_UPSTREAM_IDLE_TIMEOUT,
 };
 pub use protocol::Provider;
 pub use server::{Options, Proxy, failed_path, start};

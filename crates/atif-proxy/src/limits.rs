@@ -18,6 +18,12 @@ pub const DEFAULT_MAX_BUFFERED_BYTES: u64 = 1024 * 1024 * 1024;
 /// The default longest pause while a client sends a request body: 30 s.
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The default longest time a client may take over a request's head: 10 s.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default longest idle spell of a kept-alive connection between requests: 60 s.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The default longest wait for the upstream's reply to begin (its status and headers):
 /// 10 minutes, since a reasoning model may think that long before it answers.
 pub const DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(600);

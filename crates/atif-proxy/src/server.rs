@@ -15,7 +15,6 @@ use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::task::JoinHandle;
@@ -23,13 +22,14 @@ use tokio::task::JoinHandle;
 use crate::access::{Access, content_type_text, is_json_content_type};
 use crate::clean::Cleaner;
 use crate::limits::{
-    BodyError, Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT,
-    read_body,
+    BodyError, Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT, read_body,
 };
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::{Recorder, UpstreamTimeouts};
+use crate::serve::{ConnectionTimeouts, serve};
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
 use crate::verdict::{Capped, MAX_KEPT};
 use crate::{Error, Mode, Result, Verdict};
@@ -60,6 +60,7 @@ pub struct Options {
     max_buffered_bytes: u64,
     body_read_timeout: Duration,
     upstream_timeouts: UpstreamTimeouts,
+    connection_timeouts: ConnectionTimeouts,
 }
 
 impl Options {
@@ -93,6 +94,10 @@ impl Options {
             upstream_timeouts: UpstreamTimeouts {
                 first_byte: DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT,
                 idle: DEFAULT_UPSTREAM_IDLE_TIMEOUT,
+            },
+            connection_timeouts: ConnectionTimeouts {
+                header_read: DEFAULT_HEADER_READ_TIMEOUT,
+                idle: DEFAULT_IDLE_TIMEOUT,
             },
         }
     }
@@ -266,6 +271,31 @@ impl Options {
         self.body_read_timeout
     }
 
+    /// The longest a client may take to send a request's head, from the connection's opening
+    /// or from the first byte after an idle spell (default [`DEFAULT_HEADER_READ_TIMEOUT`],
+    /// 10 s); after it the connection is closed.
+    pub fn set_header_read_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.connection_timeouts.header_read = timeout;
+        self
+    }
+
+    /// The longest a client may take to send a request's head.
+    pub fn header_read_timeout(&self) -> Duration {
+        self.connection_timeouts.header_read
+    }
+
+    /// The longest a kept-alive connection may stay idle between a reply and the next request
+    /// (default [`DEFAULT_IDLE_TIMEOUT`], 60 s); after it the connection is closed.
+    pub fn set_idle_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.connection_timeouts.idle = timeout;
+        self
+    }
+
+    /// The longest a kept-alive connection may stay idle.
+    pub fn idle_timeout(&self) -> Duration {
+        self.connection_timeouts.idle
+    }
+
     /// In a recording, the longest wait for the upstream's reply to begin (default
     /// [`DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT`], 10 minutes); after it the agent gets 504 in
     /// its provider's error shape and the recording is not exact.
@@ -379,9 +409,8 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         warnings: Mutex::new(Capped::default()),
         cleaner: Cleaner::new(),
     });
-    let router = axum::Router::new().fallback(handle).with_state(shared.clone());
     let (shutdown, signal) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve(listener, router, signal));
+    let task = tokio::spawn(serve(listener, shared.clone(), options.connection_timeouts, signal));
     if !addr.ip().is_loopback() {
         shared.say(&format!(
             "warning: listening on {addr}, which other machines can reach (--allow-remote): \
@@ -390,50 +419,6 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         ));
     }
     Ok(Proxy { addr, url: base_url(addr), token, shared, shutdown, task })
-}
-
-/// Accepts connections and serves each with `router` until `signal`, then lets the requests in
-/// flight finish.
-///
-/// hyper is driven directly rather than through `axum::serve`, which cannot be told that a
-/// client may half-close: one that shuts down its sending side after its request (as a plain
-/// socket client may) would otherwise lose its reply whenever the end of its input is read
-/// before the reply is written.
-async fn serve(
-    listener: tokio::net::TcpListener,
-    router: axum::Router,
-    signal: oneshot::Receiver<()>,
-) -> std::io::Result<()> {
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut http1 = hyper::server::conn::http1::Builder::new();
-    http1.half_close(true);
-    let mut signal = std::pin::pin!(signal);
-    loop {
-        let accepted = tokio::select! {
-            _ = &mut signal => break,
-            accepted = listener.accept() => accepted,
-        };
-        let tcp = match accepted {
-            Ok((tcp, _)) => tcp,
-            // A client that went away before it was accepted, or a process out of file
-            // descriptors: the server goes on (after a pause, in the second case).
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
-        };
-        // Without TCP_NODELAY, a stream of small event writes meets the client's delayed
-        // acknowledgements and each reply waits about 40 ms.
-        let _ = tcp.set_nodelay(true);
-        let service = hyper_util::service::TowerToHyperService::new(router.clone());
-        let connection = graceful.watch(http1.serve_connection(TokioIo::new(tcp), service));
-        tokio::spawn(async move {
-            // A connection's error (a client hanging up, a cut stream) ends only that connection.
-            let _ = connection.await;
-        });
-    }
-    graceful.shutdown().await;
-    Ok(())
 }
 
 impl Proxy {
@@ -725,7 +710,8 @@ impl Shared {
     }
 }
 
-async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+/// Answers one request: the handler shared by record and replay.
+pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let endpoint = match admit(&shared, &parts) {
         Continue(endpoint) => endpoint,

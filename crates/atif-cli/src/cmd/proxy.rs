@@ -102,6 +102,14 @@ struct ServerArgs {
     /// the request gets 408.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     body_read_timeout: Duration,
+    /// The longest a client may take to send a request's head; after it the connection is
+    /// closed.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    header_read_timeout: Duration,
+    /// The longest a kept-alive connection may stay idle between requests; after it the
+    /// connection is closed.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    idle_timeout: Duration,
 }
 
 /// How long the upstream may keep the agent waiting, for recordings.
@@ -148,7 +156,9 @@ impl ServerArgs {
             .set_allow_remote(self.allow_remote)
             .set_max_body_bytes(self.max_body_bytes)
             .set_max_buffered_bytes(self.max_buffered_bytes)
-            .set_body_read_timeout(self.body_read_timeout);
+            .set_body_read_timeout(self.body_read_timeout)
+            .set_header_read_timeout(self.header_read_timeout)
+            .set_idle_timeout(self.idle_timeout);
         if let Some(addr) = self.listen {
             options.set_listen(addr);
         }

@@ -90,3 +90,97 @@ async fn an_upstream_that_hangs_after_its_headers_is_cut_within_the_timeout_and_
           (--upstream-idle-timeout)); it is recorded as cut"]
     );
 }
+
+/// A replay of one exchange, its connections timed with `header_read` and `idle`.
+async fn timed_replay(dir: &std::path::Path, header_read: u64, idle: u64) -> Proxy {
+    let path = crate::write(dir, vec![crate::chat_exchange("hi", "hello")]);
+    let mut options = quiet(Options::replay(&path));
+    options
+        .set_header_read_timeout(Duration::from_millis(header_read))
+        .set_idle_timeout(Duration::from_millis(idle));
+    start(&options).await.unwrap()
+}
+
+/// Waits for the server to close `stream`, reading (and dropping) what it sends: how long
+/// that took, failing the test after 10 s.
+async fn closed_after(stream: &mut tokio::net::TcpStream, started: Instant) -> Duration {
+    use tokio::io::AsyncReadExt;
+    let mut sink = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut sink)).await;
+    assert!(read.is_ok(), "the server kept the connection open for 10 s");
+    started.elapsed()
+}
+
+#[tokio::test]
+async fn headers_sent_one_byte_a_second_are_cut_off_at_the_header_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let dir = tempfile::tempdir().unwrap();
+    let proxy = timed_replay(dir.path(), 500, 60_000).await;
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n",
+        proxy.addr()
+    );
+    let started = Instant::now();
+    let stream = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
+    let (mut read, mut write) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        for byte in head.bytes() {
+            if write.write_all(&[byte]).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    let mut sink = Vec::new();
+    let read = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::io::AsyncReadExt::read_to_end(&mut read, &mut sink),
+    )
+    .await;
+    trickle.abort();
+    assert!(read.is_ok(), "the server kept the connection open for 10 s");
+    assert!(started.elapsed() < Duration::from_secs(3), "closed after {:?}", started.elapsed());
+    // A connection that never sends a byte is closed as well.
+    let mut silent = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
+    let after = closed_after(&mut silent, Instant::now()).await;
+    assert!(after < Duration::from_secs(3), "closed after {after:?}");
+    // Neither was a request: the run is untouched.
+    assert_eq!(
+        crate::post(proxy.url(), "/v1/chat/completions", &crate::chat_request("hi")).await.status,
+        200
+    );
+    proxy.finish().await.unwrap();
+}
+
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_at_the_idle_timeout_and_not_before() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    // A header timeout shorter than the idle one: an idle connection is not cut at 0.3 s.
+    let proxy = timed_replay(dir.path(), 300, 1_500).await;
+    let request = |content: &str| {
+        let body = crate::chat_request(content).to_string();
+        format!(
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\n\r\n{body}",
+            proxy.addr(),
+            body.len()
+        )
+    };
+    let mut stream = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
+    stream.write_all(request("hi").as_bytes()).await.unwrap();
+    let mut reply = vec![0; 4096];
+    let n = stream.read(&mut reply).await.unwrap();
+    assert!(reply[..n].starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&reply[..n]));
+    // Idle for 0.8 s, longer than the header timeout: still open, and still answering.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    stream.write_all(request("again").as_bytes()).await.unwrap();
+    let n = stream.read(&mut reply).await.unwrap();
+    assert!(reply[..n].starts_with(b"HTTP/1.1 400"), "{}", String::from_utf8_lossy(&reply[..n]));
+    // Then idle for good: closed about 1.5 s after that reply.
+    let idle_from = Instant::now();
+    let after = closed_after(&mut stream, idle_from).await;
+    assert!(after >= Duration::from_millis(1_000), "closed too early, after {after:?}");
+    assert!(after < Duration::from_secs(4), "closed after {after:?}");
+    let _ = proxy.finish().await;
+}

@@ -1,0 +1,265 @@
+//! The accept loop: each connection served by hyper, watched so that a client that is slow to
+//! send a request's head, or that keeps an idle connection open, is closed.
+//!
+//! hyper is driven directly rather than through `axum::serve`, which cannot be told that a
+//! client may half-close: one that shuts down its sending side after its request (as a plain
+//! socket client may) would otherwise lose its reply whenever the end of its input is read
+//! before the reply is written.
+//!
+//! hyper's own `header_read_timeout` also runs while a kept-alive connection waits for its
+//! next request, so it cannot tell a slow head from an idle connection; here a watchdog knows
+//! both, from the bytes the connection reads and the requests it serves.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::pin::{Pin, pin};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::Request;
+use http_body::{Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
+
+use crate::server::{Shared, handle};
+
+/// How long a connection may take over a request's head, and stay idle between requests.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnectionTimeouts {
+    /// From a connection's first byte (or its opening) to the end of a request's head.
+    pub(crate) header_read: Duration,
+    /// From the end of a reply to the first byte of the next request.
+    pub(crate) idle: Duration,
+}
+
+/// Serves connections from `listener` until `shutdown`, then lets the replies in flight end.
+pub(crate) async fn serve(
+    listener: TcpListener,
+    shared: Arc<Shared>,
+    timeouts: ConnectionTimeouts,
+    shutdown: oneshot::Receiver<()>,
+) -> io::Result<()> {
+    let graceful = GracefulShutdown::new();
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                // Out of file descriptors and the like: the connection is lost, not the server.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        // Without TCP_NODELAY, a stream of small event writes meets the client's delayed
+        // acknowledgements and each reply waits about 40 ms.
+        let _ = tcp.set_nodelay(true);
+        let watch = Arc::new(Watch::new());
+        let io = TokioIo::new(Watched { tcp, watch: watch.clone() });
+        let service = hyper::service::service_fn({
+            let (shared, watch) = (shared.clone(), watch.clone());
+            move |request: Request<Incoming>| {
+                let (shared, watch) = (shared.clone(), watch.clone());
+                async move {
+                    let busy = Busy::start(watch);
+                    let response = handle(State(shared), request.map(Body::new)).await;
+                    Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
+                }
+            }
+        });
+        let connection = hyper::server::conn::http1::Builder::new()
+            .half_close(true)
+            .timer(TokioTimer::new())
+            // The watchdog below times the head; hyper's timer would also cut idle connections.
+            .header_read_timeout(None)
+            .serve_connection(io, service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(watchdog(connection, watch, timeouts));
+    }
+    drop(listener);
+    graceful.shutdown().await;
+    Ok(())
+}
+
+/// Runs `connection` until it ends, or until it overstays its phase's timeout.
+async fn watchdog<F: Future>(connection: F, watch: Arc<Watch>, timeouts: ConnectionTimeouts) {
+    let mut connection = pin!(connection);
+    loop {
+        let deadline = watch.deadline(timeouts);
+        let changed = watch.changed.notified();
+        tokio::select! {
+            _ = &mut connection => return,
+            () = changed => {}
+            () = sleep_until(deadline) => {
+                if watch.deadline(timeouts).is_some_and(|deadline| deadline <= Instant::now()) {
+                    // Dropping the connection closes it.
+                    return;
+                }
+            }
+        }
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What a connection is doing, for its watchdog.
+#[derive(Debug)]
+struct Watch {
+    state: Mutex<Phase>,
+    changed: Notify,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Reading a request's head since then (or open, and nothing asked yet).
+    Head(Instant),
+    /// Serving this many requests.
+    Busy(usize),
+    /// Idle since the end of the last reply.
+    Idle(Instant),
+}
+
+impl Watch {
+    fn new() -> Watch {
+        Watch { state: Mutex::new(Phase::Head(Instant::now())), changed: Notify::new() }
+    }
+
+    fn deadline(&self, timeouts: ConnectionTimeouts) -> Option<Instant> {
+        match *self.state.lock().unwrap_or_else(PoisonError::into_inner) {
+            Phase::Head(since) => Some(since + timeouts.header_read),
+            Phase::Busy(_) => None,
+            Phase::Idle(since) => Some(since + timeouts.idle),
+        }
+    }
+
+    fn update(&self, change: impl FnOnce(Phase) -> Phase) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        *state = change(*state);
+        drop(state);
+        self.changed.notify_one();
+    }
+}
+
+/// A request being served: the connection is busy until the reply's body is dropped.
+#[derive(Debug)]
+struct Busy(Arc<Watch>);
+
+impl Busy {
+    fn start(watch: Arc<Watch>) -> Busy {
+        watch.update(|phase| match phase {
+            Phase::Busy(n) => Phase::Busy(n + 1),
+            Phase::Head(_) | Phase::Idle(_) => Phase::Busy(1),
+        });
+        Busy(watch)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.update(|phase| match phase {
+            Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
+            _ => Phase::Idle(Instant::now()),
+        });
+    }
+}
+
+/// A reply body that keeps its request counted as busy until it is sent or dropped.
+#[derive(Debug)]
+struct Tracked {
+    body: Body,
+    _busy: Busy,
+}
+
+impl http_body::Body for Tracked {
+    type Data = <Body as http_body::Body>::Data;
+    type Error = <Body as http_body::Body>::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// The connection's socket, noting when an idle connection starts a request's head.
+#[derive(Debug)]
+struct Watched {
+    tcp: TcpStream,
+    watch: Arc<Watch>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.tcp).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            let idle = matches!(
+                *self.watch.state.lock().unwrap_or_else(PoisonError::into_inner),
+                Phase::Idle(_)
+            );
+            if idle {
+                self.watch.update(|_| Phase::Head(Instant::now()));
+            }
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+}
