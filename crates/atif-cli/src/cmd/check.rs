@@ -7,11 +7,13 @@ use atif_golden::review::OutcomeKind;
 use atif_golden::{Mode, Outcome, Settings};
 use serde_json::json;
 
+use crate::cmd::ci;
 use crate::cmd::common::{
     Format, RunArgs, display_name, invalid, print, read_input, this_command_as,
 };
 use crate::cmd::diff::change_json;
-use crate::cmd::page::{Side, write_diff_page};
+use crate::cmd::normalize::normalized_document;
+use crate::cmd::page::{Side, diff_page, write_diff_page};
 use crate::output;
 
 /// Arguments of `atif check`.
@@ -36,6 +38,15 @@ pub(crate) struct Args {
     /// (see docs/view.md).
     #[arg(long, value_name = "OUT")]
     pub(crate) html: Option<std::path::PathBuf>,
+    /// When the check fails, write the run (normalised), its text report and its HTML diff into
+    /// DIR, named after the golden, even on CI; nothing is written beside the golden. Default:
+    /// `ATIF_ARTIFACTS` when set (see docs/ci.md).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) artifacts: Option<std::path::PathBuf>,
+    /// Write the outcome as JUnit XML to FILE: one test case named after the golden, each Shape
+    /// delta a property of it (see docs/ci.md).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) junit: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) run: RunArgs,
 }
@@ -55,6 +66,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.html {
         write_check_page(path, args, &actual)?;
     }
+    let artifacts = ci::artifacts_dir(args.artifacts.as_deref());
+    // The bundle of a failing check needs the run after the check has taken it.
+    let kept = artifacts.as_ref().map(|_| actual.clone());
 
     let mut settings = Settings::new();
     settings
@@ -72,6 +86,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The check redacts the run before anything else, and says what it found.
     let checked = golden_file.check_json(actual, display_name(&args.run.actual), &settings);
     args.run.normalize.secrets.report("check", &checked.redacted)?;
+    if let Some(verdict) = verdict_of(&args.golden, &checked.result) {
+        leave_for_ci(args, &verdict, artifacts.as_deref(), kept.as_deref())?;
+    }
     match checked.result {
         Ok(outcome) => {
             if args.format == Format::Json {
@@ -170,4 +187,61 @@ fn write_check_page(path: &Path, args: &Args, actual: &[u8]) -> anyhow::Result<(
     let actual = Side { bytes: actual, name: display_name(&args.run.actual) };
     let normalize = args.run.normalize.to_options()?;
     write_diff_page(path, &golden, &actual, &normalize, &args.run.compare.to_options())
+}
+
+/// The check's outcome as CI files name it, for a check that ran to a verdict.
+fn verdict_of(golden: &str, result: &Result<Outcome, atif_golden::Error>) -> Option<ci::Verdict> {
+    let (verdict, failed, deltas, message) = match result {
+        Ok(outcome) => {
+            let kind = serde_json::to_value(outcome.kind()).ok()?;
+            (kind.as_str()?.to_owned(), false, Vec::new(), outcome.to_string())
+        }
+        Err(err) if err.is_test_failure() => {
+            let failure = failure_json(Path::new(golden), err);
+            let kind = failure["failure"].as_str().unwrap_or("failed").to_owned();
+            let deltas = match err {
+                atif_golden::Error::BehaviourChanged { deltas, .. } => deltas
+                    .iter()
+                    .map(|line| {
+                        // Each line is the report's `field: what moved`.
+                        let field = line.split(':').next().unwrap_or_default();
+                        (field.to_owned(), line.clone())
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            (kind, true, deltas, err.to_string())
+        }
+        Err(_) => return None,
+    };
+    Some(ci::Verdict { golden: golden.to_owned(), verdict, failed, deltas, message })
+}
+
+/// The JUnit file, the step summary's row and, for a failing check, the artifacts bundle.
+fn leave_for_ci(
+    args: &Args,
+    verdict: &ci::Verdict,
+    artifacts: Option<&Path>,
+    run: Option<&[u8]>,
+) -> anyhow::Result<()> {
+    if let Some(path) = &args.junit {
+        ci::write_junit(path, verdict)?;
+    }
+    let fields = verdict.deltas.iter().map(|(field, _)| field.as_str()).collect();
+    let row = ci::SummaryRow { golden: &args.golden, verdict: &verdict.verdict, fields };
+    ci::append_step_summary(&[row])?;
+    let (Some(dir), Some(run), true) = (artifacts, run, verdict.failed) else { return Ok(()) };
+    let normalize = args.run.normalize.to_options()?;
+    let name = display_name(&args.run.actual);
+    let normalized = normalized_document(run, name, &normalize)?.to_canonical_string();
+    // A missing golden has no other side: the run and the report are the bundle.
+    let page = match std::fs::read(&args.golden) {
+        Ok(golden_bytes) => {
+            let golden = Side { bytes: &golden_bytes, name: &args.golden };
+            let actual = Side { bytes: run, name };
+            Some(diff_page(&golden, &actual, &normalize, &args.run.compare.to_options())?)
+        }
+        Err(_) => None,
+    };
+    ci::write_artifacts(dir, verdict, Some(&normalized), page.as_deref())
 }

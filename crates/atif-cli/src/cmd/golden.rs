@@ -97,6 +97,7 @@ fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(refused)?;
     let stale = atif_golden::review::find_stale_temp_files(&at.dir, at.filter.as_deref())?;
+    step_summary(&at.dir, &reviews)?;
     match format {
         Format::Json => {
             let json = pending_json(&at.dir, &reviews, &stale);
@@ -126,6 +127,27 @@ fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(if reviews.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// On GitHub Actions, one row per pending golden in the step summary: its path, whether it is
+/// new, unchanged or changed, and the Shape fields that moved (never their values).
+fn step_summary(dir: &Path, reviews: &[Review]) -> anyhow::Result<()> {
+    let goldens: Vec<String> =
+        reviews.iter().map(|review| relative(dir, &review.golden).display().to_string()).collect();
+    let rows: Vec<crate::cmd::ci::SummaryRow<'_>> = reviews
+        .iter()
+        .zip(&goldens)
+        .map(|(review, golden)| crate::cmd::ci::SummaryRow {
+            golden,
+            verdict: match review.status {
+                atif_golden::review::PendingStatus::New => "pending: new golden",
+                atif_golden::review::PendingStatus::Same => "pending: no behaviour change",
+                _ => "pending: behaviour changed",
+            },
+            fields: review.deltas.iter().filter_map(|line| line.split(':').next()).collect(),
+        })
+        .collect();
+    crate::cmd::ci::append_step_summary(&rows)
 }
 
 /// The documented JSON shape of `atif golden pending --format json`.

@@ -1,6 +1,7 @@
 //! One module per subcommand, each with its clap `Args` and a `run` function.
 
 pub(crate) mod check;
+pub(crate) mod ci;
 pub(crate) mod common;
 pub(crate) mod completions;
 pub(crate) mod diff;

@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, reason = "test helpers panic on a broken test setup")]
 
 mod check;
+mod ci;
 mod conventions;
 mod diff;
 mod envelope;
