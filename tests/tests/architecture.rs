@@ -547,3 +547,44 @@ fn ci_finds_the_build_folder_where_cargo_puts_it() {
         assert!(!code.contains("target/"), ".ci/run line {}: {line}", idx + 1);
     }
 }
+
+#[test]
+fn no_let_chain_raises_the_declared_minimum_rust_version() {
+    // The workspace declares rust-version 1.86, and this machine has only a newer toolchain:
+    // clippy's `incompatible_msrv` catches library APIs newer than that, not syntax. Let
+    // chains (`if let … && …`, stable in 1.88) are the syntax edition 2024 accepts on a newer
+    // compiler and 1.86 refuses.
+    let mut sources = rust_sources();
+    sources.extend(rust_sources_below(&workspace_root().join("fuzz")));
+    let chains: Vec<String> = sources
+        .iter()
+        .flat_map(|path| {
+            let text = std::fs::read_to_string(path).unwrap();
+            let_chains(&text).into_iter().map(move |line| format!("{}:{line}", path.display()))
+        })
+        .collect();
+    assert!(chains.is_empty(), "let chains need Rust 1.88 (rust-version is 1.86): {chains:#?}");
+
+    // Positive control: both layouts rustfmt gives a let chain are found, a plain `if let` not.
+    let text = "if let Some(a) = b && c {\n}\nif let Some(a) = b\n    && let Some(c) = d\n{\n}\nif let Some(a) = b {\n}\n";
+    assert_eq!(let_chains(text), vec![1, 4]);
+}
+
+/// The lines (1-based) of `text` that continue or hold a let chain.
+fn let_chains(text: &str) -> Vec<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let code = line.split("//").next().unwrap_or_default().trim();
+        let in_if_let = code.starts_with("if let ") || code.starts_with("} else if let ");
+        let one_line = in_if_let && code.contains(" && ");
+        let continued = code.starts_with("&& let ")
+            || (code.starts_with("&& ")
+                && index > 0
+                && lines[index - 1].trim_start().starts_with("if let "));
+        if one_line || continued {
+            found.push(index + 1);
+        }
+    }
+    found
+}

@@ -984,10 +984,10 @@ fn replay_reply(reply: &Reply) -> Response {
         // A header edited by hand into something HTTP cannot carry is left out, not an error.
         let name = header::HeaderName::from_bytes(name.as_bytes());
         let value = HeaderValue::from_str(value);
-        if let (Ok(name), Ok(value)) = (name, value)
-            && !is_hop_header(name.as_str())
-        {
-            builder = builder.header(name, value);
+        if let (Ok(name), Ok(value)) = (name, value) {
+            if !is_hop_header(name.as_str()) {
+                builder = builder.header(name, value);
+            }
         }
     }
     let body = match &reply.body {
