@@ -61,6 +61,15 @@ pub enum Error {
         /// The pending file the actual run was written to, if one was written.
         pending: Option<PathBuf>,
     },
+    /// The project file (`atif.toml`) is not what it should be: not TOML, an unknown key, a
+    /// bad glob, preset or mask. The message names the place and what was expected.
+    #[error("{}: {message}", path.display())]
+    ProjectFile {
+        /// The project file.
+        path: PathBuf,
+        /// What is wrong, and where (a TOML error names the line and column).
+        message: String,
+    },
     /// The mode environment variable holds a value this crate does not know.
     #[error(
         "unknown {variable} value `{value}`: expected one of auto, check, review, update (or unset)"

@@ -78,6 +78,7 @@ mod macros;
 mod mode;
 mod name;
 mod pending;
+mod project;
 mod report;
 mod settings;
 mod update;
@@ -88,6 +89,7 @@ pub use error::{Error, Result};
 pub use macros::__private;
 pub use mode::{MODE_ENV, Mode, is_ci};
 pub use name::{current_test_name, golden_file_name};
+pub use project::{GoldenConfig, PROJECT_FILE, ProjectConfig};
 pub use settings::{Settings, SettingsBindDropGuard};
 
 /// The review workflow behind `atif golden`: find the pending `<name>.json.new` files a failing

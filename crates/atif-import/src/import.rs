@@ -227,6 +227,10 @@ impl Stats {
     }
 }
 
+/// The key of `agent.extra` where an import records the log format it read
+/// ([`Format::name`]), beside `agent.name`, the agent ([`Format::agent`]).
+pub const LOG_FORMAT_KEY: &str = "log_format";
+
 /// The result of an import: the trajectory, the format it was read as, and statistics.
 ///
 /// The trajectory is kept in atif-schema's typed model, already redacted: no JSON value of the
@@ -348,6 +352,13 @@ impl Import {
         options: &ImportOptions,
     ) -> Import {
         let mut trajectory = trajectory.into_atif();
+        // The trajectory says which log it came from, so that a check can apply that agent's
+        // normalisation preset without being told (`atif check` and friends read it).
+        trajectory
+            .agent
+            .extra
+            .get_or_insert_with(Default::default)
+            .insert(LOG_FORMAT_KEY.to_owned(), Value::String(format.name().to_owned()));
         let (body, secrets) = match options.secret_scanner() {
             None => (Body::Typed(Box::new(trajectory)), Report::new()),
             Some(scanner) if scanner.patterns().count() > atif_secrets::DEFAULT_PATTERNS.len() => {

@@ -68,7 +68,7 @@ mod walk;
 
 pub use error::{Error, Result};
 pub use format::{Format, detect};
-pub use import::{Import, ImportOptions, Stats, import, import_runs};
+pub use import::{Import, ImportOptions, LOG_FORMAT_KEY, Stats, import, import_runs};
 pub use latest::{AGENTS, latest_session};
 pub use media::write_media;
 pub use path::import_path;

@@ -8,10 +8,13 @@ use serde_json::Value;
 use crate::{Error, Result};
 
 /// Writes every inline image of `trajectory` (an image part whose `source.path` is a
-/// `data:<type>;base64,…` URI, subagents included) to `folder` as `image-<n>.<ext>`, numbered in
-/// document order, and points the part at `<reference>/image-<n>.<ext>` instead. `reference` is
-/// how the trajectory's readers reach `folder`: relative to the folder the trajectory is saved
-/// in. Returns the files written; `folder` is created only when there is something to write.
+/// `data:<type>;base64,…` URI, subagents included) to `folder` as `<hash>.<ext>`, named by the
+/// first 16 hex digits of the SHA-256 of its bytes, and points the part at
+/// `<reference>/<hash>.<ext>` instead. `reference` is how the trajectory's readers reach
+/// `folder`: relative to the folder the trajectory is saved in. A name made from the content
+/// never depends on where or under which name the trajectory is saved, so two imports of the
+/// same log are the same trajectory, and the same image is one file. Returns the files
+/// written, each once; `folder` is created only when there is something to write.
 ///
 /// # Errors
 /// [`Error::Media`] naming the JSON Pointer of a part whose data is not valid base64, and
@@ -39,19 +42,30 @@ pub fn write_media(trajectory: &mut Value, folder: &Path, reference: &str) -> Re
             "image/webp" => "webp",
             _ => "png",
         };
-        let name = format!("image-{}.{ext}", written.len() + 1);
+        let name = format!("{}.{ext}", content_name(&bytes));
         if written.is_empty() {
             std::fs::create_dir_all(folder)
                 .map_err(|source| Error::Io { path: folder.to_path_buf(), source })?;
         }
         let file = folder.join(&name);
-        std::fs::write(&file, bytes).map_err(|source| Error::Io { path: file.clone(), source })?;
+        if !written.contains(&file) {
+            std::fs::write(&file, bytes)
+                .map_err(|source| Error::Io { path: file.clone(), source })?;
+            written.push(file);
+        }
         let reference = reference.trim_end_matches('/');
         *path =
             Value::String(if reference.is_empty() { name } else { format!("{reference}/{name}") });
-        written.push(file);
     }
     Ok(written)
+}
+
+/// The first 16 hex digits of the SHA-256 of `bytes`: a file name that only the content
+/// decides.
+fn content_name(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(bytes);
+    digest.iter().take(8).map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// The pointers of every `source.path` of an image part holding a `data:` URI.

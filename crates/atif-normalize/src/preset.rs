@@ -44,25 +44,48 @@ pub fn preset(name: &str) -> Result<NormalizeOptions> {
     Ok(options)
 }
 
-/// Bookkeeping keys the importer writes for every agent.
+/// Bookkeeping keys the importer writes for every agent, and the timings agents record in
+/// tool results and turn statistics (the names found in the logs of the shared corpus and our
+/// fixtures): two runs that did the same take different times.
 const COMMON_KEYS: &[&str] = &[
     "cwd",
     "home",
     "message_id",
     "request_id",
     "uuid",
-    "duration_ms",
-    "duration_api_ms",
     "cost",
     "costUSD",
+    // Timings.
+    "duration_ms",
+    "duration_api_ms",
+    "duration_seconds",
+    "durationMs",
+    "durationSeconds",
+    "totalDurationMs",
+    "totalDuration",
+    "totalToolDuration",
+    "totalAPIDuration",
+    "totalAPIDurationWithoutRetries",
+    "execution_duration_ms",
+    "started_at_ms",
+    "completed_at_ms",
+    "occurred_at_ms",
+    "ttft_ms",
+    "ttft_stream_ms",
+    "time_to_first_token_ms",
+    "time_to_request_ms",
+    "first_content_frame_ms",
+    "toolInputStreamMs",
+    "timeUsedSeconds",
 ];
 
-/// Keys of Claude Code logs: git branch, durations and agent ids inside `toolUseResult`, and the
-/// per-model cost of the result line.
-const CLAUDE_KEYS: &[&str] = &["git_branch", "durationMs", "totalDurationMs", "agentId", "costUSD"];
+/// Keys of Claude Code logs: git branch and agent ids inside `toolUseResult` (its durations are
+/// among the common timings).
+const CLAUDE_KEYS: &[&str] = &["git_branch", "agentId"];
 
-/// Keys of Codex logs: turn ids and the duration in the 0.40 output metadata.
-const CODEX_KEYS: &[&str] = &["turn_id", "duration_seconds", "originator"];
+/// Keys of Codex logs: turn ids and the originator (the 0.40 output metadata's
+/// `duration_seconds` is among the common timings).
+const CODEX_KEYS: &[&str] = &["turn_id", "originator"];
 
 const CLAUDE_MASKERS: &[(&str, &str)] = &[
     (r"\btoolu_[A-Za-z0-9]{16,}", "toolu_ID"),
@@ -72,7 +95,7 @@ const CLAUDE_MASKERS: &[(&str, &str)] = &[
 
 /// Keys of Gemini CLI logs: the project hash (derived from the working directory) and the
 /// durations of the stream's closing statistics.
-const GEMINI_KEYS: &[&str] = &["project_hash", "projectHash", "durationMs", "duration"];
+const GEMINI_KEYS: &[&str] = &["project_hash", "projectHash", "duration"];
 
 const GEMINI_MASKERS: &[(&str, &str)] = &[
     // The shell tool's output names the process group it ran in.
@@ -136,6 +159,39 @@ mod tests {
             err.to_string(),
             "unknown normalisation preset `aider` (known: claude-code, codex, gemini-cli, opencode, pi)"
         );
+    }
+
+    #[test]
+    fn every_preset_removes_the_timings_of_tool_results_and_keeps_what_they_found() {
+        let run = |seconds: f64| {
+            json!({
+                "schema_version": "ATIF-v1.8",
+                "agent": {"name": "a", "version": "1"},
+                "steps": [{
+                    "step_id": 1, "source": "agent", "message": "",
+                    "tool_calls": [{"tool_call_id": "c", "function_name": "WebSearch", "arguments": {}}],
+                    "observation": {"results": [{
+                        "source_call_id": "c", "content": "found",
+                        "extra": {"tool_use_result": {
+                            "durationSeconds": seconds, "durationMs": seconds * 1e3,
+                            "totalDurationMs": 5, "duration_ms": 7, "ttft_ms": 9,
+                            "query": "weather"
+                        }}
+                    }]}
+                }]
+            })
+        };
+        for name in PRESETS {
+            let options = preset(name).unwrap();
+            let first = to_canonical_string(&normalize(&run(16.9), &options).unwrap());
+            let second = to_canonical_string(&normalize(&run(17.4), &options).unwrap());
+            assert_eq!(first, second, "{name}: two runs that differ by a timing");
+            assert!(!first.contains("uration") && !first.contains("ttft"), "{name}: {first}");
+            assert!(first.contains("\"query\": \"weather\""), "{name}: {first}");
+        }
+        let plain = NormalizeOptions::default();
+        let first = to_canonical_string(&normalize(&run(16.9), &plain).unwrap());
+        assert!(first.contains("durationSeconds"), "a positive control: no preset, no removal");
     }
 
     #[test]

@@ -5,11 +5,12 @@ use std::process::ExitCode;
 
 use atif_golden::review::OutcomeKind;
 use atif_golden::{Mode, Outcome, Settings};
+use atif_normalize::PRESETS;
 use serde_json::json;
 
 use crate::cmd::ci;
 use crate::cmd::common::{
-    Format, RunArgs, display_name, invalid, print, read_input, this_command_as,
+    Format, RunArgs, display_name, invalid, origin, print, read_input, this_command_as,
 };
 use crate::cmd::diff::change_json;
 use crate::cmd::normalize::normalized_document;
@@ -63,8 +64,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         || read_input(&args.run.actual),
     );
     let actual = actual?;
+    let chosen = args.run.normalize.to_options("check", Some(&args.golden), Some(&actual))?;
+    // A run checked without a preset may fail only on what its agent's preset removes: then
+    // the failure says so, which needs the run a second time.
+    let hint = match chosen.preset {
+        None => origin(&actual).agent.filter(|agent| PRESETS.contains(&agent.as_str())),
+        Some(_) => None,
+    };
+    let again = hint.as_ref().map(|_| actual.clone());
     if let Some(path) = &args.html {
-        write_check_page(path, args, &actual)?;
+        write_check_page(path, args, &actual, &chosen)?;
     }
     let artifacts = ci::artifacts_dir(args.artifacts.as_deref());
     // The bundle of a failing check needs the run after the check has taken it.
@@ -72,9 +81,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
     let mut settings = Settings::new();
     settings
-        .set_normalize_options(args.run.normalize.to_options()?)
-        .set_token_tolerance(args.run.compare.token_tolerance)
-        .set_compare_content(!args.run.compare.no_content)
+        .set_normalize_options(chosen.options)
+        .set_token_tolerance(args.run.compare.tolerance(&chosen.config))
+        .set_compare_content(args.run.compare.compare_content(&chosen.config))
         .set_update_command(Some(
             args.update_command.clone().unwrap_or_else(|| fed_again("check", "--update")),
         ))
@@ -105,6 +114,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             } else {
                 print(|out| output::write_report(out, &format!("{err}\n")))?;
             }
+            if let (Some(agent), Some(run), atif_golden::Error::BehaviourChanged { .. }) =
+                (&hint, again, &err)
+            {
+                if passes_with_preset(golden, run, &settings, agent) {
+                    output::note(|out| {
+                        writeln!(
+                            out,
+                            "atif check: this looks like a {agent} import; did you mean --preset {agent}?"
+                        )
+                    })?;
+                }
+            }
             Ok(ExitCode::from(1))
         }
         Err(err @ (atif_golden::Error::Load(_) | atif_golden::Error::Normalize { .. })) => {
@@ -112,6 +133,17 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// Whether the run would match its golden with `agent`'s preset (checked without writing
+/// anything): then what failed is only what that preset removes.
+fn passes_with_preset(golden: &Path, run: Vec<u8>, settings: &Settings, agent: &str) -> bool {
+    let Ok(mut options) = atif_normalize::preset(agent) else { return false };
+    options.set_secret_scanner(settings.normalize_options().secret_scanner().cloned());
+    let mut settings = settings.clone();
+    settings.set_normalize_options(options).set_mode(Some(Mode::Check));
+    let checked = atif_golden::GoldenFile::read(golden).check_json(run, "the run", &settings);
+    matches!(checked.result, Ok(Outcome::Matched { .. }))
 }
 
 /// The JSON document of a check that passed (or updated the golden).
@@ -181,12 +213,17 @@ fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
 
 /// Writes the page of `atif check --html`: the golden and the run side by side, compared with
 /// the check's own settings, so what is highlighted is what the check judges.
-fn write_check_page(path: &Path, args: &Args, actual: &[u8]) -> anyhow::Result<()> {
+fn write_check_page(
+    path: &Path,
+    args: &Args,
+    actual: &[u8],
+    chosen: &crate::cmd::common::Chosen,
+) -> anyhow::Result<()> {
     let golden_bytes = read_input(&args.golden)?;
     let golden = Side { bytes: &golden_bytes, name: &args.golden };
     let actual = Side { bytes: actual, name: display_name(&args.run.actual) };
-    let normalize = args.run.normalize.to_options()?;
-    write_diff_page(path, &golden, &actual, &normalize, &args.run.compare.to_options())
+    let compare = args.run.compare.to_options(&chosen.config);
+    write_diff_page(path, &golden, &actual, &chosen.options, &compare)
 }
 
 /// The check's outcome as CI files name it, for a check that ran to a verdict.

@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use anyhow::Context;
 use atif_golden::support::shell_word;
+use atif_golden::{GoldenConfig, ProjectConfig};
 use atif_normalize::{Masker, NormalizeOptions, Redaction};
 use atif_schema::{Expected, LoadOptions};
 use atif_secrets::{Report, Scanner};
@@ -119,7 +120,9 @@ pub(crate) struct NormalizeArgs {
     #[arg(long)]
     pub(crate) keep_subagent_order: bool,
     /// Start from a named preset for logs of a known agent (`claude-code`, `codex`, `gemini-cli`,
-    /// `opencode`, `pi`): their volatile keys and ids, and the recorded cwd and home as `<cwd>`, `<home>`.
+    /// `opencode`, `pi`): their volatile keys, ids and timings, and the recorded cwd and home as
+    /// `<cwd>`, `<home>` (default: the project file's, else the one of the agent whose log
+    /// `atif import` read, which it records in `agent.extra.log_format`).
     // The names are clap's possible values, so shell completion offers them.
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(atif_normalize::PRESETS))]
     pub(crate) preset: Option<String>,
@@ -127,13 +130,47 @@ pub(crate) struct NormalizeArgs {
     pub(crate) secrets: SecretArgs,
 }
 
+/// The normalise options of a command, and what chose them.
+#[derive(Debug)]
+pub(crate) struct Chosen {
+    /// The options: the preset's, then the project file's keys and masks, then the flags.
+    pub(crate) options: NormalizeOptions,
+    /// What the project file (`atif.toml`) says about the golden or file.
+    pub(crate) config: GoldenConfig,
+    /// The preset applied, if any (by `--preset`, the project file, or the run's log format).
+    pub(crate) preset: Option<String>,
+}
+
 impl NormalizeArgs {
-    /// The normalise options these flags describe: the preset first, then the flags in order.
-    pub(crate) fn to_options(&self) -> anyhow::Result<NormalizeOptions> {
-        let mut options = match &self.preset {
+    /// The normalise options for `command` on the golden (or file) at `path` and the run whose
+    /// text is `run`: the preset (`--preset`, else the project file's, else the one of the
+    /// agent whose log the run was imported from, which a note says), then the project file's
+    /// volatile keys and masks, then the flags in order.
+    pub(crate) fn to_options(
+        &self,
+        command: &str,
+        path: Option<&str>,
+        run: Option<&[u8]>,
+    ) -> anyhow::Result<Chosen> {
+        let config = project_config(path)?;
+        let mut preset = self.preset.clone().or_else(|| config.preset().map(str::to_owned));
+        if preset.is_none() {
+            let origin = run.map(origin).unwrap_or_default();
+            if let (Some(name), Some(format)) = (origin.preset(), &origin.log_format) {
+                crate::output::note(|err| {
+                    writeln!(
+                        err,
+                        "atif {command}: preset {name}, as the run was imported from a {format} log (--preset chooses another)"
+                    )
+                })?;
+                preset = Some(name.to_owned());
+            }
+        }
+        let mut options = match &preset {
             Some(name) => atif_normalize::preset(name)?,
             None => NormalizeOptions::default(),
         };
+        config.add_to(&mut options)?;
         for key in &self.volatile {
             options.add_volatile_key(key.clone());
         }
@@ -156,8 +193,88 @@ impl NormalizeArgs {
             options.set_sort_subagents(false);
         }
         options.set_secret_scanner(self.secrets.scanner()?);
-        Ok(options)
+        Ok(Chosen { options, config, preset })
     }
+}
+
+/// What the project file found upward from the working folder says about `path` (a golden or
+/// a trajectory; the defaults alone for standard input or when there is no such file).
+fn project_config(path: Option<&str>) -> anyhow::Result<GoldenConfig> {
+    let Some(project) = ProjectConfig::find(Path::new("."))? else {
+        return Ok(GoldenConfig::default());
+    };
+    Ok(match path {
+        Some(path) if path != "-" => project.config_for(Path::new(path)),
+        _ => project.config_for(project.path()),
+    })
+}
+
+/// What a trajectory says about the log it was imported from: `agent.name`, and the log format
+/// `atif import` records in `agent.extra` ([`atif_import::LOG_FORMAT_KEY`]).
+#[derive(Debug, Default)]
+pub(crate) struct Origin {
+    /// `agent.name`.
+    pub(crate) agent: Option<String>,
+    /// `agent.extra.log_format`.
+    pub(crate) log_format: Option<String>,
+}
+
+impl Origin {
+    /// The preset of the agent whose log format the run names, if it names a known one.
+    pub(crate) fn preset(&self) -> Option<&'static str> {
+        let format = self.log_format.as_deref()?.parse::<atif_import::Format>().ok()?;
+        Some(format.agent()).filter(|name| atif_normalize::PRESETS.contains(name))
+    }
+}
+
+/// Reads the root's `agent` member of a trajectory's text and stops there: a tool-call argument
+/// or a message that mentions a log format deeper down never counts, and the rest of a long run
+/// is not read. Text that is not a trajectory says nothing.
+pub(crate) fn origin(bytes: &[u8]) -> Origin {
+    use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
+
+    #[derive(serde::Deserialize)]
+    struct AgentHead {
+        name: Option<Value>,
+        extra: Option<Value>,
+    }
+    struct Root<'a>(&'a mut Origin);
+    impl<'de> Visitor<'de> for Root<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a trajectory")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key != "agent" {
+                    map.next_value::<IgnoredAny>()?;
+                    continue;
+                }
+                let agent: AgentHead = map.next_value()?;
+                let text = |value: Option<&Value>| value.and_then(Value::as_str).map(str::to_owned);
+                self.0.agent = text(agent.name.as_ref());
+                self.0.log_format = text(
+                    agent.extra.as_ref().and_then(|extra| extra.get(atif_import::LOG_FORMAT_KEY)),
+                );
+                // Stopping here leaves the rest unread, which the caller's error ignores.
+                return Ok(());
+            }
+            Ok(())
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Root<'_> {
+        type Value = ();
+        fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+            de.deserialize_map(self)
+        }
+    }
+
+    let mut origin = Origin::default();
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    // An error after the agent was read (the unread rest) or before (not a trajectory) leaves
+    // what was found: nothing, in the second case.
+    let _ = Root(&mut origin).deserialize(&mut de);
+    origin
 }
 
 /// Which secrets are redacted: the flags of every command whose output may be committed.
@@ -240,27 +357,36 @@ pub(crate) fn print(
 /// How two Shapes are compared: the flags shared by `diff` and `check`.
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct CompareArgs {
-    /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0.
+    /// Relative band allowed on prompt and completion tokens (`0.1` = 10%); a golden 0 needs 0
+    /// (default: the project file's `token_tolerance`, else 0).
     // A negative value reaches `parse_tolerance` and gets its message, rather than clap's
     // "unexpected argument '-1'" with a tip that would make it a positional argument.
-    #[arg(
-        long,
-        value_name = "F",
-        default_value_t = 0.0,
-        value_parser = parse_tolerance,
-        allow_negative_numbers = true
-    )]
-    pub(crate) token_tolerance: f64,
+    // Without the flag, the project file's `token_tolerance` applies, else 0.
+    #[arg(long, value_name = "F", value_parser = parse_tolerance, allow_negative_numbers = true)]
+    pub(crate) token_tolerance: Option<f64>,
     /// Do not compare the content hash: only structural fields count.
     #[arg(long)]
     pub(crate) no_content: bool,
 }
 
 impl CompareArgs {
-    /// The diff options these flags describe.
-    pub(crate) fn to_options(&self) -> atif_normalize::DiffOptions {
+    /// The token tolerance: the flag's, else the project file's, else 0.
+    pub(crate) fn tolerance(&self, config: &GoldenConfig) -> f64 {
+        self.token_tolerance.or(config.token_tolerance()).unwrap_or(0.0)
+    }
+
+    /// Whether the content hash is compared: not with `--no-content`, else as the project file
+    /// says, else yes.
+    pub(crate) fn compare_content(&self, config: &GoldenConfig) -> bool {
+        !self.no_content && config.compare_content().unwrap_or(true)
+    }
+
+    /// The diff options these flags describe, on top of the project file's.
+    pub(crate) fn to_options(&self, config: &GoldenConfig) -> atif_normalize::DiffOptions {
         let mut options = atif_normalize::DiffOptions::default();
-        options.set_token_tolerance(self.token_tolerance).set_compare_content(!self.no_content);
+        options
+            .set_token_tolerance(self.tolerance(config))
+            .set_compare_content(self.compare_content(config));
         options
     }
 }

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use atif_normalize::{Delta, NormalizedDocument, StepChange, StepChangeKind};
 use serde_json::{Value, json};
 
-use crate::cmd::common::{Format, RunArgs, display_name, print, read_input, this_command_as};
+use crate::cmd::common::{
+    Format, RunArgs, display_name, origin, print, read_input, this_command_as,
+};
 use crate::cmd::normalize::normalized_document;
 use crate::cmd::page::{Side, write_diff_page};
 use crate::output;
@@ -36,7 +38,6 @@ pub(crate) struct Args {
 /// deltas, the step-level explanation and the first changed places of the unified diff, or all
 /// of it with `--full`) or an input is not a trajectory, 2 when an input cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let options = args.run.normalize.to_options()?;
     if args.golden == "-" && args.run.actual == "-" {
         anyhow::bail!("GOLDEN and ACTUAL are both `-`: standard input can be read only once");
     }
@@ -46,6 +47,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let (golden_bytes, actual_bytes) =
         atif_normalize::support::join(|| read_input(&args.golden), || read_input(&args.run.actual));
     let golden_bytes = golden_bytes?;
+    // Both sides are normalised alike: the preset of the log the run (else the golden) came
+    // from, when neither a flag nor the project file names one.
+    let recorded = actual_bytes.as_deref().ok().filter(|bytes| origin(bytes).preset().is_some());
+    let chosen = args.run.normalize.to_options(
+        "diff",
+        Some(&args.golden),
+        Some(recorded.unwrap_or(&golden_bytes)),
+    )?;
+    let options = chosen.options;
     let actual_bytes = match actual_bytes {
         Ok(bytes) => bytes,
         Err(err) => {
@@ -62,9 +72,16 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.html {
         let golden = Side { bytes: &golden_bytes, name: display_name(&args.golden) };
         let actual = Side { bytes: &actual_bytes, name: display_name(&args.run.actual) };
-        write_diff_page(path, &golden, &actual, &options, &args.run.compare.to_options())?;
+        write_diff_page(
+            path,
+            &golden,
+            &actual,
+            &options,
+            &args.run.compare.to_options(&chosen.config),
+        )?;
     }
-    let comparison = atif_normalize::compare(&golden, &actual, &args.run.compare.to_options());
+    let comparison =
+        atif_normalize::compare(&golden, &actual, &args.run.compare.to_options(&chosen.config));
     let (deltas, changes) = (comparison.deltas(), comparison.changes());
     let changed = !comparison.is_same();
     let mut report_options = atif_normalize::ReportOptions::new();

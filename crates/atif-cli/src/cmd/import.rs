@@ -40,9 +40,9 @@ pub(crate) struct Args {
     /// Write the trajectory to FILE (atomically) instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
-    /// Where inline images (`data:` URIs) are written as files, referenced by relative path
-    /// (default: `<FILE>.media/` beside `--output`, else `atif-import.media/` in the current
-    /// folder).
+    /// Where inline images (`data:` URIs) are written as files, each named by its content's
+    /// hash and referenced by a path relative to the trajectory (default: `media/` beside
+    /// `--output` or in `--split`'s folder, else `atif-import.media/` in the current folder).
     #[arg(long, value_name = "DIR")]
     media_dir: Option<PathBuf>,
     /// Import the newest session file AGENT wrote for the working directory (`--cwd`, default
@@ -109,14 +109,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     args.secrets.report("import", imported.secrets())?;
     match &args.output {
         Some(output) => {
-            let media_dir = args.media_dir.clone().unwrap_or_else(|| beside(output, ".media"));
-            let folder = output.parent().unwrap_or(Path::new(""));
-            let reference = media_dir.strip_prefix(folder).unwrap_or(&media_dir);
-            let written = write_media(&mut imported, &media_dir, reference)?;
-            if !written.is_empty() {
-                let (n, dir) = (written.len(), media_dir.display());
-                output::note(|out| writeln!(out, "  wrote {n} inline image(s) to {dir}"))?;
-            }
+            media_beside(&mut imported, output, args.media_dir.as_deref())?;
             let mut text = imported.json();
             text.push('\n');
             atif_fs::write_atomic(output, text.as_bytes())?;
@@ -147,7 +140,30 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes each run to `dir/run-N.json` (with its images in `run-N.json.media/`).
+/// Writes the inline images of a trajectory saved as `output` to `media_dir`, by default
+/// `media/` beside it, and names them relative to `output`'s folder: never by `output`'s own
+/// name, so the same log imported under two names gives the same trajectory.
+fn media_beside(
+    imported: &mut Import,
+    output: &Path,
+    media_dir: Option<&Path>,
+) -> anyhow::Result<()> {
+    let folder = output.parent().unwrap_or(Path::new(""));
+    let media_dir = media_dir.map_or_else(|| folder.join(MEDIA_DIR), Path::to_path_buf);
+    let reference = media_dir.strip_prefix(folder).unwrap_or(&media_dir);
+    let written = write_media(imported, &media_dir, reference)?;
+    if !written.is_empty() {
+        let (n, dir) = (written.len(), media_dir.display());
+        output::note(|out| writeln!(out, "  wrote {n} inline image(s) to {dir}"))?;
+    }
+    Ok(())
+}
+
+/// The folder beside a saved trajectory where its inline images go, by default.
+const MEDIA_DIR: &str = "media";
+
+/// Writes each run to `dir/run-N.json` (with its images in `dir/media/`, shared by the runs:
+/// each image is named by its content).
 fn split(runs: Vec<Import>, dir: &Path, secrets: &SecretArgs) -> anyhow::Result<ExitCode> {
     let n_runs = runs.len();
     for (idx, mut imported) in runs.into_iter().enumerate() {
@@ -156,21 +172,13 @@ fn split(runs: Vec<Import>, dir: &Path, secrets: &SecretArgs) -> anyhow::Result<
         }
         secrets.report(&format!("import (run {})", idx + 1), imported.secrets())?;
         let name = format!("run-{}.json", idx + 1);
-        let media = format!("{name}.media");
-        write_media(&mut imported, &dir.join(&media), Path::new(&media))?;
+        write_media(&mut imported, &dir.join(MEDIA_DIR), Path::new(MEDIA_DIR))?;
         let mut text = imported.json();
         text.push('\n');
         atif_fs::write_atomic(&dir.join(&name), text.as_bytes())?;
     }
     output::note(|out| writeln!(out, "  wrote {n_runs} run(s) to {}", dir.display()))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `path` with `suffix` appended to its file name.
-fn beside(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(suffix);
-    path.with_file_name(name)
 }
 
 fn write_media(

@@ -21,8 +21,8 @@ pub(crate) struct Args {
 /// Runs `atif normalize`: exit 0 with the canonical text on standard output (or in `-o FILE`),
 /// 1 when the input is not a trajectory, 2 when it cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let options = args.normalize.to_options()?;
     let bytes = read_input(&args.file)?;
+    let options = args.normalize.to_options("normalize", Some(&args.file), Some(&bytes))?.options;
     let name = display_name(&args.file);
     // One read of the text: the fast path reads it into a tree that borrows its strings and
     // writes the canonical text in blocks (the same output as `atif_normalize::normalize` then

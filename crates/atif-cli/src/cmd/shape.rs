@@ -22,8 +22,8 @@ pub(crate) struct Args {
 /// Runs `atif shape`: exit 0 with the Shape on standard output, 1 when the input is not a
 /// trajectory, 2 when it cannot be read.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let options = args.normalize.to_options()?;
     let bytes = read_input(&args.file)?;
+    let options = args.normalize.to_options("shape", Some(&args.file), Some(&bytes))?.options;
     let shape = normalized_document(&bytes, &args.file, &options)?.shape();
     print(|out| match args.format {
         Format::Json => {

@@ -26,8 +26,8 @@ pub(crate) struct Args {
 /// Runs `atif view`: exit 0 with the page written, 1 when the input is not a trajectory, 2
 /// when it cannot be read or the page cannot be written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let options = args.normalize.to_options()?;
     let bytes = read_input(&args.file)?;
+    let options = args.normalize.to_options("view", Some(&args.file), Some(&bytes))?.options;
     let run = normalized_document(&bytes, &args.file, &options)?.into_value();
     let mut view_options = atif_view::ViewOptions::new();
     if args.file != "-" {

@@ -7,7 +7,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::{atif_command, run_with_closed_stdout, run_with_stdin, stderr};
+use crate::{atif_command, run_with_closed_stdout, run_with_stdin, stderr, stdout};
 
 fn fixture(rel: &str) -> PathBuf {
     atif_test_support::workspace_path("crates/atif-import/tests/fixtures").join(rel)
@@ -316,30 +316,123 @@ fn a_stream_holding_several_runs_is_refused_unless_one_is_picked_or_all_are_spli
 #[test]
 fn inline_images_are_written_beside_the_output_and_it_passes_its_own_harbor_validation() {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run.json");
     let log = fixture("claude-stream/image-result.jsonl");
-    let output = atif(&["import", "-o", out.to_str().unwrap(), log.to_str().unwrap()], None);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(output.stdout.is_empty());
-    let image = dir.path().join("run.json.media/image-1.png");
-    assert!(std::fs::read(&image).unwrap().starts_with(b"\x89PNG"));
-    let run: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let import_as = |name: &str| {
+        let out = dir.path().join(name);
+        let output = atif(&["import", "-o", out.to_str().unwrap(), log.to_str().unwrap()], None);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(output.stdout.is_empty());
+        std::fs::read(&out).unwrap()
+    };
+    // The output's name never reaches the content: the same log under two names is one text.
+    let first = import_as("run-1.json");
+    assert_eq!(import_as("run-2.json"), first);
+    let run: Value = serde_json::from_slice(&first).unwrap();
     let part = &run["steps"][0]["observation"]["results"][0]["content"][0];
-    assert_eq!(part["source"]["path"], "run.json.media/image-1.png");
+    let path = part["source"]["path"].as_str().unwrap();
+    let name = path.strip_prefix("media/").unwrap();
+    assert!(name.ends_with(".png") && name.len() == 16 + 4, "named by its content's hash: {path}");
+    assert!(std::fs::read(dir.path().join(path)).unwrap().starts_with(b"\x89PNG"));
+    let out = dir.path().join("run-1.json");
     let output = atif(&["validate", "--profile", "harbor", out.to_str().unwrap()], None);
-    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
 
     // To standard output: the images go to the given folder, and standard error says so.
-    let media = dir.path().join("media");
+    let media = dir.path().join("elsewhere");
     let output =
         atif(&["import", "--media-dir", media.to_str().unwrap(), log.to_str().unwrap()], None);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
-    assert!(media.join("image-1.png").is_file());
+    assert!(media.join(name).is_file());
     assert!(
         stderr(&output).contains(&format!("wrote 1 inline image(s) to {}", media.display())),
         "{}",
         stderr(&output)
     );
+}
+
+#[test]
+fn an_import_records_its_agent_and_log_format_and_checks_apply_that_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = fixture("claude-stream/basic.jsonl");
+    let out = dir.path().join("run.json");
+    let output = atif(&["import", "-o", out.to_str().unwrap(), log.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let run: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(run["agent"]["name"], "claude-code");
+    assert_eq!(run["agent"]["extra"]["log_format"], "claude-stream");
+    let output = atif(&["validate", out.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+
+    // The same run again, as another day's run of the same behaviour: other message and request
+    // ids. Without a preset the check would fail on them; the recorded format picks claude-code.
+    let mut rerun = run.clone();
+    rerun["steps"][0]["extra"]["message_id"] = serde_json::json!("msg_01XFDUDYJgAACzvnptvVoYEL");
+    rerun["steps"][0]["extra"]["request_id"] = serde_json::json!("req_011CUdMKKFGtjoLjYExNYXcN");
+    let rerun_path = dir.path().join("rerun.json");
+    std::fs::write(&rerun_path, rerun.to_string()).unwrap();
+    let golden = dir.path().join("golden.json");
+    let (golden, rerun_path) = (golden.to_str().unwrap(), rerun_path.to_str().unwrap());
+    let output = atif(&["check", "--update", golden, out.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let note = "atif check: preset claude-code, as the run was imported from a claude-stream log (--preset chooses another)\n";
+    assert_eq!(stderr(&output), note);
+    let mut command = atif_command(&["check", golden, rerun_path]);
+    command.env("CI", "1");
+    let output = run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    assert_eq!(stderr(&output), note);
+    for command in ["normalize", "shape"] {
+        let output = atif(&[command, rerun_path], None);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(stderr(&output), note.replace("check", command));
+    }
+    let output = atif(&["diff", out.to_str().unwrap(), rerun_path], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    // `-q` keeps the note off standard error; `--preset` chooses without a note.
+    let output = atif(&["-q", "shape", rerun_path], None);
+    assert_eq!(stderr(&output), "");
+    let output = atif(&["shape", "--preset", "codex", rerun_path], None);
+    assert_eq!(stderr(&output), "");
+}
+
+#[test]
+fn a_check_that_fails_only_on_what_the_agents_preset_removes_says_which_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = fixture("claude-stream/basic.jsonl");
+    let output = atif(&["import", log.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    // An import from before the log format was recorded: the agent's name alone.
+    let mut run = trajectory(&output);
+    run["agent"]["extra"].as_object_mut().unwrap().remove("log_format");
+    let mut rerun = run.clone();
+    rerun["steps"][0]["extra"]["message_id"] = serde_json::json!("msg_01XFDUDYJgAACzvnptvVoYEL");
+    let (run_path, rerun_path) = (dir.path().join("run.json"), dir.path().join("rerun.json"));
+    std::fs::write(&run_path, run.to_string()).unwrap();
+    std::fs::write(&rerun_path, rerun.to_string()).unwrap();
+    let golden = dir.path().join("golden.json");
+    let golden = golden.to_str().unwrap();
+    let output = atif(&["check", "--update", golden, run_path.to_str().unwrap()], None);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let hint =
+        "atif check: this looks like a claude-code import; did you mean --preset claude-code?\n";
+
+    let mut command = atif_command(&["check", golden, rerun_path.to_str().unwrap()]);
+    command.env("CI", "1");
+    let output = run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("agent behaviour changed ("), "{}", stdout(&output));
+    assert_eq!(stderr(&output), hint);
+    assert!(!dir.path().join("golden.json.new").exists(), "on CI nothing is written");
+
+    // A change the preset does not remove gets no hint.
+    let mut changed = rerun.clone();
+    changed["steps"][0]["message"] = serde_json::json!("something else entirely");
+    std::fs::write(&rerun_path, changed.to_string()).unwrap();
+    let mut command = atif_command(&["check", golden, rerun_path.to_str().unwrap()]);
+    command.env("CI", "1");
+    let output = run_with_stdin(command, b"");
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(stderr(&output), "");
 }
 
 #[test]

@@ -3,6 +3,7 @@
 
 mod check;
 mod ci;
+mod config;
 mod conventions;
 mod diff;
 mod envelope;

@@ -73,7 +73,12 @@ fn injected_lines_are_marked_and_file_order_beats_timestamps() {
     assert_eq!(t["session_id"], "sess-0001");
     assert_eq!(
         t["agent"],
-        json!({"name": "claude-code", "version": "2.0.27", "model_name": "claude-sonnet-4-5"})
+        json!({
+            "name": "claude-code",
+            "version": "2.0.27",
+            "model_name": "claude-sonnet-4-5",
+            "extra": {"log_format": "claude-code"}
+        })
     );
     assert_eq!(t["extra"]["cwd"], "/tmp/tmp.run1/shop");
     assert!(!crashed(t));

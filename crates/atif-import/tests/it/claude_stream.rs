@@ -67,10 +67,21 @@ fn inline_images_are_written_to_files_and_the_text_points_at_them() {
     let mut imported = import_fixture("claude-stream/image-result.jsonl");
     let dir = tempfile::tempdir().unwrap();
     let written = imported.write_media(&dir.path().join("media"), "media").unwrap();
-    assert_eq!(written, [dir.path().join("media/image-1.png")]);
-    assert!(std::fs::read(&written[0]).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(written.len(), 1);
+    let bytes = std::fs::read(&written[0]).unwrap();
+    assert!(bytes.starts_with(b"\x89PNG"));
+    // Named by the first 16 hex digits of the SHA-256 of its bytes, whatever the output's name.
+    let name = written[0].file_name().unwrap().to_str().unwrap().to_owned();
+    let (hash, ext) = name.split_once('.').unwrap();
+    assert_eq!((hash.len(), ext), (16, "png"), "{name}");
+    assert!(hash.bytes().all(|byte| byte.is_ascii_hexdigit() && !byte.is_ascii_uppercase()));
     let part = &imported.trajectory()["steps"][0]["observation"]["results"][0]["content"][0];
-    assert_eq!(part["source"]["path"], "media/image-1.png");
+    assert_eq!(part["source"]["path"], format!("media/{name}"));
+    let mut again = import_fixture("claude-stream/image-result.jsonl");
+    let other = tempfile::tempdir().unwrap();
+    again.write_media(&other.path().join("media"), "media").unwrap();
+    assert_eq!(again.json(), imported.json(), "the same log gives the same trajectory");
+    assert_eq!(std::fs::read(other.path().join("media").join(&name)).unwrap(), bytes);
     assert!(!imported.json().contains("data:"));
     crate::support::assert_pretty(&imported, "after write_media");
 

@@ -52,7 +52,12 @@ fn outputs_are_kept_verbatim_with_the_040_metadata_parsed_into_extra() {
     assert_eq!(t["session_id"], "01997ea4-0000-7000-8000-00000000c0de");
     assert_eq!(
         t["agent"],
-        json!({"name": "codex", "version": "0.40.0", "model_name": "gpt-5-codex"})
+        json!({
+            "name": "codex",
+            "version": "0.40.0",
+            "model_name": "gpt-5-codex",
+            "extra": {"log_format": "codex-rollout"}
+        })
     );
 }
 
