@@ -79,24 +79,13 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // The bundle of a failing check needs the run after the check has taken it.
     let kept = artifacts.as_ref().map(|_| actual.clone());
 
-    let mut settings = Settings::new();
-    settings
-        .set_normalize_options(chosen.options)
-        .set_token_tolerance(args.run.compare.tolerance(&chosen.config))
-        .set_compare_content(args.run.compare.compare_content(&chosen.config))
-        .set_update_command(Some(
-            args.update_command.clone().unwrap_or_else(|| fed_again("check", "--update")),
-        ))
-        .set_full_diff_command(Some(fed_again("diff", "--full")));
-    if args.update {
-        settings.set_mode(Some(Mode::Update));
-    }
+    let settings = settings(args, chosen);
 
     // The check redacts the run before anything else, and says what it found.
     let checked = golden_file.check_json(actual, display_name(&args.run.actual), &settings);
     args.run.normalize.secrets.report("check", &checked.redacted)?;
     if let Some(verdict) = verdict_of(&args.golden, &checked.result) {
-        leave_for_ci(args, &verdict, artifacts.as_deref(), kept.as_deref())?;
+        leave_for_ci(args, &verdict, artifacts.as_deref(), kept.as_deref(), &settings)?;
     }
     match checked.result {
         Ok(outcome) => {
@@ -117,14 +106,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             if let (Some(agent), Some(run), atif_golden::Error::BehaviourChanged { .. }) =
                 (&hint, again, &err)
             {
-                if passes_with_preset(golden, run, &settings, agent) {
-                    output::note(|out| {
-                        writeln!(
-                            out,
-                            "atif check: this looks like a {agent} import; did you mean --preset {agent}?"
-                        )
-                    })?;
-                }
+                hint_preset(golden, run, &settings, agent)?;
             }
             Ok(ExitCode::from(1))
         }
@@ -133,6 +115,42 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
         Err(err) => Err(err.into()),
     }
+}
+
+/// The settings of this check: the chosen normalise options, the tolerance and content
+/// comparison of the flags over the project file's, the commands a failure names.
+fn settings(args: &Args, chosen: crate::cmd::common::Chosen) -> Settings {
+    let mut settings = Settings::new();
+    settings
+        .set_token_tolerance(args.run.compare.tolerance(&chosen.config))
+        .set_compare_content(args.run.compare.compare_content(&chosen.config))
+        .set_normalize_options(chosen.options)
+        .set_update_command(Some(
+            args.update_command.clone().unwrap_or_else(|| fed_again("check", "--update")),
+        ))
+        .set_full_diff_command(Some(fed_again("diff", "--full")));
+    if args.update {
+        settings.set_mode(Some(Mode::Update));
+    }
+    settings
+}
+
+/// Says which preset a failed check probably wanted, when the run passes with `agent`'s.
+fn hint_preset(
+    golden: &Path,
+    run: Vec<u8>,
+    settings: &Settings,
+    agent: &str,
+) -> anyhow::Result<()> {
+    if !passes_with_preset(golden, run, settings, agent) {
+        return Ok(());
+    }
+    output::note(|out| {
+        writeln!(
+            out,
+            "atif check: this looks like a {agent} import; did you mean --preset {agent}?"
+        )
+    })
 }
 
 /// Whether the run would match its golden with `agent`'s preset (checked without writing
@@ -260,6 +278,7 @@ fn leave_for_ci(
     verdict: &ci::Verdict,
     artifacts: Option<&Path>,
     run: Option<&[u8]>,
+    settings: &Settings,
 ) -> anyhow::Result<()> {
     if let Some(path) = &args.junit {
         ci::write_junit(path, verdict)?;
@@ -268,15 +287,15 @@ fn leave_for_ci(
     let row = ci::SummaryRow { golden: &args.golden, verdict: &verdict.verdict, fields };
     ci::append_step_summary(&[row])?;
     let (Some(dir), Some(run), true) = (artifacts, run, verdict.failed) else { return Ok(()) };
-    let normalize = args.run.normalize.to_options()?;
+    let normalize = settings.normalize_options();
     let name = display_name(&args.run.actual);
-    let normalized = normalized_document(run, name, &normalize)?.to_canonical_string();
+    let normalized = normalized_document(run, name, normalize)?.to_canonical_string();
     // A missing golden has no other side: the run and the report are the bundle.
     let page = match std::fs::read(&args.golden) {
         Ok(golden_bytes) => {
             let golden = Side { bytes: &golden_bytes, name: &args.golden };
             let actual = Side { bytes: run, name };
-            Some(diff_page(&golden, &actual, &normalize, &args.run.compare.to_options())?)
+            Some(diff_page(&golden, &actual, normalize, &settings.diff_options())?)
         }
         Err(_) => None,
     };
