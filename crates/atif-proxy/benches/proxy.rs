@@ -21,6 +21,12 @@ fn main() -> Result {
     if let Some(at) = args.iter().position(|arg| arg == "--memory-of") {
         return memory_child(Path::new(&args[at + 1]));
     }
+    if args.iter().any(|arg| arg == "--record-memory-of") {
+        return record_memory_child();
+    }
+    if args.iter().any(|arg| arg == "--record-memory") {
+        return record_memory();
+    }
     if let Some(at) = args.iter().position(|arg| arg == "--instructions-of") {
         return instructions_child(&args[at + 1], args[at + 2].parse()?);
     }
@@ -38,6 +44,7 @@ fn main() -> Result {
         return instructions();
     }
     memory()?;
+    record_memory()?;
     runtime.block_on(latency())?;
     runtime.block_on(throughput())?;
     runtime.block_on(time_to_first_byte())?;
@@ -225,6 +232,87 @@ fn memory() -> Result {
         report.trim()
     );
     Ok(())
+}
+
+/// The size of the request body [`record_memory`] records.
+const RECORDED_BODY_BYTES: usize = 200_000_000;
+
+/// Memory of a recording of one 200 MB request, in a fresh process.
+fn record_memory() -> Result {
+    let output =
+        std::process::Command::new(std::env::current_exe()?).arg("--record-memory-of").output()?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned().into());
+    }
+    let report = String::from_utf8_lossy(&output.stdout);
+    println!("memory, recording one 200 MB request: {}", report.trim());
+    Ok(())
+}
+
+/// In a fresh process: how far the peak resident memory rises above what the process held
+/// before, while a recording server forwards one 200 MB Chat Completions request to an upstream
+/// (in this process, reading the body as it arrives and keeping none of it) and saves the
+/// script. The client's request text exists before the first figure is taken.
+fn record_memory_child() -> Result {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let body = Bytes::from(request_of(RECORDED_BODY_BYTES, "big").to_string());
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("big.script.json");
+    let report = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let upstream = format!("http://{}", listener.local_addr()?);
+        let app = axum::Router::new().fallback(|body: Body| async move {
+            let mut stream = body.into_data_stream();
+            let mut received = 0usize;
+            while let Some(Ok(chunk)) = futures_util::StreamExt::next(&mut stream).await {
+                received += chunk.len();
+            }
+            let reply = json!({"id": "chatcmpl-big", "object": "chat.completion", "model": "gpt-bench",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": format!("read {received} bytes")}, "finish_reason": "stop"}]});
+            axum::response::Response::builder()
+                .header("content-type", "application/json")
+                .body(Body::from(reply.to_string()))
+                .unwrap()
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let before = resident_kb()?;
+        reset_peak();
+        let mut options = Options::record(&path);
+        options.set_quiet(true).set_upstream(upstream);
+        let proxy = start(&options).await?;
+        let started = Instant::now();
+        let reply = reqwest::Client::new()
+            .post(format!("{}/v1/chat/completions", proxy.url()))
+            .header("content-type", "application/json")
+            .body(body.clone())
+            .send()
+            .await?;
+        let status = reply.status();
+        reply.bytes().await?;
+        proxy.finish().await?;
+        let took = started.elapsed();
+        let peak = status_kb("VmHWM:")?;
+        let size = std::fs::metadata(&path)?.len();
+        Ok::<_, Box<dyn std::error::Error>>(format!(
+            "status {status}, {:.0} MB body, script {:.0} MB; peak resident memory {:.0} MB above \
+             the {:.0} MB held before ({:.2}x the body), in {:.1} s",
+            body.len() as f64 / 1e6,
+            size as f64 / 1e6,
+            (peak - before) as f64 * 1024.0 / 1e6,
+            before as f64 * 1024.0 / 1e6,
+            (peak - before) as f64 * 1024.0 / body.len() as f64,
+            took.as_secs_f64()
+        ))
+    })?;
+    println!("{report}");
+    Ok(())
+}
+
+/// Resets the peak resident size the kernel reports (`VmHWM`) to the current one, so the peak
+/// read later is this phase's (Linux 4.0 and later; elsewhere the peak stays the process's).
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// In a fresh process: the resident memory before and after a replay server loads `path`.

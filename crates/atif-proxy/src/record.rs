@@ -84,7 +84,7 @@ impl Recorder {
         let mut script = Script::new(None);
         script.recording = Some(self.recording.clone());
         script.exchanges = exchanges;
-        atif_replay::write_script(path, &script, &[])?;
+        atif_replay::write_script_owned(path, script, &[])?;
         Ok(())
     }
 

@@ -494,11 +494,8 @@ impl Proxy {
                 false => Err(Error::NotExact { verdict: Box::new(verdict), saved: None }),
             };
         };
-        let traffic = shared.traffic();
-        let is_probe = |exchange: &HttpExchange| {
-            Endpoint::of(&exchange.method, exchange.endpoint()) == Some(Endpoint::Probe)
-        };
-        if traffic.iter().all(is_probe) {
+        let only_probes = shared.recorded_only_probes();
+        if only_probes {
             shared.fail(
                 "no exchange was recorded: no model request reached the server, or none got a \
                  reply from the upstream"
@@ -506,11 +503,13 @@ impl Proxy {
             );
         }
         let verdict = shared.verdict();
+        // The recording moves into the script: a large one is never held twice for this.
+        let traffic = shared.take_recorded();
         if verdict.ok {
             recorder.save(&shared.script, traffic)?;
             return Ok(verdict);
         }
-        let saved = match traffic.iter().all(is_probe) {
+        let saved = match only_probes {
             true => None,
             false => {
                 let failed = failed_path(&shared.script);
@@ -675,6 +674,32 @@ impl Shared {
     fn trajectory(&self) -> Result<atif_schema::Trajectory> {
         let traffic = redacted(self.traffic())?;
         Ok(atif_replay::trajectory_from_traffic(&traffic, &self.capture)?)
+    }
+
+    /// Whether a recording holds nothing but probes (or nothing at all).
+    fn recorded_only_probes(&self) -> bool {
+        let traffic = self.traffic.lock().unwrap_or_else(PoisonError::into_inner);
+        traffic.iter().all(|(_, logged)| match logged {
+            Logged::Recorded(exchange) => {
+                Endpoint::of(&exchange.method, exchange.endpoint()) == Some(Endpoint::Probe)
+            }
+            Logged::Replayed { .. } => false,
+        })
+    }
+
+    /// A recording's exchanges in order of arrival, taken out of the traffic log (which is
+    /// empty afterwards).
+    fn take_recorded(&self) -> Vec<HttpExchange> {
+        let mut traffic =
+            std::mem::take(&mut *self.traffic.lock().unwrap_or_else(PoisonError::into_inner));
+        traffic.sort_by_key(|(seq, _)| *seq);
+        traffic
+            .into_iter()
+            .filter_map(|(_, logged)| match logged {
+                Logged::Recorded(exchange) => Some(exchange),
+                Logged::Replayed { .. } => None,
+            })
+            .collect()
     }
 
     /// The exchanges so far, in order of arrival.

@@ -104,7 +104,7 @@ pub use replay::{Drift, DriftPolicy, ReplayClient, ReplayOptions};
 pub use script::{
     OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
     read_script, read_script_with, redact_file, redact_json, redact_script, request_fingerprint,
-    write_script,
+    write_script, write_script_owned,
 };
 pub use script_client::{RECORD_ENV, RecordMode, ScriptClient, ScriptOptions};
 pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};

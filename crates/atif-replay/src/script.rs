@@ -367,22 +367,6 @@ fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Scri
     Ok(redacted)
 }
 
-/// The first secret pattern still matching `script` outside its format tag and fingerprints,
-/// with the JSON Pointer of where.
-fn surviving_secret(script: &Script, redactor: &Redactor) -> Result<Option<(String, String)>> {
-    let mut value = serde_json::to_value(script)
-        .map_err(|source| Error::Serialize { what: "script", source })?;
-    if let Some(root) = value.as_object_mut() {
-        root.remove("format");
-    }
-    for call in value.get_mut("calls").and_then(Value::as_array_mut).into_iter().flatten() {
-        if let Some(call) = call.as_object_mut() {
-            call.remove("request_sha256");
-        }
-    }
-    Ok(redactor.first_match_in(&value))
-}
-
 /// Writes `script` to `path` atomically, after redacting secrets (the default credential shapes
 /// and `secret_patterns`) and dropping the recording's absolute directories
 /// ([`Recording::cwd`], [`Recording::home`]).
@@ -396,16 +380,59 @@ fn surviving_secret(script: &Script, redactor: &Redactor) -> Result<Option<(Stri
 /// string after redaction (the format tag and the fingerprints aside), [`Error::Pattern`] for
 /// an invalid pattern, [`Error::Io`] when writing fails.
 pub fn write_script(path: &Path, script: &Script, secret_patterns: &[String]) -> Result<()> {
+    write_script_owned(path, script.clone(), secret_patterns)
+}
+
+/// [`write_script`] for a script the caller no longer needs: it is redacted as it is turned
+/// into text, so a large recording is held at most twice while it is written (the script and
+/// its redacted tree, then that and the text), not three or four times.
+///
+/// # Errors
+///
+/// As for [`write_script`].
+pub fn write_script_owned(path: &Path, script: Script, secret_patterns: &[String]) -> Result<()> {
     let redactor = Redactor::new(secret_patterns)?;
-    let redacted = redact_with(script, &redactor, path)?;
-    if let Some((pattern, pointer)) = surviving_secret(&redacted, &redactor)? {
+    let mut script = script;
+    // The recorder's directories are placeholders in the exchanges; their absolute paths (a
+    // user name, often) never go into a file meant to be committed.
+    if let Some(recording) = &mut script.recording {
+        recording.cwd = None;
+        recording.home = None;
+    }
+    // The format tag and the fingerprints are ours, never secrets: they are set aside while
+    // the rest is redacted and searched, so a user pattern that happens to match hex digits
+    // cannot turn a script into one that cannot be read.
+    let format = std::mem::take(&mut script.format);
+    let fingerprints: Vec<Option<String>> =
+        script.calls.iter_mut().map(|call| call.request_sha256.take()).collect();
+    let mut value = serde_json::to_value(&script)
+        .map_err(|source| Error::Serialize { what: "script", source })?;
+    drop(script);
+    redactor.redact_value(&mut value);
+    if let Some((pattern, pointer)) = redactor.first_match_in(&value) {
         return Err(Error::SecretSurvived { path: path.to_owned(), pattern, pointer });
     }
-    let mut redacted = redacted;
+    if let Some(root) = value.as_object_mut() {
+        root.insert("format".to_owned(), Value::String(format));
+        let calls = root.get_mut("calls").and_then(Value::as_array_mut);
+        for (call, fingerprint) in calls.into_iter().flatten().zip(fingerprints) {
+            if let (Some(call), Some(fingerprint)) = (call.as_object_mut(), fingerprint) {
+                call.insert("request_sha256".to_owned(), Value::String(fingerprint));
+            }
+        }
+    }
+    // Read back as a script, which moves the strings rather than copying them.
+    let mut redacted: Script = serde_json::from_value(value).map_err(|err| {
+        let message = format!(
+            "redaction produced a value that is not a script ({err}): a secret pattern matched a \
+             word of the format itself, such as a role; make the pattern more specific"
+        );
+        invalid(path, "", &message)
+    })?;
     redacted.version = needed_version(&redacted);
-
     let mut text = serde_json::to_string_pretty(&redacted)
         .map_err(|source| Error::Serialize { what: "script", source })?;
+    drop(redacted);
     text.push('\n');
     write_atomically(path, text.as_bytes())
 }
