@@ -96,6 +96,20 @@ pub fn assets_dir() -> PathBuf {
     workspace_root().join("tests").join("e2e")
 }
 
+/// Headless Chromium, for the tests of the HTML pages: Debian's `/usr/bin/chromium`, which
+/// `cargo xtask e2e-setup` installs (`ATIF_CHROMIUM` names another), or `None` after a skip
+/// notice when it is not installed.
+///
+/// # Panics
+///
+/// When it is not installed and [`required`] is true.
+pub fn chromium() -> Option<PathBuf> {
+    let path = std::env::var_os("ATIF_CHROMIUM")
+        .filter(|path| !path.is_empty())
+        .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
+    present(path, "headless Chromium")
+}
+
 fn present(path: PathBuf, what: &str) -> Option<PathBuf> {
     if path.exists() { Some(path) } else { absent(&path, what) }
 }

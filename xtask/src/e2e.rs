@@ -11,6 +11,9 @@ use crate::project_root;
 /// The pinned npm packages, `name@version` one a line (relative to the project root).
 const AGENT_CLIS: &str = "tests/e2e/agent-clis.txt";
 
+/// Where Debian's `chromium` package puts the browser the page tests drive.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
 /// The pinned Python packages (relative to the project root).
 const REQUIREMENTS: &str = "tests/e2e/requirements.txt";
 
@@ -94,6 +97,7 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         std::fs::write(&stamp, &requirements)
             .with_context(|| format!("cannot write {}", stamp.display()))?;
     }
+    install_chromium()?;
     println!("e2e-setup: ready; tests find the cache at {}", cache.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -196,6 +200,23 @@ fn stale_packages(prefix: &Path, pins: &[Pin]) -> Vec<Pin> {
         })
         .cloned()
         .collect()
+}
+
+/// Installs headless Chromium from the distribution (`apt-get install chromium`, Debian's
+/// package) for the browser tests of the HTML pages, unless it is already there. It is a
+/// system package, not a pinned one: the tests need a current browser, not a version of it.
+fn install_chromium() -> anyhow::Result<()> {
+    if Path::new(CHROMIUM).exists() {
+        println!("e2e-setup: Chromium already installed at {CHROMIUM}");
+        return Ok(());
+    }
+    println!("e2e-setup: installing Chromium with apt-get (Debian's `chromium`)");
+    run(Command::new("apt-get").arg("update").arg("-qq"))
+        .context("apt-get (Debian or Ubuntu, as root) is needed to install Chromium")?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-qq", "--no-install-recommends", "chromium"])
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+    .context("cannot install Chromium with apt-get")
 }
 
 fn run(command: &mut Command) -> anyhow::Result<()> {

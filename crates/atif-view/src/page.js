@@ -84,7 +84,7 @@
   function selftest() {
     var r = { title: document.title, steps: steps().length };
     r.step_ids = steps().map(function (s) { return s.id; });
-    var fold = document.querySelector("details.fold");
+    var fold = document.querySelector("main details.fold, main details.same");
     if (fold) {
       var inner = fold.querySelector("pre");
       r.folded_hidden = !fold.open && !shown(inner);
