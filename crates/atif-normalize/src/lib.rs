@@ -66,6 +66,7 @@ mod contract;
 mod diff;
 mod error;
 mod explain;
+mod matching;
 mod normalize;
 mod options;
 mod path_placeholders;
@@ -84,6 +85,7 @@ pub use compare::{Comparison, compare};
 pub use diff::{Delta, DiffOptions, diff, render};
 pub use error::{Error, Result};
 pub use explain::{StepChange, StepChangeKind, explain};
+pub use matching::{ArgumentMatch, Band, MatchOptions, MatchOutcome, SequenceMatch, match_runs};
 pub use normalize::{
     JsonDocument, NormalizedDocument, normalize, normalize_json, normalize_owned,
     normalize_with_report,

@@ -6,6 +6,7 @@ mod canonical;
 mod diff;
 mod documents;
 mod explain;
+mod matching;
 mod normalize;
 mod normalize_json;
 mod path_placeholders;
