@@ -147,6 +147,40 @@ pub(crate) fn write_report(out: &mut dyn Write, text: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// A writer that colours each whole line it is given as [`write_report`] does, when colour is
+/// on; a line still being written (a question waiting for its answer) goes out plain on
+/// `flush`.
+#[derive(Debug)]
+pub(crate) struct ReportWriter<W: Write> {
+    inner: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> ReportWriter<W> {
+    /// Colours what goes to `inner`.
+    pub(crate) fn new(inner: W) -> ReportWriter<W> {
+        ReportWriter { inner, line: Vec::new() }
+    }
+}
+
+impl<W: Write> Write for ReportWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        for chunk in bytes.split_inclusive(|&byte| byte == b'\n') {
+            self.line.extend_from_slice(chunk);
+            if chunk.ends_with(b"\n") {
+                let line = String::from_utf8_lossy(&std::mem::take(&mut self.line)).into_owned();
+                write_report(&mut self.inner, &line)?;
+            }
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.write_all(&std::mem::take(&mut self.line))?;
+        self.inner.flush()
+    }
+}
+
 fn line_style(line: &str) -> Style {
     let color = |color: AnsiColor| Style::new().fg_color(Some(color.into()));
     if line.starts_with("+++") || line.starts_with("---") {

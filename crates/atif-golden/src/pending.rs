@@ -152,12 +152,13 @@ pub fn review(pending: &Pending) -> Result<Review> {
     let Some(golden_text) = golden_text else {
         let shape =
             serde_json::to_string(&actual.shape()).map_err(|source| Error::Serialize { source })?;
+        let content = content_listing(&actual.into_value());
         return Ok(Review {
             golden: pending.golden.clone(),
             pending: pending.pending.clone(),
             status: PendingStatus::New,
             deltas: Vec::new(),
-            report: format!("new golden (none recorded yet), shape:\n  {shape}\n"),
+            report: format!("new golden (none recorded yet), shape:\n  {shape}\n{content}"),
         });
     };
     let golden_name = pending.golden.display().to_string();
@@ -182,6 +183,52 @@ pub fn review(pending: &Pending) -> Result<Review> {
         deltas,
         report,
     })
+}
+
+/// What a new golden holds, for a reviewer who has nothing to compare it with: each step with
+/// its source and message, each tool call with its arguments, each result, then the subagents
+/// by name; long texts are cut to a line.
+fn content_listing(run: &serde_json::Value) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("content:\n");
+    let steps =
+        run.get("steps").and_then(serde_json::Value::as_array).map_or(&[][..], Vec::as_slice);
+    for step in steps {
+        let field = |name: &str| step.get(name).unwrap_or(&serde_json::Value::Null);
+        let source = field("source").as_str().unwrap_or("?");
+        let _ =
+            writeln!(out, "  step {} ({source}): {}", field("step_id"), one_line(field("message")));
+        for call in field("tool_calls").as_array().into_iter().flatten() {
+            let name = call.get("function_name").and_then(serde_json::Value::as_str).unwrap_or("?");
+            let arguments = call.get("arguments").unwrap_or(&serde_json::Value::Null);
+            let _ = writeln!(out, "    calls {name} {}", one_line(arguments));
+        }
+        let results = field("observation").get("results").and_then(serde_json::Value::as_array);
+        for result in results.into_iter().flatten() {
+            let content = result.get("content").unwrap_or(&serde_json::Value::Null);
+            let _ = writeln!(out, "    result: {}", one_line(content));
+        }
+    }
+    let subagents = run.get("subagent_trajectories").and_then(serde_json::Value::as_array);
+    for sub in subagents.into_iter().flatten() {
+        let name = sub.pointer("/agent/name").and_then(serde_json::Value::as_str).unwrap_or("?");
+        let n_steps = sub.get("steps").and_then(serde_json::Value::as_array).map_or(0, Vec::len);
+        let _ = writeln!(out, "  subagent {name:?}: {n_steps} steps");
+    }
+    out
+}
+
+/// A value on one line of at most 100 characters: a string as JSON (its line breaks escaped),
+/// anything else as compact JSON.
+fn one_line(value: &serde_json::Value) -> String {
+    const MAX_CHARS: usize = 100;
+    let text = value.to_string();
+    match text.char_indices().nth(MAX_CHARS) {
+        Some((cut, _)) => {
+            format!("{}... ({} more characters)", &text[..cut], text[cut..].chars().count())
+        }
+        None => text,
+    }
 }
 
 impl Review {
@@ -212,9 +259,15 @@ pub fn reject(pending: &Pending) -> Result<()> {
     file::reject_pending(&pending.pending)
 }
 
+/// How many lines of a review are shown before the rest is folded behind the `m` key: what
+/// fits a terminal with the question under it.
+pub const FOLD_LINES: usize = 40;
+
 /// Shows each pending file's review on `output` and asks `accept (a), reject (r), skip (s),
 /// quit (q)?`, reading one answer per line from `input`; what `atif golden review` does on a
-/// terminal. The end of `input` quits; an answer it does not know asks again.
+/// terminal. A review longer than [`FOLD_LINES`] lines is folded after them, and `m` shows the
+/// rest. The end of `input` quits; an answer it does not know gets the list of keys, and the
+/// question again.
 ///
 /// # Errors
 /// What [`review`], [`accept`] and [`reject`] return, and [`Error::Io`] when the terminal
@@ -229,10 +282,18 @@ pub fn review_interactively(
     let io = |source| Error::io("talk to", terminal, source);
     let mut tally = Tally::default();
     for (idx, item) in pending.iter().enumerate() {
-        let shown = review(item)?;
-        write!(output, "[{}/{}] {}", idx + 1, pending.len(), shown.render(root)).map_err(io)?;
+        let text = format!("[{}/{}] {}", idx + 1, pending.len(), review(item)?.render(root));
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let mut folded = lines.len() > FOLD_LINES;
+        let shown: String = lines.iter().take(FOLD_LINES).copied().collect();
+        output.write_all(shown.as_bytes()).map_err(io)?;
+        if folded {
+            writeln!(output, "... {} more lines (m shows them)", lines.len() - FOLD_LINES)
+                .map_err(io)?;
+        }
         loop {
-            write!(output, "accept (a), reject (r), skip (s), quit (q)? ").map_err(io)?;
+            let more = if folded { ", more (m)" } else { "" };
+            write!(output, "accept (a), reject (r), skip (s), quit (q){more}? ").map_err(io)?;
             output.flush().map_err(io)?;
             let mut answer = String::new();
             if input.read_line(&mut answer).map_err(io)? == 0 {
@@ -258,7 +319,21 @@ pub fn review_interactively(
                     tally.skipped += pending.len() - idx;
                     return Ok(tally);
                 }
-                _ => continue,
+                "m" | "more" if folded => {
+                    let rest: String = lines.iter().skip(FOLD_LINES).copied().collect();
+                    output.write_all(rest.as_bytes()).map_err(io)?;
+                    folded = false;
+                    continue;
+                }
+                other => {
+                    writeln!(
+                        output,
+                        "unknown answer `{other}`: a accepts the pending file as the golden, r rejects (deletes) it, s skips it, q quits{}",
+                        if folded { ", m shows the rest of the review" } else { "" }
+                    )
+                    .map_err(io)?;
+                    continue;
+                }
             }
             break;
         }

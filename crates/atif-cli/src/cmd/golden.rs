@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use atif_golden::review::{Pending, Review};
+use atif_golden::review::{FOLD_LINES, Pending, Review};
 use atif_golden::support::shell_word;
 
 use crate::cmd::common::{Format, invalid, print};
@@ -23,9 +23,9 @@ pub(crate) struct Args {
 pub(crate) enum Action {
     /// List pending `<name>.json.new` files with their Shape deltas (exit 1 when any).
     Pending(PendingArgs),
-    /// Show each pending file's deltas, explanation and diff and ask accept/reject/skip
-    /// (without a terminal, only list them).
-    Review(Where),
+    /// Show each pending file's deltas, explanation and diff (a new golden's content) and ask
+    /// accept/reject/skip (without a terminal, only list them, unless `--interactive`).
+    Review(ReviewArgs),
     /// Move pending files over their goldens.
     Accept(Where),
     /// Delete pending files.
@@ -46,6 +46,17 @@ pub(crate) struct Where {
     /// The folder searched (skipping target/, node_modules/ and hidden folders).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub(crate) dir: PathBuf,
+}
+
+/// Arguments of `atif golden review`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReviewArgs {
+    #[command(flatten)]
+    pub(crate) at: Where,
+    /// Ask even without a terminal, reading one answer per line from standard input (for
+    /// scripts and editors that drive the review).
+    #[arg(long)]
+    pub(crate) interactive: bool,
 }
 
 /// Arguments of `atif golden pending`: which pending files, and how they are listed.
@@ -79,7 +90,7 @@ pub(crate) struct UpdateArgs {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     match &args.action {
         Action::Pending(args) => pending(&args.at, args.format),
-        Action::Review(at) => review(at),
+        Action::Review(args) => review(&args.at, args.interactive),
         Action::Accept(at) => accept(at),
         Action::Reject(at) => reject(at),
         Action::Clean(at) => clean(at),
@@ -169,15 +180,16 @@ fn pending_json(dir: &Path, reviews: &[Review], stale: &[PathBuf]) -> serde_json
 
 /// `atif golden review`: interactive on a terminal, a listing otherwise (exit 1 when anything
 /// is left pending).
-fn review(at: &Where) -> anyhow::Result<ExitCode> {
+fn review(at: &Where, interactive: bool) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
     if found.is_empty() {
         print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
         return Ok(ExitCode::SUCCESS);
     }
-    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
+    if interactive || (std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
         let mut input = std::io::stdin().lock();
-        let mut output = std::io::stdout().lock();
+        // Coloured as `atif check` colours its report: the same `--color` rules and NO_COLOR.
+        let mut output = output::ReportWriter::new(std::io::stdout().lock());
         let tally =
             atif_golden::review::review_interactively(&found, &at.dir, &mut input, &mut output)
                 .map_err(refused)?;
@@ -191,8 +203,15 @@ fn review(at: &Where) -> anyhow::Result<ExitCode> {
         return Ok(if tally.skipped == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     for item in &found {
-        let shown = atif_golden::review::review(item).map_err(refused)?;
-        print(|out| output::write_report(out, &shown.render(&at.dir)))?;
+        let shown = atif_golden::review::review(item).map_err(refused)?.render(&at.dir);
+        // Folded as the interactive review folds it: a screen, then how much more there is.
+        let lines: Vec<&str> = shown.split_inclusive('\n').collect();
+        let mut text: String = lines.iter().take(FOLD_LINES).copied().collect();
+        if lines.len() > FOLD_LINES {
+            let (n_more, pending) = (lines.len() - FOLD_LINES, item.pending.display());
+            text.push_str(&format!("... {n_more} more lines (the whole run is in {pending})\n"));
+        }
+        print(|out| output::write_report(out, &text))?;
     }
     let (accept, reject) = (command_for("accept", at), command_for("reject", at));
     print(|out| {

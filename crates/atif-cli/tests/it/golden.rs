@@ -100,6 +100,99 @@ fn review_without_a_terminal_only_lists_and_accept_and_reject_act() {
     assert_eq!(stdout(&atif_golden(dir.path(), &["pending"])), "no pending golden files\n");
 }
 
+/// `atif golden review --interactive ARGS` in `dir`, answering with `answers`, colour as `env`
+/// and the flags say.
+fn review(dir: &Path, args: &[&str], answers: &str, env: &[(&str, &str)]) -> Output {
+    let mut command = atif_command(&["golden", "review", "--interactive"]);
+    command.current_dir(dir).args(args).env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    crate::run_with_stdin(command, answers.as_bytes())
+}
+
+#[test]
+fn the_review_shows_a_new_goldens_content_and_names_the_keys_of_an_unknown_answer() {
+    let dir = project();
+    let output = review(dir.path(), &[], "what\ns\nr\n", &[]);
+    // One skipped: something is left pending.
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.starts_with(
+            "[1/2] == tests/golden/fresh.json\nnew golden (none recorded yet), shape:\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\ncontent:\n  step 1 (agent): \"working\"\n"), "{text}");
+    assert!(
+        text.contains("? unknown answer `what`: a accepts the pending file as the golden, r rejects (deletes) it, s skips it, q quits\naccept (a)"),
+        "{text}"
+    );
+    // A changed golden: the Shape deltas first, then what moved, step by step.
+    let changed = text.find("[2/2] == tests/golden/one.json\nagent behaviour changed (4 difference(s)):\n  step_count: 1 -> 2\n").unwrap();
+    assert!(
+        text[changed..].find("what moved, step by step:").unwrap()
+            < text[changed..].find("--- golden").unwrap()
+    );
+    assert!(
+        text.ends_with("rejected tests/golden/one.json.new\n0 accepted, 1 rejected, 1 skipped\n"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "no terminal, no colour: {text}");
+    assert!(dir.path().join("tests/golden/fresh.json.new").exists());
+    assert!(!dir.path().join("tests/golden/one.json.new").exists());
+}
+
+#[test]
+fn the_review_colours_as_check_does() {
+    let dir = project();
+    let coloured = |args: &[&str], env: &[(&str, &str)]| {
+        let output = review(dir.path(), args, "s\ns\n", env);
+        assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+        stdout(&output).contains("\u{1b}[")
+    };
+    assert!(coloured(&["--color", "always"], &[]));
+    assert!(coloured(&[], &[("CLICOLOR_FORCE", "1")]));
+    assert!(!coloured(&[], &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]), "NO_COLOR wins");
+    assert!(!coloured(&["--color", "never"], &[("CLICOLOR_FORCE", "1")]));
+    let output = review(dir.path(), &["--color", "always", "one"], "s\n", &[]);
+    let text = stdout(&output);
+    assert!(text.contains("\u{1b}[32m+"), "additions are green, as in check: {text}");
+    assert!(text.contains("\u{1b}[1magent behaviour changed (4 difference(s)):"), "{text}");
+}
+
+#[test]
+fn a_long_new_golden_is_folded_after_a_screen_and_m_unfolds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("long.json"), trajectory(60).to_string()).unwrap();
+    let made = atif_command(&["check", "golden/long.json", "long.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(made.status.code(), Some(1), "{}", stderr(&made));
+    // Without a terminal the listing is folded the same way, and says where the rest is.
+    let listing = stdout(&atif_golden(dir.path(), &["review"]));
+    assert!(!listing.contains("step 60 (agent)"), "{listing}");
+    assert!(
+        listing.contains(" more lines (the whole run is in ./golden/long.json.new)\n"),
+        "{listing}"
+    );
+    let output = review(dir.path(), &[], "m\na\n", &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    let fold = text
+        .find(" more lines (m shows them)\naccept (a), reject (r), skip (s), quit (q), more (m)? ")
+        .unwrap();
+    assert!(!text[..fold].contains("step 60 (agent)"), "the end is folded: {text}");
+    assert!(text[fold..].contains("  step 60 (agent): \"working\"\n"), "m shows it: {text}");
+    assert_eq!(text.lines().take_while(|line| !line.starts_with("...")).count(), 40, "{text}");
+    assert!(
+        text.ends_with("accepted golden/long.json\n1 accepted, 0 rejected, 0 skipped\n"),
+        "{text}"
+    );
+}
+
 #[test]
 fn the_commands_review_suggests_keep_its_filter_and_folder() {
     let dir = project();

@@ -105,7 +105,9 @@ fn the_interactive_review_acts_on_each_answer_and_asks_again_on_an_unknown_one()
     assert_eq!(tally, Tally { accepted: 1, rejected: 1, skipped: 0 });
     let shown = String::from_utf8(output).unwrap();
     assert!(shown.starts_with("[1/2] == crates/a/tests/golden/a__one.json\n"), "{shown}");
-    assert_eq!(shown.matches("accept (a), reject (r), skip (s), quit (q)? ").count(), 3);
+    // Asked three times (an unknown answer is asked again, after the list of keys).
+    assert_eq!(shown.matches("accept (a), reject (r), skip (s), quit (q)").count(), 3);
+    assert_eq!(shown.matches("unknown answer `what`: a accepts").count(), 1, "{shown}");
     assert!(shown.contains("accepted crates/a/tests/golden/a__one.json\n"), "{shown}");
     assert!(shown.contains("rejected tests/golden/fixtures__new.json.new\n"), "{shown}");
     check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)).unwrap();
