@@ -82,7 +82,12 @@
     return !!el && (el.checkVisibility ? el.checkVisibility() : el.getClientRects().length > 0);
   }
   function selftest() {
-    var r = { title: document.title, steps: steps().length };
+    // When the page became interactive: its DOM parsed, this script reached (milliseconds
+    // since navigation started).
+    var timing = performance.getEntriesByType("navigation")[0];
+    var r = { title: document.title, steps: steps().length,
+      interactive_ms: timing ? Math.round(timing.domInteractive) : null,
+      script_ms: Math.round(performance.now()) };
     r.step_ids = steps().map(function (s) { return s.id; });
     var fold = document.querySelector("main details.fold, main details.same");
     if (fold) {

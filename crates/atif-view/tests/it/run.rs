@@ -201,3 +201,31 @@ fn a_document_without_steps_is_refused_with_its_pointer() {
     let err = render_run(&json!([1]), &ViewOptions::new()).unwrap_err();
     assert_eq!(err.to_string(), "not a trajectory at : expected an object");
 }
+
+#[test]
+fn a_page_of_a_1500_step_run_is_at_most_three_times_the_trajectory() {
+    // Steps like a coding agent's: a message, reasoning, a call with arguments, a result of a
+    // kilobyte, token counts.
+    let steps: Vec<Value> = (1..=1500)
+        .map(|i| {
+            json!({"step_id": i, "source": "agent", "model_name": "model-a",
+                   "message": format!("step {i}: reading the module that failed <again> & again"),
+                   "reasoning_content": "the test fails because the import is wrong; ".repeat(4),
+                   "tool_calls": [{"tool_call_id": format!("c{i}"), "function_name": "read_file",
+                                   "arguments": {"path": format!("src/module_{i}.py")}}],
+                   "observation": {"results": [{"source_call_id": format!("c{i}"),
+                                                "content": "def f(x):\n    return x < 1\n".repeat(36)}]},
+                   "metrics": {"prompt_tokens": 1000 + i, "completion_tokens": 50, "cached_tokens": 400}})
+        })
+        .collect();
+    let run = json!({"schema_version": "ATIF-v1.8", "agent": {"name": "long", "version": "1"}, "steps": steps});
+    let trajectory = serde_json::to_string(&run).unwrap();
+    let page = page(&run);
+    assert_eq!(step_tags(&page).len(), 1500);
+    assert!(
+        page.len() <= 3 * trajectory.len(),
+        "{} bytes of page for {} bytes of trajectory",
+        page.len(),
+        trajectory.len()
+    );
+}
