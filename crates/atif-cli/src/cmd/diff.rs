@@ -31,6 +31,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "OUT")]
     pub(crate) html: Option<std::path::PathBuf>,
     #[command(flatten)]
+    pub(crate) matching: crate::cmd::matching::MatchArgs,
+    #[command(flatten)]
     pub(crate) run: RunArgs,
 }
 
@@ -64,6 +66,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Err(err);
         }
     };
+    if args.matching.is_set() {
+        let golden = (&golden_bytes[..], args.golden.as_str());
+        let actual = (&actual_bytes[..], args.run.actual.as_str());
+        return crate::cmd::matching::judge(golden, actual, &options, &args.matching, args.format);
+    }
     let (golden, actual) = atif_normalize::support::join(
         || normalized_document(&golden_bytes, &args.golden, &options),
         || normalized_document(&actual_bytes, &args.run.actual, &options),

@@ -9,6 +9,7 @@ pub(crate) mod envelope;
 pub(crate) mod golden;
 pub(crate) mod import;
 pub(crate) mod live;
+pub(crate) mod matching;
 pub(crate) mod normalize;
 pub(crate) mod page;
 pub(crate) mod proxy;

@@ -13,6 +13,7 @@ mod golden;
 mod import;
 mod input;
 mod live;
+mod matching;
 mod normalize;
 mod proxy;
 mod schema;

@@ -1,0 +1,150 @@
+//! The match-mode flags of `atif diff`: how loosely a run must do what its golden does.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use atif_normalize::{
+    ArgumentMatch, Band, MatchOptions, NormalizeOptions, SequenceMatch, match_runs,
+};
+
+use crate::cmd::common::{Format, display_name, invalid, print};
+
+/// The match-mode flags; with any of them, the run is judged by `atif_normalize::match_runs`
+/// instead of by its Shape deltas.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct MatchArgs {
+    /// Judge the tool sequence by this mode: `exact`, `in-order` (the golden's calls in that
+    /// order, others between them), `any-order`, `subset` (every actual call is the golden's)
+    /// or `superset` (every golden call is there). Fewer turns never pass.
+    #[arg(long, value_name = "MODE", value_parser = parse_sequence)]
+    pub(crate) sequence: Option<SequenceMatch>,
+    /// Compare arguments by this mode: `exact`, `ignore`, `subset`, `superset`, or
+    /// `paths:/a,/b` (only these JSON Pointers).
+    #[arg(long, value_name = "MODE", value_parser = parse_arguments)]
+    pub(crate) arguments: Option<ArgumentMatch>,
+    /// Compare one tool's arguments by its own mode: `TOOL=MODE`; repeatable.
+    #[arg(long = "arguments-for", value_name = "TOOL=MODE")]
+    pub(crate) arguments_for: Vec<String>,
+    /// Numbers in arguments within this absolute difference are equal.
+    #[arg(long, value_name = "F")]
+    pub(crate) number_tolerance: Option<f64>,
+    /// The band of the step count: `N` (absolute) or `P%` (relative).
+    #[arg(long, value_name = "BAND", value_parser = parse_band)]
+    pub(crate) step_band: Option<Band>,
+    /// The band of the LLM calls: `N` or `P%`.
+    #[arg(long, value_name = "BAND", value_parser = parse_band)]
+    pub(crate) llm_calls_band: Option<Band>,
+    /// The band of the prompt and completion tokens: `N` or `P%`.
+    #[arg(long, value_name = "BAND", value_parser = parse_band)]
+    pub(crate) token_band: Option<Band>,
+}
+
+impl MatchArgs {
+    /// Whether any match-mode flag was given.
+    pub(crate) fn is_set(&self) -> bool {
+        self.sequence.is_some()
+            || self.arguments.is_some()
+            || !self.arguments_for.is_empty()
+            || self.number_tolerance.is_some()
+            || self.step_band.is_some()
+            || self.llm_calls_band.is_some()
+            || self.token_band.is_some()
+    }
+
+    fn to_options(&self) -> anyhow::Result<MatchOptions> {
+        let mut options = MatchOptions::default();
+        options.set_sequence(self.sequence.unwrap_or_default());
+        options.set_arguments(self.arguments.clone().unwrap_or_default());
+        for spec in &self.arguments_for {
+            let (tool, mode) = spec
+                .split_once('=')
+                .with_context(|| format!("--arguments-for: expected TOOL=MODE, got `{spec}`"))?;
+            let mode =
+                parse_arguments(mode).map_err(|err| anyhow::anyhow!("--arguments-for: {err}"))?;
+            options.set_tool_arguments(tool, mode);
+        }
+        options.set_number_tolerance(self.number_tolerance.unwrap_or(0.0));
+        let band = |band: Option<Band>| band.unwrap_or_default();
+        options.set_bands(band(self.step_band), band(self.llm_calls_band), band(self.token_band));
+        Ok(options)
+    }
+}
+
+/// Judges `actual` against `golden` (JSON text of trajectories) by the match modes: prints the
+/// outcome, exit 0 when it passes and 1 when not; 1 for an input that is not a trajectory.
+pub(crate) fn judge(
+    (golden, golden_name): (&[u8], &str),
+    (actual, actual_name): (&[u8], &str),
+    normalize: &NormalizeOptions,
+    args: &MatchArgs,
+    format: Format,
+) -> anyhow::Result<ExitCode> {
+    let read = |bytes: &[u8], name: &str| -> anyhow::Result<serde_json::Value> {
+        let value = atif_schema::parse_trajectory(bytes, display_name(name))?;
+        atif_normalize::normalize(&value, normalize).map_err(invalid)
+    };
+    let (golden, actual) = (read(golden, golden_name)?, read(actual, actual_name)?);
+    let options = args.to_options()?;
+    let outcome = match_runs(&golden, &actual, &options);
+    match format {
+        Format::Json => print(|out| {
+            let value = serde_json::json!({
+                "passed": outcome.passed(),
+                "sequence": options.sequence().as_str(),
+                "failures": outcome.failures,
+                "allowed": outcome.allowed,
+            });
+            serde_json::to_writer_pretty(&mut *out, &value)?;
+            writeln!(out)
+        })?,
+        _ => print(|out| write!(out, "{outcome}"))?,
+    }
+    Ok(if outcome.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn parse_sequence(text: &str) -> Result<SequenceMatch, String> {
+    Ok(match text {
+        "exact" => SequenceMatch::Exact,
+        "in-order" => SequenceMatch::InOrder,
+        "any-order" => SequenceMatch::AnyOrder,
+        "subset" => SequenceMatch::Subset,
+        "superset" => SequenceMatch::Superset,
+        _ => {
+            return Err(format!(
+                "expected exact, in-order, any-order, subset or superset, got `{text}`"
+            ));
+        }
+    })
+}
+
+fn parse_arguments(text: &str) -> Result<ArgumentMatch, String> {
+    Ok(match text {
+        "exact" => ArgumentMatch::Exact,
+        "ignore" => ArgumentMatch::Ignore,
+        "subset" => ArgumentMatch::Subset,
+        "superset" => ArgumentMatch::Superset,
+        _ => match text.strip_prefix("paths:") {
+            Some(paths) => ArgumentMatch::Paths(paths.split(',').map(str::to_owned).collect()),
+            None => {
+                return Err(format!(
+                    "expected exact, ignore, subset, superset or paths:/a,/b, got `{text}`"
+                ));
+            }
+        },
+    })
+}
+
+fn parse_band(text: &str) -> Result<Band, String> {
+    let invalid =
+        || format!("expected a count such as 2 or a percentage such as 10%, got `{text}`");
+    match text.strip_suffix('%') {
+        Some(percent) => match percent.parse::<f64>() {
+            Ok(p) if p.is_finite() && p >= 0.0 => Ok(Band { absolute: 0, relative: p / 100.0 }),
+            _ => Err(invalid()),
+        },
+        None => text
+            .parse::<u64>()
+            .map(|absolute| Band { absolute, relative: 0.0 })
+            .map_err(|_| invalid()),
+    }
+}

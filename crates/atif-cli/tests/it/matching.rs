@@ -1,0 +1,97 @@
+//! `atif diff` with match modes: the run judged by how loosely it must do what its golden does.
+
+use std::path::Path;
+
+use crate::{atif_command, stderr, stdout};
+
+/// A run whose agent calls `tools` one per step, with `path` as the argument, then answers.
+fn write_run(dir: &Path, name: &str, tools: &[&str], path: &str) {
+    let mut steps: Vec<serde_json::Value> = tools
+        .iter()
+        .enumerate()
+        .map(|(idx, tool)| {
+            serde_json::json!({
+                "step_id": idx + 1, "source": "agent", "message": "",
+                "tool_calls": [{"tool_call_id": format!("c{idx}"), "function_name": tool, "arguments": {"path": path}}]
+            })
+        })
+        .collect();
+    steps.push(
+        serde_json::json!({"step_id": tools.len() + 1, "source": "agent", "message": "done"}),
+    );
+    let run = serde_json::json!({
+        "schema_version": "ATIF-v1.8", "session_id": name, "agent": {"name": "a", "version": "1"}, "steps": steps,
+    });
+    std::fs::write(dir.join(name), run.to_string()).unwrap();
+}
+
+fn diff(dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut all = vec!["diff"];
+    all.extend_from_slice(args);
+    atif_command(&all).current_dir(dir).env_remove("CI").output().unwrap()
+}
+
+#[test]
+fn any_order_allows_a_reordering_and_says_so_exact_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path(), "g.json", &["grep", "read"], "a");
+    write_run(dir.path(), "swapped.json", &["read", "grep"], "a");
+    let any = diff(dir.path(), &["--sequence", "any-order", "g.json", "swapped.json"]);
+    assert_eq!(any.status.code(), Some(0), "{}", stderr(&any));
+    assert_eq!(
+        stdout(&any),
+        "the run matches its golden under the match modes\n  allowed: calls reordered: grep, read -> read, grep (any-order)\n"
+    );
+    let exact = diff(dir.path(), &["--sequence", "exact", "g.json", "swapped.json"]);
+    assert_eq!(exact.status.code(), Some(1));
+    assert!(
+        stdout(&exact).contains("  calls reordered: grep, read -> read, grep (exact)\n"),
+        "{}",
+        stdout(&exact)
+    );
+    let json = diff(
+        dir.path(),
+        &["--sequence", "any-order", "--format", "json", "g.json", "swapped.json"],
+    );
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(value["passed"], true);
+    assert_eq!(value["sequence"], "any-order");
+}
+
+#[test]
+fn a_missing_turn_fails_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path(), "g.json", &["read", "grep"], "a");
+    write_run(dir.path(), "short.json", &["read"], "a");
+    for mode in ["exact", "in-order", "any-order", "subset", "superset"] {
+        let output =
+            diff(dir.path(), &["--sequence", mode, "--step-band", "5", "g.json", "short.json"]);
+        assert_eq!(output.status.code(), Some(1), "{mode}");
+        assert!(
+            stdout(&output).contains("fewer turns: 2 agent turn(s), the golden has 3"),
+            "{mode}: {}",
+            stdout(&output)
+        );
+    }
+}
+
+#[test]
+fn arguments_per_tool_and_bad_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path(), "g.json", &["read"], "a.txt");
+    write_run(dir.path(), "other.json", &["read"], "b.txt");
+    let strict = diff(dir.path(), &["--arguments", "exact", "g.json", "other.json"]);
+    assert_eq!(strict.status.code(), Some(1));
+    let ignored = diff(dir.path(), &["--arguments-for", "read=ignore", "g.json", "other.json"]);
+    assert_eq!(ignored.status.code(), Some(0), "{}", stdout(&ignored));
+    let bad = diff(dir.path(), &["--sequence", "sideways", "g.json", "other.json"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad)
+            .contains("expected exact, in-order, any-order, subset or superset, got `sideways`"),
+        "{}",
+        stderr(&bad)
+    );
+    let bad_band = diff(dir.path(), &["--token-band", "ten", "g.json", "other.json"]);
+    assert_eq!(bad_band.status.code(), Some(2));
+}
