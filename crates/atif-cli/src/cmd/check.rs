@@ -49,6 +49,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) junit: Option<std::path::PathBuf>,
     #[command(flatten)]
+    pub(crate) matching: crate::cmd::matching::MatchArgs,
+    #[command(flatten)]
     pub(crate) run: RunArgs,
 }
 
@@ -65,6 +67,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     );
     let actual = actual?;
     let chosen = args.run.normalize.to_options("check", Some(&args.golden), Some(&actual))?;
+    // `--update` writes the run as the golden whatever the modes; a check judges by them.
+    if args.matching.is_set() && !args.update {
+        return check_matching(args, &actual, &chosen.options);
+    }
     // A run checked without a preset may fail only on what its agent's preset removes: then
     // the failure says so, which needs the run a second time.
     let hint = match chosen.preset {
@@ -162,6 +168,31 @@ fn passes_with_preset(golden: &Path, run: Vec<u8>, settings: &Settings, agent: &
     settings.set_normalize_options(options).set_mode(Some(Mode::Check));
     let checked = atif_golden::GoldenFile::read(golden).check_json(run, "the run", &settings);
     matches!(checked.result, Ok(Outcome::Matched { .. }))
+}
+
+/// `atif check` with match modes: the run judged against the golden by them, which is never
+/// written; a missing golden is a failure naming the command that records it (exit 1).
+fn check_matching(
+    args: &Args,
+    actual: &[u8],
+    options: &atif_normalize::NormalizeOptions,
+) -> anyhow::Result<ExitCode> {
+    let golden = match std::fs::read(&args.golden) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            return Err(invalid(anyhow::anyhow!(
+                "golden file {} does not exist; record it with: {}",
+                args.golden,
+                this_command_as("check", "--update")
+            )));
+        }
+        Err(err) => {
+            return Err(anyhow::Error::new(err).context(format!("cannot read {}", args.golden)));
+        }
+    };
+    let golden = (&golden[..], args.golden.as_str());
+    let actual = (actual, args.run.actual.as_str());
+    crate::cmd::matching::judge(golden, actual, options, &args.matching, args.format)
 }
 
 /// The JSON document of a check that passed (or updated the golden).

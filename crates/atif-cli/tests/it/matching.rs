@@ -95,3 +95,31 @@ fn arguments_per_tool_and_bad_modes() {
     let bad_band = diff(dir.path(), &["--token-band", "ten", "g.json", "other.json"]);
     assert_eq!(bad_band.status.code(), Some(2));
 }
+
+#[test]
+fn check_takes_the_match_modes_too() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path(), "run.json", &["grep", "read"], "a");
+    write_run(dir.path(), "swapped.json", &["read", "grep"], "a");
+    let check = |args: &[&str]| {
+        let mut all = vec!["check"];
+        all.extend_from_slice(args);
+        atif_command(&all).current_dir(dir.path()).env_remove("CI").output().unwrap()
+    };
+    let missing = check(&["--sequence", "any-order", "g.json", "run.json"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        stderr(&missing),
+        "error: golden file g.json does not exist; record it with: atif check --update --sequence any-order g.json run.json\n"
+    );
+    let made = check(&["--update", "--sequence", "any-order", "g.json", "run.json"]);
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+    let any = check(&["--sequence", "any-order", "g.json", "swapped.json"]);
+    assert_eq!(any.status.code(), Some(0), "{}", stdout(&any));
+    assert!(
+        stdout(&any).contains("allowed: calls reordered: grep, read -> read, grep (any-order)")
+    );
+    let exact = check(&["--sequence", "exact", "g.json", "swapped.json"]);
+    assert_eq!(exact.status.code(), Some(1), "{}", stdout(&exact));
+    assert!(!dir.path().join("g.json.new").exists(), "a match-mode check writes nothing");
+}
