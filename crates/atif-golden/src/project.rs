@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use atif_normalize::{Masker, NormalizeOptions};
+use atif_normalize::{ArgumentMatch, Masker, NormalizeOptions, SequenceMatch};
 use serde::Deserialize;
 
 use crate::{Error, Result, Settings};
@@ -46,6 +46,8 @@ pub struct GoldenConfig {
     masks: Vec<(String, String)>,
     token_tolerance: Option<f64>,
     compare_content: Option<bool>,
+    sequence: Option<SequenceMatch>,
+    arguments: Option<ArgumentMatch>,
 }
 
 /// One table of the file, as written.
@@ -60,6 +62,8 @@ struct RuleToml {
     mask: Vec<String>,
     token_tolerance: Option<f64>,
     content: Option<bool>,
+    sequence: Option<String>,
+    arguments: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -196,6 +200,17 @@ impl GoldenConfig {
         self.compare_content
     }
 
+    /// The match mode of the tool sequence (`sequence = "any-order"`), if set: a check then
+    /// judges the run by the match modes (`atif_normalize::match_runs`).
+    pub fn sequence(&self) -> Option<SequenceMatch> {
+        self.sequence
+    }
+
+    /// The match mode of the arguments (`arguments = "ignore"`), if set.
+    pub fn arguments(&self) -> Option<&ArgumentMatch> {
+        self.arguments.as_ref()
+    }
+
     /// The normalise options: the preset's (or the defaults), then the volatile keys and the
     /// masks.
     ///
@@ -265,7 +280,21 @@ impl GoldenConfig {
                 ));
             }
         }
+        let sequence = match &rule.sequence {
+            Some(name) => Some(SequenceMatch::from_name(name).ok_or_else(|| {
+                format!("sequence: expected exact, in-order, any-order, subset or superset, got {name:?}")
+            })?),
+            None => None,
+        };
+        let arguments = match &rule.arguments {
+            Some(name) => Some(ArgumentMatch::from_name(name).ok_or_else(|| {
+                format!("arguments: expected exact, ignore, subset, superset or \"paths:/a,/b\", got {name:?}")
+            })?),
+            None => None,
+        };
         Ok(GoldenConfig {
+            sequence,
+            arguments,
             preset: rule.preset,
             volatile: rule.volatile,
             masks,
@@ -285,6 +314,12 @@ impl GoldenConfig {
         }
         if rule.compare_content.is_some() {
             self.compare_content = rule.compare_content;
+        }
+        if rule.sequence.is_some() {
+            self.sequence = rule.sequence;
+        }
+        if rule.arguments.is_some() {
+            self.arguments.clone_from(&rule.arguments);
         }
     }
 }

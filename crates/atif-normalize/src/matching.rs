@@ -25,6 +25,20 @@ pub enum SequenceMatch {
 }
 
 impl SequenceMatch {
+    /// The mode named `exact`, `in-order`, `any-order`, `subset` or `superset`; `None` for
+    /// another name.
+    pub fn from_name(name: &str) -> Option<SequenceMatch> {
+        [
+            SequenceMatch::Exact,
+            SequenceMatch::InOrder,
+            SequenceMatch::AnyOrder,
+            SequenceMatch::Subset,
+            SequenceMatch::Superset,
+        ]
+        .into_iter()
+        .find(|mode| mode.as_str() == name)
+    }
+
     /// The mode's name: `exact`, `in-order`, `any-order`, `subset`, `superset`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -52,6 +66,22 @@ pub enum ArgumentMatch {
     Superset,
     /// Only the values at these JSON Pointers (`/path`, `/options/depth`) are compared.
     Paths(Vec<String>),
+}
+
+impl ArgumentMatch {
+    /// The mode named `exact`, `ignore`, `subset`, `superset` or `paths:/a,/b` (the JSON
+    /// Pointers to compare, comma-separated); `None` for another name.
+    pub fn from_name(name: &str) -> Option<ArgumentMatch> {
+        Some(match name {
+            "exact" => ArgumentMatch::Exact,
+            "ignore" => ArgumentMatch::Ignore,
+            "subset" => ArgumentMatch::Subset,
+            "superset" => ArgumentMatch::Superset,
+            _ => ArgumentMatch::Paths(
+                name.strip_prefix("paths:")?.split(',').map(str::to_owned).collect(),
+            ),
+        })
+    }
 }
 
 /// A band a count may move within: `absolute` units or `relative` of the golden count,

@@ -68,8 +68,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let actual = actual?;
     let chosen = args.run.normalize.to_options("check", Some(&args.golden), Some(&actual))?;
     // `--update` writes the run as the golden whatever the modes; a check judges by them.
-    if args.matching.is_set() && !args.update {
-        return check_matching(args, &actual, &chosen.options);
+    if args.matching.is_set(&chosen.config) && !args.update {
+        return check_matching(args, &actual, &chosen);
     }
     // A run checked without a preset may fail only on what its agent's preset removes: then
     // the failure says so, which needs the run a second time.
@@ -175,7 +175,7 @@ fn passes_with_preset(golden: &Path, run: Vec<u8>, settings: &Settings, agent: &
 fn check_matching(
     args: &Args,
     actual: &[u8],
-    options: &atif_normalize::NormalizeOptions,
+    chosen: &crate::cmd::common::Chosen,
 ) -> anyhow::Result<ExitCode> {
     let golden = match std::fs::read(&args.golden) {
         Ok(bytes) => bytes,
@@ -192,7 +192,8 @@ fn check_matching(
     };
     let golden = (&golden[..], args.golden.as_str());
     let actual = (actual, args.run.actual.as_str());
-    crate::cmd::matching::judge(golden, actual, options, &args.matching, args.format)
+    let modes = (&args.matching, &chosen.config);
+    crate::cmd::matching::judge(golden, actual, &chosen.options, modes, args.format)
 }
 
 /// The JSON document of a check that passed (or updated the golden).

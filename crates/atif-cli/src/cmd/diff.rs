@@ -66,10 +66,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Err(err);
         }
     };
-    if args.matching.is_set() {
+    if args.matching.is_set(&chosen.config) {
         let golden = (&golden_bytes[..], args.golden.as_str());
         let actual = (&actual_bytes[..], args.run.actual.as_str());
-        return crate::cmd::matching::judge(golden, actual, &options, &args.matching, args.format);
+        let modes = (&args.matching, &chosen.config);
+        return crate::cmd::matching::judge(golden, actual, &options, modes, args.format);
     }
     let (golden, actual) = atif_normalize::support::join(
         || normalized_document(&golden_bytes, &args.golden, &options),

@@ -7,6 +7,8 @@ use atif_normalize::{
     ArgumentMatch, Band, MatchOptions, NormalizeOptions, SequenceMatch, match_runs,
 };
 
+use atif_golden::GoldenConfig;
+
 use crate::cmd::common::{Format, display_name, invalid, print};
 
 /// The match-mode flags; with any of them, the run is judged by `atif_normalize::match_runs`
@@ -40,9 +42,11 @@ pub(crate) struct MatchArgs {
 }
 
 impl MatchArgs {
-    /// Whether any match-mode flag was given.
-    pub(crate) fn is_set(&self) -> bool {
-        self.sequence.is_some()
+    /// Whether any match-mode flag was given, or the project file sets a mode for the golden.
+    pub(crate) fn is_set(&self, config: &GoldenConfig) -> bool {
+        config.sequence().is_some()
+            || config.arguments().is_some()
+            || self.sequence.is_some()
             || self.arguments.is_some()
             || !self.arguments_for.is_empty()
             || self.number_tolerance.is_some()
@@ -51,10 +55,12 @@ impl MatchArgs {
             || self.token_band.is_some()
     }
 
-    fn to_options(&self) -> anyhow::Result<MatchOptions> {
+    /// The options: the flags, else the project file's keys, else exact.
+    fn to_options(&self, config: &GoldenConfig) -> anyhow::Result<MatchOptions> {
         let mut options = MatchOptions::default();
-        options.set_sequence(self.sequence.unwrap_or_default());
-        options.set_arguments(self.arguments.clone().unwrap_or_default());
+        options.set_sequence(self.sequence.or(config.sequence()).unwrap_or_default());
+        let arguments = self.arguments.clone().or_else(|| config.arguments().cloned());
+        options.set_arguments(arguments.unwrap_or_default());
         for spec in &self.arguments_for {
             let (tool, mode) = spec
                 .split_once('=')
@@ -76,7 +82,7 @@ pub(crate) fn judge(
     (golden, golden_name): (&[u8], &str),
     (actual, actual_name): (&[u8], &str),
     normalize: &NormalizeOptions,
-    args: &MatchArgs,
+    (args, config): (&MatchArgs, &GoldenConfig),
     format: Format,
 ) -> anyhow::Result<ExitCode> {
     let read = |bytes: &[u8], name: &str| -> anyhow::Result<serde_json::Value> {
@@ -84,7 +90,7 @@ pub(crate) fn judge(
         atif_normalize::normalize(&value, normalize).map_err(invalid)
     };
     let (golden, actual) = (read(golden, golden_name)?, read(actual, actual_name)?);
-    let options = args.to_options()?;
+    let options = args.to_options(config)?;
     let outcome = match_runs(&golden, &actual, &options);
     match format {
         Format::Json => print(|out| {
@@ -103,34 +109,14 @@ pub(crate) fn judge(
 }
 
 fn parse_sequence(text: &str) -> Result<SequenceMatch, String> {
-    Ok(match text {
-        "exact" => SequenceMatch::Exact,
-        "in-order" => SequenceMatch::InOrder,
-        "any-order" => SequenceMatch::AnyOrder,
-        "subset" => SequenceMatch::Subset,
-        "superset" => SequenceMatch::Superset,
-        _ => {
-            return Err(format!(
-                "expected exact, in-order, any-order, subset or superset, got `{text}`"
-            ));
-        }
+    SequenceMatch::from_name(text).ok_or_else(|| {
+        format!("expected exact, in-order, any-order, subset or superset, got `{text}`")
     })
 }
 
 fn parse_arguments(text: &str) -> Result<ArgumentMatch, String> {
-    Ok(match text {
-        "exact" => ArgumentMatch::Exact,
-        "ignore" => ArgumentMatch::Ignore,
-        "subset" => ArgumentMatch::Subset,
-        "superset" => ArgumentMatch::Superset,
-        _ => match text.strip_prefix("paths:") {
-            Some(paths) => ArgumentMatch::Paths(paths.split(',').map(str::to_owned).collect()),
-            None => {
-                return Err(format!(
-                    "expected exact, ignore, subset, superset or paths:/a,/b, got `{text}`"
-                ));
-            }
-        },
+    ArgumentMatch::from_name(text).ok_or_else(|| {
+        format!("expected exact, ignore, subset, superset or paths:/a,/b, got `{text}`")
     })
 }
 

@@ -123,3 +123,30 @@ fn check_takes_the_match_modes_too() {
     assert_eq!(exact.status.code(), Some(1), "{}", stdout(&exact));
     assert!(!dir.path().join("g.json.new").exists(), "a match-mode check writes nothing");
 }
+
+#[test]
+fn the_project_file_sets_the_modes_and_flags_override_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path(), "g.json", &["grep", "read"], "a");
+    write_run(dir.path(), "swapped.json", &["read", "grep"], "b");
+    std::fs::write(
+        dir.path().join("atif.toml"),
+        "[defaults]\nsequence = \"any-order\"\narguments = \"ignore\"\n",
+    )
+    .unwrap();
+    let by_file = diff(dir.path(), &["g.json", "swapped.json"]);
+    assert_eq!(by_file.status.code(), Some(0), "{}{}", stdout(&by_file), stderr(&by_file));
+    assert!(stdout(&by_file).contains("(any-order)"), "{}", stdout(&by_file));
+    let by_flag = diff(dir.path(), &["--sequence", "exact", "g.json", "swapped.json"]);
+    assert_eq!(by_flag.status.code(), Some(1), "{}", stdout(&by_flag));
+    std::fs::write(dir.path().join("atif.toml"), "[defaults]\nsequence = \"sideways\"\n").unwrap();
+    let bad = diff(dir.path(), &["g.json", "swapped.json"]);
+    assert_ne!(bad.status.code(), Some(0));
+    assert!(
+        stderr(&bad).contains(
+            "sequence: expected exact, in-order, any-order, subset or superset, got \"sideways\""
+        ),
+        "{}",
+        stderr(&bad)
+    );
+}
