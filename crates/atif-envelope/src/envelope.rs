@@ -90,6 +90,11 @@ impl Run {
         self.passed
     }
 
+    /// Whether the run calls the tool `name` at least once.
+    pub(crate) fn calls(&self, name: &str) -> bool {
+        self.step_calls.iter().flatten().any(|call| call == name)
+    }
+
     /// The run's variant under `order`: per step that calls tools, the sorted function names
     /// (`exact`), or one sorted list of every call (`any-order`).
     pub fn variant(&self, order: ToolOrder) -> Vec<Vec<String>> {
@@ -183,6 +188,16 @@ impl Envelope {
     /// [`Error::NoRuns`] for an empty slice, [`Error::MixedOutcomes`] when some runs have a
     /// pass/fail outcome and others do not.
     pub fn build(runs: &[Run], order: ToolOrder) -> Result<Envelope> {
+        Envelope::summarize(runs, order, true)
+    }
+
+    /// [`Envelope::build`], with the representatives only when `representatives` is true (a
+    /// comparison's own side needs none, and copying long runs is most of its cost).
+    pub(crate) fn summarize(
+        runs: &[Run],
+        order: ToolOrder,
+        representatives: bool,
+    ) -> Result<Envelope> {
         let first = runs.first().ok_or(Error::NoRuns)?;
         if let Some(run) = runs.iter().find(|run| run.passed.is_some() != first.passed.is_some()) {
             let without = if run.passed.is_none() { run } else { first };
@@ -196,7 +211,10 @@ impl Envelope {
                 None => variants.push(Variant {
                     runs: 1,
                     calls,
-                    representative: run.normalized.clone(),
+                    representative: match representatives {
+                        true => run.normalized.clone(),
+                        false => Value::Null,
+                    },
                 }),
             }
         }

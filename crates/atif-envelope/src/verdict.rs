@@ -183,7 +183,7 @@ pub struct Verdict {
 /// [`Error::MixedOutcomes`](crate::Error::MixedOutcomes) when some runs have an outcome and
 /// others do not.
 pub fn compare(golden: &Envelope, runs: &[Run], options: &VerdictOptions) -> Result<Verdict> {
-    let actual = Envelope::build(runs, golden.order())?;
+    let actual = Envelope::summarize(runs, golden.order(), false)?;
     let mut rng = SplitMix64::new(options.seed);
     let mut tests = vec![variant_test(golden, runs, options, &mut rng)];
     tests.extend(tool_tests(golden, runs));
@@ -353,7 +353,7 @@ fn tool_tests(golden: &Envelope, runs: &[Run]) -> Vec<FieldTest> {
             let g = golden.tool_runs().get(name).copied().unwrap_or(0);
             let a = actual.get(name).copied().unwrap_or(0);
             let more = a as f64 / n2 as f64 >= g as f64 / n1 as f64;
-            let calls = |run: &Run| run.variant(crate::ToolOrder::AnyOrder).concat().contains(name);
+            let calls = |run: &Run| run.calls(name);
             FieldTest {
                 field: format!("tool_runs.{name}"),
                 golden: json!(format!("{g}/{n1}")),
