@@ -19,8 +19,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::State;
 use axum::http::Request;
+use axum::response::Response;
 use http_body::{Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -29,8 +29,6 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
-
-use crate::server::{Shared, handle};
 
 /// How long a connection may take over a request's head, and stay idle between requests.
 #[derive(Debug, Clone, Copy)]
@@ -41,13 +39,20 @@ pub(crate) struct ConnectionTimeouts {
     pub(crate) idle: Duration,
 }
 
-/// Serves connections from `listener` until `shutdown`, then lets the replies in flight end.
-pub(crate) async fn serve(
+/// Serves connections from `listener` with `handle` until `shutdown`, then lets the replies in
+/// flight end.
+///
+/// The handler comes as a function, so that this loop knows nothing of what it serves.
+pub(crate) async fn serve<H, F>(
     listener: TcpListener,
-    shared: Arc<Shared>,
+    handle: H,
     timeouts: ConnectionTimeouts,
     shutdown: oneshot::Receiver<()>,
-) -> io::Result<()> {
+) -> io::Result<()>
+where
+    H: Fn(Request<Body>) -> F + Clone + Send + Sync + 'static,
+    F: Future<Output = Response> + Send + 'static,
+{
     let graceful = GracefulShutdown::new();
     let mut shutdown = pin!(shutdown);
     loop {
@@ -68,12 +73,12 @@ pub(crate) async fn serve(
         let watch = Arc::new(Watch::new());
         let io = TokioIo::new(Watched { tcp, watch: watch.clone() });
         let service = hyper::service::service_fn({
-            let (shared, watch) = (shared.clone(), watch.clone());
+            let (handle, watch) = (handle.clone(), watch.clone());
             move |request: Request<Incoming>| {
-                let (shared, watch) = (shared.clone(), watch.clone());
+                let (handle, watch) = (handle.clone(), watch.clone());
                 async move {
                     let busy = Busy::start(watch);
-                    let response = handle(State(shared), request.map(Body::new)).await;
+                    let response = handle(request.map(Body::new)).await;
                     Ok::<_, Infallible>(response.map(|body| Tracked { body, _busy: busy }))
                 }
             }

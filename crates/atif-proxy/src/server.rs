@@ -410,7 +410,11 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         cleaner: Cleaner::new(),
     });
     let (shutdown, signal) = oneshot::channel::<()>();
-    let task = tokio::spawn(serve(listener, shared.clone(), options.connection_timeouts, signal));
+    let handler = {
+        let shared = shared.clone();
+        move |request| handle(State(shared.clone()), request)
+    };
+    let task = tokio::spawn(serve(listener, handler, options.connection_timeouts, signal));
     if !addr.ip().is_loopback() {
         shared.say(&format!(
             "warning: listening on {addr}, which other machines can reach (--allow-remote): \
@@ -736,7 +740,7 @@ impl Shared {
 }
 
 /// Answers one request: the handler shared by record and replay.
-pub(crate) async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let endpoint = match admit(&shared, &parts) {
         Continue(endpoint) => endpoint,
