@@ -184,9 +184,10 @@ fn summary(
         out.push_str("</table>\n");
     }
     if !changes.is_empty() {
+        let plural = if changes.len() == 1 { "" } else { "s" };
         let _ = write!(
             out,
-            "<details class=\"changes\"><summary>{} step changes</summary><ul>",
+            "<details class=\"changes\"><summary>{} step change{plural}</summary><ul>",
             changes.len()
         );
         for change in changes {

@@ -131,6 +131,7 @@ fn the_header_holds_the_deltas_and_the_first_divergence_itself() {
     let page = page(&golden, &actual);
     let header = &page[page.find("<header>").unwrap()..page.find("</header>").unwrap()];
     assert!(header.contains("the behaviour changed"));
+    assert!(header.contains("<summary>1 step change</summary>"), "{header}");
     assert!(header.contains("<tr><th>functions</th><td>functions: step 2 "), "{header}");
     assert!(header.contains("<a href=\"#first\">first divergence, step 2</a>: step 2 (agent) changed: calls grep instead of read"), "{header}");
     // The preview is the row itself, both sides, with ids of its own.
