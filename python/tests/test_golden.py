@@ -123,6 +123,32 @@ def test_the_pending_goldens_of_xdist_workers_reach_the_summary(pytester, monkey
     )
 
 
+def test_a_session_runs_one_atif_process_for_all_its_checks(pytester, monkeypatch):
+    """The checks run in the session's `atif harness`, not in an `atif check` process each."""
+    from atif_pytest import find_atif
+
+    log = pytester.path / "atif-calls.log"
+    wrapper = pytester.path / "atif-wrapper"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {find_atif()} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("ATIF_BIN", str(wrapper))
+    pytester.makepyfile(
+        test_three=AGENT_TESTS.replace("def test_weather", "def unused")
+        + textwrap.dedent(
+            '''
+            import pytest
+
+            @pytest.mark.parametrize("n", [1, 2, 3])
+            def test_case(atif_golden, n):
+                atif_golden(trajectory(n))
+            '''
+        )
+    )
+    pytester.runpytest("--atif-update").assert_outcomes(passed=3)
+    pytester.runpytest().assert_outcomes(passed=3)
+    assert log.read_text().splitlines() == ["harness", "harness"]
+
+
 def test_an_unknown_atif_golden_value_is_a_usage_error(pytester, monkeypatch):
     monkeypatch.setenv("ATIF_GOLDEN", "updte")
     pytester.makepyfile(test_agent=AGENT_TESTS)

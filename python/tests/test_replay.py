@@ -136,6 +136,23 @@ def test_a_re_recorded_behaviour_change_fails_the_golden_with_the_new_tool_call(
     )
 
 
+def test_replays_and_checks_of_a_session_run_in_one_atif_process(recorded, monkeypatch):
+    from atif_pytest import find_atif
+
+    log = recorded.path / "atif-calls.log"
+    wrapper = recorded.path / "atif-wrapper"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {find_atif()} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("ATIF_BIN", str(wrapper))
+    # A second test replays the same script against a copy of the same golden.
+    again = TESTS.replace("def test_answer", '@pytest.mark.atif_script("tests/scripts/test_agent__test_answer.json")\ndef test_again')
+    recorded.makepyfile(test_again="import pytest\n" + again)
+    golden = recorded.path / "tests" / "golden"
+    (golden / "test_again__test_again.json").write_text((golden / "test_agent__test_answer.json").read_text())
+    recorded.runpytest().assert_outcomes(passed=2)
+    assert log.read_text().splitlines() == ["harness"]
+
+
 def test_one_more_model_call_fails_with_the_verdict_once_and_without_the_sdks_frames(recorded, monkeypatch):
     monkeypatch.setenv("AGENT_MODE", "more")
     result = recorded.runpytest()

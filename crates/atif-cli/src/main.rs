@@ -80,6 +80,11 @@ enum Command {
     /// Write the man pages into a folder: `atif man DIR` writes `DIR/atif.1` and one
     /// `DIR/atif-SUBCOMMAND.1` per subcommand (`man -l DIR/atif-check.1` reads one).
     Man(cmd::completions::ManArgs),
+    /// One long-lived process for a test harness: starts each test's server and runs its
+    /// golden checks in-process, driven by JSON lines on standard input (the pytest plugin's;
+    /// see docs/python.md).
+    #[command(hide = true)]
+    Harness(cmd::harness::Args),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +104,11 @@ fn main() -> ExitCode {
     };
     output::init(cli.color, cli.quiet);
     cmd::common::set_max_input_bytes(cli.max_input_bytes);
+    run(&cli)
+}
+
+/// Runs the subcommand; an error is printed on standard error and gives its exit status.
+fn run(cli: &Cli) -> ExitCode {
     let result = match &cli.command {
         Command::Validate(args) => cmd::validate::run(args),
         Command::Schema(args) => cmd::schema::run(args),
@@ -118,6 +128,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::proxy::serve(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),
         Command::Man(args) => cmd::completions::man(args, Cli::command()),
+        Command::Harness(args) => cmd::harness::run(args, &run_line),
     };
     match result {
         Ok(code) => code,
@@ -126,6 +137,27 @@ fn main() -> ExitCode {
             let _ = output::error(|out| writeln!(out, "error: {err:#}"));
             ExitCode::from(cmd::common::exit_status(&err))
         }
+    }
+}
+
+/// Runs the command line `args` (`atif` first) in this process, as `atif harness` does for
+/// each check: its output is captured, and its `--max-input-bytes` and its words are what its
+/// subcommand sees. `--color` and `--quiet` stay the harness's own.
+fn run_line(args: &[String]) -> cmd::harness::LineOutcome {
+    let (code, captured) = output::capture(|| match Cli::try_parse_from(args) {
+        Ok(cli) => {
+            let code = cmd::common::with_command_line(args, cli.max_input_bytes, || run(&cli));
+            cmd::harness::code_of(code)
+        }
+        Err(err) => {
+            let _ = output::error(|out| out.write_all(err.render().to_string().as_bytes()));
+            2
+        }
+    });
+    cmd::harness::LineOutcome {
+        code,
+        stdout: String::from_utf8_lossy(&captured.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&captured.stderr).into_owned(),
     }
 }
 

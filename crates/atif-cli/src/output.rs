@@ -9,6 +9,7 @@
 //! The settings that shape output for the whole run (`--color`, `--quiet`) are set once, in
 //! `main`, before a subcommand runs.
 
+use std::cell::RefCell;
 use std::io::{self, IsTerminal, Write};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +37,39 @@ struct Settings {
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
 static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
 static STDERR_CLOSED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Where this thread's output goes instead of the process's streams, while [`capture`]
+    /// runs a command line in-process (`atif harness`).
+    static CAPTURED: RefCell<Option<Captured>> = const { RefCell::new(None) };
+}
+
+/// What a command line run under [`capture`] wrote on each stream.
+#[derive(Debug, Default)]
+pub(crate) struct Captured {
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+}
+
+/// Runs `run` with this thread's output kept in memory instead of written, and returns it.
+pub(crate) fn capture<T>(run: impl FnOnce() -> T) -> (T, Captured) {
+    let outer = CAPTURED.with(|captured| captured.replace(Some(Captured::default())));
+    let value = run();
+    let captured = CAPTURED.with(|captured| captured.replace(outer)).unwrap_or_default();
+    (value, captured)
+}
+
+/// Runs `write` on the captured stream when [`capture`] is running on this thread.
+fn write_captured(
+    stderr: bool,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> Result<io::Result<()>, impl FnOnce(&mut dyn Write) -> io::Result<()>> {
+    CAPTURED.with(|captured| match captured.borrow_mut().as_mut() {
+        Some(captured) if stderr => Ok(write(&mut captured.stderr)),
+        Some(captured) => Ok(write(&mut captured.stdout)),
+        None => Err(write),
+    })
+}
 
 /// Sets how this run writes; called once by `main`.
 pub(crate) fn init(color: ColorChoice, quiet: bool) {
@@ -83,7 +117,10 @@ pub(crate) fn quiet() -> bool {
 ///
 /// Any write error other than a broken pipe, naming standard output.
 pub(crate) fn out(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
-    write_to(io::stdout().lock(), &STDOUT_CLOSED, "standard output", write)
+    match write_captured(false, write) {
+        Ok(written) => Ok(written?),
+        Err(write) => write_to(io::stdout().lock(), &STDOUT_CLOSED, "standard output", write),
+    }
 }
 
 /// Writes a note (a summary, a warning) on standard error, unless `--quiet`.
@@ -104,7 +141,10 @@ pub(crate) fn note(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyh
 ///
 /// Any write error other than a broken pipe, naming standard error.
 pub(crate) fn error(write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
-    write_to(io::stderr().lock(), &STDERR_CLOSED, "standard error", write)
+    match write_captured(true, write) {
+        Ok(written) => Ok(written?),
+        Err(write) => write_to(io::stderr().lock(), &STDERR_CLOSED, "standard error", write),
+    }
 }
 
 fn write_to(

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Optional
 
 from atif_pytest._errors import AtifError
+from atif_pytest._harness import Harness
 
 # The variable that selects what a check may write, as `atif check` reads it (docs/golden.md).
 MODE_ENV = "ATIF_GOLDEN"
@@ -125,7 +124,7 @@ class CheckOutcome:
 
 
 def check(
-    binary: str,
+    harness: Harness,
     golden: Path,
     actual: Path,
     *,
@@ -134,34 +133,31 @@ def check(
     cwd: Path,
     options: GoldenOptions = GoldenOptions(),
 ) -> CheckOutcome:
-    """Runs ``atif check GOLDEN ACTUAL`` and reads its exit status (0 matched, 1 changed, 2 error).
+    """Runs the command line ``atif check GOLDEN ACTUAL`` in the session's harness, and reads its
+    exit status (0 matched, 1 changed, 2 error).
 
-    ``update_command`` is the command the failure message names to accept a change; ``cwd`` is
-    where paths in the message are shown relative to.
+    ``update_command`` is the command the failure message names to accept a change; ``cwd``,
+    the harness's working directory, is where paths in the message are shown relative to.
 
     Raises:
-        AtifError: when `atif check` could not run (exit 2 or a signal), with its message.
+        AtifError: when `atif check` could not run (exit 2), with its message.
     """
-    args = [binary, "check", _shown(golden, cwd), str(actual), "--update-command", update_command]
+    args = ["atif", "check", _shown(golden, cwd), str(actual), "--update-command", update_command]
     args += options.args()
     if update:
         args.append("--update")
-    try:
-        done = subprocess.run(
-            args, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, env=_env(), check=False
-        )
-    except OSError as err:
-        raise AtifError(f"could not run {binary}: {err}") from None
-    stdout = done.stdout.decode("utf-8", "replace").rstrip()
-    stderr = done.stderr.decode("utf-8", "replace").rstrip()
-    if done.returncode == 0:
+    done = harness.request({"op": "check", "args": args})
+    code = done.get("code")
+    stdout = str(done.get("stdout", "")).rstrip()
+    stderr = str(done.get("stderr", "")).rstrip()
+    if code == 0:
         return CheckOutcome(True, stdout, pending=False)
-    if done.returncode == 1:
+    if code == 1:
         report = "\n".join(text for text in (stdout, stderr) if text)
         return CheckOutcome(False, report, pending="\npending: " in f"\n{report}")
     raise AtifError(
         f"atif check could not compare with the golden {_shown(golden, cwd)} "
-        f"(exit {done.returncode}):\n{stderr or stdout or '(it printed nothing)'}"
+        f"(exit {code}):\n{stderr or stdout or '(it printed nothing)'}"
     )
 
 
@@ -202,8 +198,3 @@ def _shown(path: Path, cwd: Path) -> str:
         return str(path)
 
 
-def _env() -> dict:
-    """The environment for `atif check`: ours, without a terminal's colours in captured text."""
-    env = dict(os.environ)
-    env.setdefault("NO_COLOR", "1")
-    return env

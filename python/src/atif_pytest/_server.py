@@ -1,11 +1,9 @@
-"""One `atif serve` process per test: start it, ask it for the trajectory, stop it for its verdict."""
+"""The server of one test: start it, ask it for the trajectory, stop it for its verdict."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import tempfile
-import threading
+import os
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -13,10 +11,10 @@ from pathlib import Path
 from typing import Optional
 
 from atif_pytest._errors import AtifError
+from atif_pytest._harness import Harness
 
-# How long `atif serve` may take to print its address, and to stop once asked. Both are
-# milliseconds in practice; the bounds only keep a wedged server from hanging the test run.
-START_TIMEOUT_S = 60.0
+# How long reading the captured trajectory may take: milliseconds in practice; the bound only
+# keeps a wedged server from hanging the test run.
 STOP_TIMEOUT_S = 60.0
 
 
@@ -34,11 +32,12 @@ class Verdict:
 
 
 class Server:
-    """A running ``atif serve`` for one test's script."""
+    """The record/replay server of one test, started by the session's ``atif harness`` from the
+    arguments `atif serve` takes."""
 
     def __init__(
         self,
-        binary: str,
+        harness: Harness,
         script: Path,
         *,
         record: bool,
@@ -51,7 +50,8 @@ class Server:
         self.script = script
         self._shown = shown or str(script)
         self.record = record
-        args = [binary, "serve", "--script", str(script), "--record" if record else "--replay"]
+        self._harness = harness
+        args = ["--script", str(script), "--record" if record else "--replay"]
         if upstream:
             args += ["--upstream", upstream]
         if listen:
@@ -60,19 +60,19 @@ class Server:
             args += ["--drift", drift]
         for mask in masks:
             args += ["--mask", mask]
-        self._stderr = tempfile.TemporaryFile(mode="w+b")
-        try:
-            self._process = subprocess.Popen(
-                args,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=self._stderr,
-            )
-        except OSError as err:
-            self._stderr.close()
-            raise AtifError(f"could not run {binary}: {err}") from None
         self._verdict: Optional[Verdict] = None
-        self.url, self.token = self._wait_for_address()
+        # The test's directories, as an `atif serve` started now would see them.
+        started = harness.request(
+            {"op": "serve", "args": args, "cwd": os.getcwd(), "home": os.environ.get("HOME")}
+        )
+        if "url" not in started:
+            details = str(started.get("stderr", "")).strip()
+            raise AtifError(
+                f"atif serve could not start for {self._shown} (exited with status "
+                f"{started.get('code')}):\n{details or '(it printed nothing)'}"
+            )
+        self.url: str = started["url"]
+        self.token: str = started["token"]
 
     def trajectory(self) -> dict:
         """The trajectory the server captured from the traffic so far, as a dict."""
@@ -98,85 +98,15 @@ class Server:
         return document
 
     def stop(self) -> Verdict:
-        """Stops the server (SIGTERM) and returns its verdict; later calls return the same one.
+        """Stops the server and returns its verdict; later calls return the same one.
 
         In record mode, stopping is what saves the script.
         """
         if self._verdict is not None:
             return self._verdict
-        if self._process.poll() is None:
-            self._process.terminate()
         try:
-            exit_code = self._process.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            exit_code = self._process.wait()
-            self._verdict = Verdict(
-                2,
-                f"atif serve did not stop within {STOP_TIMEOUT_S:.0f} s of SIGTERM and was killed; "
-                f"the script {self._shown} may not have been saved",
-            )
-            self._close()
-            return self._verdict
-        self._verdict = Verdict(exit_code, self._read_stderr())
-        self._close()
+            stopped = self._harness.request({"op": "stop"})
+            self._verdict = Verdict(int(stopped.get("code", 2)), str(stopped.get("stderr", "")))
+        except AtifError as err:
+            self._verdict = Verdict(2, f"{err}\nthe script {self._shown} may not have been saved")
         return self._verdict
-
-    def _wait_for_address(self) -> tuple[str, str]:
-        """Reads the first two stdout lines, `listening on http://HOST:PORT` and
-        `control token: TOKEN`, within the timeout; returns the URL and the token."""
-        first_lines: list[bytes] = []
-        arrived = threading.Event()
-
-        def read_stdout() -> None:
-            stdout = self._process.stdout
-            if stdout is None:
-                return
-            for line in stdout:
-                if len(first_lines) < 2:
-                    first_lines.append(line)
-                    if len(first_lines) == 2:
-                        arrived.set()
-            arrived.set()
-
-        self._reader = threading.Thread(target=read_stdout, name="atif-serve-stdout", daemon=True)
-        self._reader.start()
-        arrived.wait(START_TIMEOUT_S)
-        lines = [line.decode("utf-8", "replace").strip() for line in first_lines]
-        line = lines[0] if lines else ""
-        prefix, token_prefix = "listening on ", "control token: "
-        if line.startswith(prefix) and len(lines) == 2 and lines[1].startswith(token_prefix):
-            return line[len(prefix):].rstrip("/"), lines[1][len(token_prefix):]
-        exited = self._process.poll()
-        if exited is None and not self._reader.is_alive():
-            # Standard output closed: the process is exiting, so its status is moments away.
-            try:
-                exited = self._process.wait(timeout=STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                pass
-        if exited is None:
-            self._process.kill()
-            self._process.wait()
-        details = self._read_stderr().strip()
-        self._close()
-        what = (
-            f"exited with status {exited}"
-            if exited is not None
-            else f"printed no address within {START_TIMEOUT_S:.0f} s"
-        )
-        if line:
-            details = f"its first line was {line!r}\n{details}".strip()
-        raise AtifError(
-            f"atif serve could not start for {self._shown} ({what}):\n{details or '(it printed nothing)'}"
-        )
-
-    def _read_stderr(self) -> str:
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace")
-
-    def _close(self) -> None:
-        # The process has exited, so the reader thread sees the end of stdout and finishes.
-        self._reader.join(timeout=STOP_TIMEOUT_S)
-        if self._process.stdout is not None and not self._reader.is_alive():
-            self._process.stdout.close()
-        self._stderr.close()

@@ -23,6 +23,7 @@ import pytest
 from atif_pytest._binary import find_atif
 from atif_pytest._errors import AtifError
 from atif_pytest._golden import MODE_ENV, GoldenOptions, check, golden_mode, is_ci
+from atif_pytest._harness import Harness
 from atif_pytest._names import base_name, sanitize
 from atif_pytest._server import Server, Verdict
 
@@ -146,6 +147,12 @@ def pytest_configure(config: pytest.Config) -> None:
             "and commit it"
         )
     config.stash[_STATE] = _State(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(_STATE, None)
+    if state is not None:
+        state.close()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -370,7 +377,7 @@ class AtifGolden:
         state.claim(golden, item.nodeid)
         actual = self._actual(trajectory, golden, state)
         outcome = check(
-            state.binary(),
+            state.harness(),
             golden,
             actual,
             update=state.update,
@@ -439,6 +446,7 @@ class _State:
         self._binary: Optional[str] = None
         self._golden_review: Optional[bool] = None
         self._golden_options: Optional[GoldenOptions] = None
+        self._harness: Optional[Harness] = None
 
     def golden_options(self) -> GoldenOptions:
         """The ini options of `atif_golden`, read once; keywords of a call replace them."""
@@ -457,6 +465,17 @@ class _State:
                 max_input_bytes=(ini("atif_max_input_bytes") or "").strip() or None,
             )
         return self._golden_options
+
+    def harness(self) -> Harness:
+        """The session's `atif harness`, started at its first use; stopped at the session's end."""
+        if self._harness is None:
+            self._harness = Harness(self.binary(), self.cwd)
+        return self._harness
+
+    def close(self) -> None:
+        if self._harness is not None:
+            self._harness.close()
+            self._harness = None
 
     def binary(self) -> str:
         if self._binary is None:
@@ -516,7 +535,7 @@ class _State:
         if self.record:
             script.parent.mkdir(parents=True, exist_ok=True)
         server = Server(
-            self.binary(),
+            self.harness(),
             script,
             record=self.record,
             upstream=self.upstream,

@@ -10,7 +10,8 @@ use serde_json::json;
 
 use crate::cmd::ci;
 use crate::cmd::common::{
-    Format, RunArgs, display_name, invalid, origin, print, read_input, this_command_as,
+    Format, RunArgs, command_args, display_name, invalid, origin, print, read_input,
+    this_command_as,
 };
 use crate::cmd::diff::change_json;
 use crate::cmd::normalize::normalized_document;
@@ -248,7 +249,7 @@ fn failure_json(golden: &Path, err: &atif_golden::Error) -> serde_json::Value {
 /// is gone once read, the command says it needs the run piped in again.
 fn fed_again(subcommand: &str, flag: &str) -> String {
     let command = this_command_as(subcommand, flag);
-    match std::env::args().skip(2).any(|arg| arg == "-") {
+    match command_args().iter().skip(2).any(|arg| arg == "-") {
         true => format!("<the run> | {command}"),
         false => command,
     }

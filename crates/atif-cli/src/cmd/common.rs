@@ -1,5 +1,6 @@
 //! Helpers shared by several subcommands: reading inputs, normalisation flags, exit statuses.
 
+use std::cell::RefCell;
 use std::fmt;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -14,6 +15,34 @@ use serde_json::Value;
 
 static LOAD_OPTIONS: OnceLock<LoadOptions> = OnceLock::new();
 
+thread_local! {
+    /// The command line `atif harness` runs in-process on this thread, with its own
+    /// `--max-input-bytes`: what [`command_args`] and the readers see instead of the process's.
+    static LINE: RefCell<Option<(Vec<String>, LoadOptions)>> = const { RefCell::new(None) };
+}
+
+/// Runs `run` as the command line `args` (`atif check ...`), with `max_input_bytes` as its
+/// limit, on this thread.
+pub(crate) fn with_command_line<T>(
+    args: &[String],
+    max_input_bytes: u64,
+    run: impl FnOnce() -> T,
+) -> T {
+    let mut options = LoadOptions::new();
+    options.set_max_bytes(max_input_bytes);
+    let outer = LINE.with(|line| line.replace(Some((args.to_vec(), options))));
+    let value = run();
+    LINE.with(|line| line.replace(outer));
+    value
+}
+
+/// The words of this command line, `atif` first: the process's, or the one
+/// [`with_command_line`] runs.
+pub(crate) fn command_args() -> Vec<String> {
+    LINE.with(|line| line.borrow().as_ref().map(|(args, _)| args.clone()))
+        .unwrap_or_else(|| std::env::args().collect())
+}
+
 /// Sets the `--max-input-bytes` limit for this run; called once by `main`.
 pub(crate) fn set_max_input_bytes(max_bytes: u64) {
     let mut options = LoadOptions::new();
@@ -22,7 +51,8 @@ pub(crate) fn set_max_input_bytes(max_bytes: u64) {
 }
 
 fn load_options() -> LoadOptions {
-    LOAD_OPTIONS.get().copied().unwrap_or_default()
+    LINE.with(|line| line.borrow().as_ref().map(|(_, options)| *options))
+        .unwrap_or_else(|| LOAD_OPTIONS.get().copied().unwrap_or_default())
 }
 
 /// The `--max-input-bytes` limit of this run, for readers other than [`read_input`] (the log
@@ -454,7 +484,7 @@ pub(crate) enum Format {
 /// (`atif check --update ...`) and the full diff (`atif diff --full ...`) a failure names.
 pub(crate) fn this_command_as(subcommand: &str, flag: &str) -> String {
     let mut words = vec!["atif".to_owned(), subcommand.to_owned(), flag.to_owned()];
-    let mut args = std::env::args().skip(2);
+    let mut args = command_args().into_iter().skip(2);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--update" | "--full" => {}

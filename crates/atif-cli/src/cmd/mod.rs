@@ -7,6 +7,7 @@ pub(crate) mod completions;
 pub(crate) mod diff;
 pub(crate) mod envelope;
 pub(crate) mod golden;
+pub(crate) mod harness;
 pub(crate) mod import;
 pub(crate) mod live;
 pub(crate) mod matching;

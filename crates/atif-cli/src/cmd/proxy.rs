@@ -230,6 +230,24 @@ pub(crate) fn replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
 /// Runs `atif serve` until SIGINT or SIGTERM: 0 when the run was exact, 1 when not, 2 when it
 /// could not run.
 pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let options = serve_options(args)?;
+    runtime()?.block_on(async {
+        let proxy = start(&options).await?;
+        // The handlers are in place before anyone learns the URL, so a client that stops the
+        // server right after its requests is never met by the default action of SIGTERM.
+        let interrupted = interrupted().context("cannot wait for SIGINT or SIGTERM")?;
+        output::out(|out| {
+            writeln!(out, "listening on {}", proxy.url())?;
+            writeln!(out, "control token: {}", proxy.token())
+        })?;
+        interrupted.await;
+        conclude(proxy, &options, args.server.trajectory.as_deref()).await
+    })
+}
+
+/// The server options `atif serve` runs with; `atif harness` starts one server per test from
+/// the same arguments.
+pub(crate) fn serve_options(args: &ServeArgs) -> anyhow::Result<Options> {
     let mut options = if args.record {
         refuse_overwrite_on_ci(&args.script)?;
         let mut options = Options::record(&args.script);
@@ -243,19 +261,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<ExitCode> {
     };
     args.server.apply(&mut options);
     args.drift.apply(&mut options);
-    let options = options;
-    runtime()?.block_on(async {
-        let proxy = start(&options).await?;
-        // The handlers are in place before anyone learns the URL, so a client that stops the
-        // server right after its requests is never met by the default action of SIGTERM.
-        let interrupted = interrupted().context("cannot wait for SIGINT or SIGTERM")?;
-        output::out(|out| {
-            writeln!(out, "listening on {}", proxy.url())?;
-            writeln!(out, "control token: {}", proxy.token())
-        })?;
-        interrupted.await;
-        conclude(proxy, &options, args.server.trajectory.as_deref()).await
-    })
+    Ok(options)
 }
 
 /// Starts the server, runs `command` pointed at it, and concludes from both.
@@ -330,7 +336,7 @@ fn run_around(
 ///
 /// A recording that is not exact replaces neither the script nor the trajectory: both go
 /// beside them, as `atif_proxy::failed_path` names them.
-async fn conclude(
+pub(crate) async fn conclude(
     proxy: Proxy,
     options: &Options,
     trajectory: Option<&Path>,

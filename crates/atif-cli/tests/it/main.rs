@@ -10,6 +10,7 @@ mod envelope;
 mod examples;
 mod files;
 mod golden;
+mod harness;
 mod import;
 mod input;
 mod live;
