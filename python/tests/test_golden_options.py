@@ -21,18 +21,31 @@ NOT_KEYWORDS = {
     "--quiet": "the plugin shows every report",
     "--help": "not an option",
     "--keep-secrets": "a golden is committed, so it never keeps secrets",
-    # The match modes (docs/normalization.md#match-modes) are not keywords yet (issue 23); a
-    # project's atif.toml sets `sequence` and `arguments`, which the plugin's checks read.
-    "--sequence": "not yet a keyword: atif.toml's `sequence` key sets it",
-    "--arguments": "not yet a keyword: atif.toml's `arguments` key sets it",
-    "--arguments-for": "not yet a keyword",
-    "--number-tolerance": "not yet a keyword",
-    "--step-band": "not yet a keyword",
-    "--llm-calls-band": "not yet a keyword",
-    "--token-band": "not yet a keyword",
+    "--html": "writes a page, not a comparison option",
+    "--artifacts": "writes files, not a comparison option; ATIF_ARTIFACTS in the environment applies",
+    "--junit": "pytest writes JUnit XML itself (--junitxml)",
 }
 # The flag each keyword gives `atif check`, where the names differ.
 FLAG_OF = {"compare_content": "--no-content", "masks": "--mask", "secret_patterns": "--secret-pattern"}
+
+
+def calls(order=(("lookup", {"city": "a", "n": 1.0}), ("fetch", {"url": "x"})), tokens=100, extra_step=False):
+    """A run of tool calls, for the match modes."""
+    steps = [{"step_id": 1, "source": "user", "message": "hi"}]
+    for index, (function, arguments) in enumerate(order):
+        steps.append({
+            "step_id": len(steps) + 1, "source": "agent", "model_name": "m", "message": "",
+            "tool_calls": [{"tool_call_id": f"c{index}", "function_name": function, "arguments": arguments}],
+            "observation": {"results": [{"source_call_id": f"c{index}", "content": "ok"}]},
+            "metrics": {"prompt_tokens": tokens, "completion_tokens": 10},
+        })
+    if extra_step:
+        steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": "m", "message": "thinking"})
+    steps.append({"step_id": len(steps) + 1, "source": "agent", "model_name": "m", "message": "done"})
+    return {"schema_version": "ATIF-v1.8", "session_id": "s", "agent": {"name": "a", "version": "1"}, "steps": steps}
+
+
+LOOKUP, FETCH = ("lookup", {"city": "a", "n": 1.0}), ("fetch", {"url": "x"})
 
 
 def run(message="hello 123", prompt_tokens=100, request_id="r1", trace_id="x1", subagents=()):
@@ -119,6 +132,40 @@ CASES = {
         run(),
         plain_matches=True,
         says=["*atif check could not compare with the golden*", "*larger than the input limit of 100 bytes"],
+    ),
+    "sequence": Case({"sequence": "any-order"}, "atif_sequence = any-order", calls(), calls((FETCH, LOOKUP))),
+    "arguments": Case(
+        {"arguments": "ignore"}, "atif_arguments = ignore", calls(), calls((("lookup", {"city": "zz", "n": 1.0}), FETCH))
+    ),
+    "arguments_for": Case(
+        {"arguments_for": ["lookup=ignore"]},
+        "atif_arguments_for = lookup=ignore",
+        calls(),
+        calls((("lookup", {"city": "zz", "n": 1.0}), FETCH)),
+    ),
+    "number_tolerance": Case(
+        {"number_tolerance": 0.1},
+        "atif_number_tolerance = 0.1",
+        calls(),
+        calls((("lookup", {"city": "a", "n": 1.05}), FETCH)),
+    ),
+    "token_band": Case({"token_band": "10%"}, "atif_token_band = 10%", calls(), calls(tokens=105)),
+    # One more step is one more LLM call too: each band is tried with the other one given.
+    "step_band": Case(
+        {"step_band": "1"},
+        "atif_step_band = 1",
+        calls(),
+        calls(extra_step=True),
+        base={"llm_calls_band": "1"},
+        base_ini="atif_llm_calls_band = 1",
+    ),
+    "llm_calls_band": Case(
+        {"llm_calls_band": "1"},
+        "atif_llm_calls_band = 1",
+        calls(),
+        calls(extra_step=True),
+        base={"step_band": "1"},
+        base_ini="atif_step_band = 1",
     ),
 }
 

@@ -70,6 +70,13 @@ class GoldenOptions:
     keep_subagent_order: bool = False
     secret_patterns: tuple[str, ...] = ()
     max_input_bytes: Optional[str] = None
+    sequence: Optional[str] = None
+    arguments: Optional[str] = None
+    arguments_for: tuple[str, ...] = ()
+    number_tolerance: Optional[float] = None
+    step_band: Optional[str] = None
+    llm_calls_band: Optional[str] = None
+    token_band: Optional[str] = None
 
     def overridden(self, **keywords) -> "GoldenOptions":
         """These options with each keyword that is not None replacing its field."""
@@ -77,15 +84,16 @@ class GoldenOptions:
         unknown = sorted(set(given) - {field.name for field in fields(self)})
         if unknown:
             raise AtifError(f"atif_golden() got unknown option(s): {', '.join(unknown)}")
-        for name in ("volatile", "redact", "masks", "secret_patterns"):
+        for name in ("volatile", "redact", "masks", "secret_patterns", "arguments_for"):
             if name in given:
                 given[name] = _strings(name, given[name])
-        if "token_tolerance" in given:
-            given["token_tolerance"] = _tolerance(given["token_tolerance"])
+        for name in ("token_tolerance", "number_tolerance"):
+            if name in given:
+                given[name] = _tolerance(name, given[name])
         for name in ("compare_content", "keep_subagent_order"):
             if name in given and not isinstance(given[name], bool):
                 raise AtifError(f"atif_golden({name}=...) takes True or False, not {given[name]!r}")
-        for name in ("preset", "max_input_bytes"):
+        for name in ("preset", "max_input_bytes", "sequence", "arguments", "step_band", "llm_calls_band", "token_band"):
             if name in given:
                 given[name] = str(given[name])
         return replace(self, **given)
@@ -111,6 +119,19 @@ class GoldenOptions:
             args.append("--keep-subagent-order")
         if self.max_input_bytes:
             args += ["--max-input-bytes", self.max_input_bytes]
+        if self.number_tolerance is not None:
+            args += ["--number-tolerance", repr(self.number_tolerance)]
+        for flag, value in (
+            ("--sequence", self.sequence),
+            ("--arguments", self.arguments),
+            ("--step-band", self.step_band),
+            ("--llm-calls-band", self.llm_calls_band),
+            ("--token-band", self.token_band),
+        ):
+            if value:
+                args += [flag, value]
+        for value in self.arguments_for:
+            args += ["--arguments-for", value]
         return args
 
 
@@ -181,13 +202,13 @@ def _strings(name: str, value) -> tuple[str, ...]:
     return items
 
 
-def _tolerance(value) -> float:
+def _tolerance(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise AtifError(f"atif_golden(token_tolerance=...) takes a number such as 0.1, not {value!r}")
+        raise AtifError(f"atif_golden({name}=...) takes a number such as 0.1, not {value!r}")
     try:
         return float(value)
     except ValueError:
-        raise AtifError(f"token_tolerance takes a number such as 0.1, not {value!r}") from None
+        raise AtifError(f"{name} takes a number such as 0.1, not {value!r}") from None
 
 
 def _shown(path: Path, cwd: Path) -> str:

@@ -126,6 +126,18 @@ _GOLDEN_INI = (
         "string",
         "",
     ),
+    ("atif_sequence", "atif_golden: the match mode of the tool sequence (--sequence)", "string", ""),
+    ("atif_arguments", "atif_golden: the match mode of tool arguments (--arguments)", "string", ""),
+    ("atif_arguments_for", "atif_golden: TOOL=MODE, one per line (--arguments-for)", "linelist", []),
+    (
+        "atif_number_tolerance",
+        "atif_golden: numbers in arguments within this difference are equal (--number-tolerance)",
+        "string",
+        "",
+    ),
+    ("atif_step_band", "atif_golden: the band of the step count, N or P% (--step-band)", "string", ""),
+    ("atif_llm_calls_band", "atif_golden: the band of the LLM calls, N or P% (--llm-calls-band)", "string", ""),
+    ("atif_token_band", "atif_golden: the band of the tokens, N or P% (--token-band)", "string", ""),
 )
 
 
@@ -338,6 +350,13 @@ class AtifGolden:
         keep_subagent_order: Optional[bool] = None,
         secret_patterns: Union[None, str, list, tuple] = None,
         max_input_bytes: Union[None, int, str] = None,
+        sequence: Optional[str] = None,
+        arguments: Optional[str] = None,
+        arguments_for: Union[None, str, list, tuple] = None,
+        number_tolerance: Optional[float] = None,
+        step_band: Union[None, int, str] = None,
+        llm_calls_band: Union[None, int, str] = None,
+        token_band: Union[None, int, str] = None,
     ) -> None:
         """Compares ``trajectory`` (default: the captured one) with the golden; fails the test on a change.
 
@@ -357,6 +376,13 @@ class AtifGolden:
                 keep_subagent_order=keep_subagent_order,
                 secret_patterns=secret_patterns,
                 max_input_bytes=max_input_bytes,
+                sequence=sequence,
+                arguments=arguments,
+                arguments_for=arguments_for,
+                number_tolerance=number_tolerance,
+                step_band=step_band,
+                llm_calls_band=llm_calls_band,
+                token_band=token_band,
             )
             outcome = self._check(trajectory, name, options)
         except AtifError as err:
@@ -463,6 +489,13 @@ class _State:
                 keep_subagent_order=ini("atif_keep_subagent_order"),
                 secret_patterns=ini("atif_secret_patterns"),
                 max_input_bytes=(ini("atif_max_input_bytes") or "").strip() or None,
+                sequence=(ini("atif_sequence") or "").strip() or None,
+                arguments=(ini("atif_arguments") or "").strip() or None,
+                arguments_for=ini("atif_arguments_for"),
+                number_tolerance=(ini("atif_number_tolerance") or "").strip() or None,
+                step_band=(ini("atif_step_band") or "").strip() or None,
+                llm_calls_band=(ini("atif_llm_calls_band") or "").strip() or None,
+                token_band=(ini("atif_token_band") or "").strip() or None,
             )
         return self._golden_options
 
