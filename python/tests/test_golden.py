@@ -58,6 +58,18 @@ def test_a_missing_golden_fails_naming_the_file_and_the_update_command(pytester:
     assert "Traceback" not in result.stdout.str()
 
 
+def test_the_project_file_atif_toml_applies_to_the_plugins_goldens(pytester: pytest.Pytester):
+    # The plugin runs `atif check` in the project, which reads atif.toml: no keyword needed.
+    pytester.makepyfile(test_agent=AGENT_TESTS)
+    (pytester.path / "atif.toml").write_text(
+        '[[golden]]\nglob = "tests/golden/*.json"\nmask = ["Paris=CITY"]\n'
+    )
+    pytester.runpytest("--atif-update").assert_outcomes(passed=1)
+    text = golden_file(pytester).read_text()
+    assert '"CITY"' in text and "Paris" not in text
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
 def test_a_missing_golden_on_ci_leaves_no_pending_file(pytester: pytest.Pytester, monkeypatch):
     monkeypatch.setenv("CI", "true")
     pytester.makepyfile(test_agent=AGENT_TESTS)

@@ -156,6 +156,11 @@ impl ProjectConfig {
         &self.path
     }
 
+    /// The settings of `[defaults]`, which every golden starts from.
+    pub fn defaults(&self) -> &GoldenConfig {
+        &self.defaults
+    }
+
     /// How the golden at `golden` (a path relative to the working folder, or absolute) is
     /// checked: the defaults, then each rule whose glob matches its path relative to the
     /// project file's folder. A golden outside that folder gets the defaults only.

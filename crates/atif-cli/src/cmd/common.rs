@@ -235,7 +235,7 @@ fn project_config(path: Option<&str>) -> anyhow::Result<GoldenConfig> {
     };
     Ok(match path {
         Some(path) if path != "-" => project.config_for(Path::new(path)),
-        _ => project.config_for(project.path()),
+        _ => project.defaults().clone(),
     })
 }
 
