@@ -524,8 +524,27 @@ impl Proxy {
         Err(Error::NotExact { verdict: Box::new(verdict), saved })
     }
 
-    /// Stops the server without saving anything, and returns the verdict (for a recording
-    /// whose agent failed, which should not become a script).
+    /// Stops the server after the agent failed: a recording of at least one exchange is saved
+    /// to [`failed_path`] beside the script, never over it, for a look at what the agent did;
+    /// returns the verdict and where the recording went.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Script`] when the recording cannot be saved, [`Error::Serve`] when the server
+    /// failed.
+    pub async fn finish_failed(self) -> Result<(Verdict, Option<PathBuf>)> {
+        let shared = self.stop_server().await?;
+        let verdict = shared.verdict();
+        let Engine::Record { recorder, .. } = &shared.engine else { return Ok((verdict, None)) };
+        if shared.recorded_only_probes() {
+            return Ok((verdict, None));
+        }
+        let failed = failed_path(&shared.script);
+        recorder.save(&failed, shared.take_recorded())?;
+        Ok((verdict, Some(failed)))
+    }
+
+    /// Stops the server without saving anything, and returns the verdict.
     ///
     /// # Errors
     ///

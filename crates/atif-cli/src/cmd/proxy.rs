@@ -299,8 +299,16 @@ fn run_around(
                 if let Some(path) = trajectory {
                     let _ = write_failed_run(&proxy, options, path, &how);
                 }
-                let _ = proxy.abandon().await;
-                anyhow::bail!("interrupted: `{program}` was stopped and the script was not saved");
+                match proxy.finish_failed().await.ok().and_then(|(_, saved)| saved) {
+                    Some(saved) => anyhow::bail!(
+                        "interrupted: `{program}` was stopped; the script was left as it was; \
+                         wrote {}",
+                        saved.display()
+                    ),
+                    None => anyhow::bail!(
+                        "interrupted: `{program}` was stopped and the script was not saved"
+                    ),
+                }
             }
         };
         if status.success() {
@@ -315,11 +323,18 @@ fn run_around(
             // CMD's status is the run's status whatever happens to the trajectory.
             let _ = write_failed_run(&proxy, options, path, &format!("`{program}` {how}"));
         }
-        let verdict = proxy.abandon().await.context("the server failed")?;
+        let (verdict, saved) = proxy.finish_failed().await.context("the server failed")?;
         let mode = mode_name(options);
         // An error keeps its own status even when standard error cannot say it (docs/cli.md).
-        let _ = match options.mode() {
-            atif_proxy::Mode::Record => output::error(|out| {
+        let _ = match (options.mode(), saved) {
+            (atif_proxy::Mode::Record, Some(saved)) => output::error(|out| {
+                writeln!(
+                    out,
+                    "atif {mode}: `{program}` {how}; the script was left as it was; wrote {}",
+                    saved.display()
+                )
+            }),
+            (atif_proxy::Mode::Record, None) => output::error(|out| {
                 writeln!(out, "atif {mode}: `{program}` {how}; the script was not saved")
             }),
             _ => output::error(|out| {

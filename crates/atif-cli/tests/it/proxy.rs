@@ -235,6 +235,9 @@ fn the_trajectory_of_a_run_that_fails_or_is_killed_is_written_all_the_same() {
     let trajectory = dir.path().join("failed.trajectory.json");
     // A recording that failed never replaces what is there: the trajectory goes beside it.
     let written = dir.path().join("failed.trajectory.failed.json");
+    // So does the recording: what the agent asked before it failed, for a look, beside the
+    // script it leaves as it was.
+    let saved = dir.path().join("failed.script.failed.json");
     let ask = agent("hello");
     for (how, status, failure) in [
         ("exit 3", 3, "`sh` exited with status 3"),
@@ -263,11 +266,16 @@ fn the_trajectory_of_a_run_that_fails_or_is_killed_is_written_all_the_same() {
             stderr(&output),
             format!(
                 "atif record: wrote {} (the run failed: {failure})\natif record: {failure}; the \
-                 script was not saved\n",
-                written.display()
+                 script was left as it was; wrote {}\n",
+                written.display(),
+                saved.display()
             )
         );
         assert!(!Path::new(script).exists(), "a failed recording is no script");
+        let recorded = std::fs::read_to_string(&saved).unwrap();
+        assert!(recorded.contains("Hello from the atif fake provider."), "{recorded}");
+        let show = atif_command(&["script", "show", saved.to_str().unwrap()]).output().unwrap();
+        assert_eq!(show.status.code(), Some(0), "{}", stderr(&show));
         assert!(!trajectory.exists(), "a failed recording replaces no trajectory");
         let text = std::fs::read_to_string(&written).unwrap();
         let captured: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -284,9 +292,11 @@ fn the_trajectory_of_a_run_that_fails_or_is_killed_is_written_all_the_same() {
         let leftovers: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|name| name != "failed.trajectory.failed.json")
+            .filter(|name| {
+                name != "failed.trajectory.failed.json" && name != "failed.script.failed.json"
+            })
             .collect();
-        assert!(leftovers.is_empty(), "only the trajectory was written: {leftovers:?}");
+        assert!(leftovers.is_empty(), "only the failed run was written: {leftovers:?}");
     }
 
     // A run that failed before any model call has no trajectory to write, and says so.
