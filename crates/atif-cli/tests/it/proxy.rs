@@ -458,6 +458,7 @@ fn serve_with(
     let mut first = String::new();
     lines.read_line(&mut first).unwrap();
     let url = first.trim().strip_prefix("listening on http://").unwrap().to_owned();
+    assert!(url.starts_with("127.0.0.1:"), "a loopback URL, whatever the address bound: {url}");
     let mut second = String::new();
     lines.read_line(&mut second).unwrap();
     let token = second.trim().strip_prefix("control token: ").unwrap().to_owned();
@@ -901,4 +902,20 @@ fn the_body_limit_is_a_flag() {
     assert_eq!(status, Some(1), "{err}");
     assert!(replies[0].starts_with("HTTP/1.1 413"), "{}", replies[0]);
     assert!(err.contains("it is larger than the limit of 1024 bytes (--max-body-bytes)"), "{err}");
+}
+
+#[test]
+fn allow_remote_listens_on_every_interface_with_a_warning_and_a_loopback_url() {
+    // Bound on every interface, reached over loopback only: no traffic leaves this machine.
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_empty_script(dir.path());
+    let (status, err, _, verdict) =
+        serve_with(&["--replay", "--listen", "0.0.0.0:0", "--allow-remote"], &script, &[]);
+    assert!(verdict.contains("\"requests_served\":0"), "{verdict}");
+    assert_eq!(status, Some(0), "{err}");
+    assert!(
+        err.starts_with("atif proxy: warning: listening on 0.0.0.0:"),
+        "the exposure is named: {err}"
+    );
+    assert!(err.contains("which other machines can reach (--allow-remote)"), "{err}");
 }
