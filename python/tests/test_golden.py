@@ -9,6 +9,7 @@ import pytest
 AGENT_TESTS = textwrap.dedent(
     '''
     import os
+    import pathlib
 
     def trajectory(n_calls):
         steps = [{"step_id": 1, "source": "user", "message": "Paris or Oslo: which is warmer?"}]
@@ -31,7 +32,9 @@ AGENT_TESTS = textwrap.dedent(
             "steps": steps,
         }
 
-    N_CALLS = int(os.environ.get("AGENT_CALLS", "1"))
+    # How many tool calls the agent makes: 1, or what the test wrote into calls.txt.
+    CALLS_FILE = pathlib.Path("calls.txt")
+    N_CALLS = int(CALLS_FILE.read_text()) if CALLS_FILE.exists() else 1
 
     def test_weather(atif_golden):
         atif_golden(trajectory(N_CALLS))
@@ -97,10 +100,10 @@ def test_atif_golden_update_in_the_environment_writes_like_the_flag(pytester, mo
     assert golden_file(pytester).is_file()
 
 
-def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pytester, monkeypatch):
+def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pytester):
     pytester.makepyfile(test_agent=AGENT_TESTS)
     pytester.runpytest("--atif-update").assert_outcomes(passed=1)
-    monkeypatch.setenv("AGENT_CALLS", "2")
+    (pytester.path / "calls.txt").write_text("2")
     result = pytester.runpytest()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
@@ -124,10 +127,10 @@ def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pyteste
     assert golden_file(pytester, "test_agent__test_weather.json.new").is_file()
 
 
-def test_the_pending_goldens_of_xdist_workers_reach_the_summary(pytester, monkeypatch):
+def test_the_pending_goldens_of_xdist_workers_reach_the_summary(pytester):
     pytester.makepyfile(test_agent=AGENT_TESTS + AGENT_TESTS.replace("def test_weather", "def test_weather_again"))
     pytester.runpytest("--atif-update").assert_outcomes(passed=2)
-    monkeypatch.setenv("AGENT_CALLS", "2")
+    (pytester.path / "calls.txt").write_text("2")
     result = pytester.runpytest_subprocess("-n", "2")
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines(
