@@ -72,6 +72,10 @@ enum Command {
     /// Run an agent command N times against the live model through the recording server and
     /// check the envelope golden of its behaviour: `atif live --runs N --golden G.json -- CMD`.
     Live(cmd::live::Args),
+    /// A stdio MCP relay in place of an MCP server in the agent's config: records the server's
+    /// JSON-RPC traffic, or answers from the tape without starting it:
+    /// `atif mcp --name NAME -- SERVER_CMD [ARGS...]`.
+    Mcp(cmd::mcp::Args),
     /// Run the record/replay server alone until SIGINT or SIGTERM, for agents started
     /// elsewhere; prints `listening on URL` first.
     Serve(cmd::proxy::ServeArgs),
@@ -126,6 +130,7 @@ fn run(cli: &Cli) -> ExitCode {
         Command::Replay(args) => cmd::proxy::replay(args),
         Command::Live(args) => cmd::live::run(args),
         Command::Serve(args) => cmd::proxy::serve(args),
+        Command::Mcp(args) => cmd::mcp::run(args),
         Command::Completions(args) => cmd::completions::run(args, Cli::command()),
         Command::Man(args) => cmd::completions::man(args, Cli::command()),
         Command::Harness(args) => cmd::harness::run(args, &run_line),

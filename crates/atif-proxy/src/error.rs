@@ -70,6 +70,26 @@ pub enum Error {
         #[source]
         source: reqwest::Error,
     },
+    /// An MCP server could not be started by its relay.
+    #[error("cannot start the MCP server `{name}` (`{command}`)")]
+    McpServer {
+        /// The server's name (`--name`).
+        name: String,
+        /// The command that starts it.
+        command: String,
+        /// Why it could not be started.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An MCP relay could not do its job: the record/replay server is out of reach or refused
+    /// it, or the agent's side could not be read.
+    #[error("MCP relay `{name}`: {message}")]
+    McpRelay {
+        /// The server's name (`--name`).
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The server stopped with an error.
     #[error("the server failed")]
     Serve {

@@ -71,6 +71,8 @@ mod access;
 mod clean;
 mod error;
 mod limits;
+mod mcp;
+mod mcp_tape;
 mod normalize;
 mod protocol;
 mod record;
@@ -88,6 +90,7 @@ pub use limits::{
     DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT,
     DEFAULT_UPSTREAM_IDLE_TIMEOUT,
 };
+pub use mcp::{McpOptions, McpOutcome, McpTarget, Stop, relay_mcp};
 pub use protocol::Provider;
 pub use server::{Options, Proxy, failed_path, start};
 pub use verdict::{MAX_KEPT, Mode, UnusedExchange, Verdict};

@@ -78,6 +78,7 @@ mod exchange;
 mod fake_client;
 #[cfg(feature = "http")]
 mod http;
+mod mcp;
 mod record;
 mod replay;
 mod script;
@@ -99,6 +100,7 @@ pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
 pub use fake_client::FakeClient;
 #[cfg(feature = "http")]
 pub use http::{ANTHROPIC_VERSION, HttpClient};
+pub use mcp::{McpMessage, McpSide};
 pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, DriftPolicy, ReplayClient, ReplayOptions};
 pub use script::{

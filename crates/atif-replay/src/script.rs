@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::secrets::Redactor;
-use crate::{Chunk, Error, HttpExchange, LlmRequest, LlmResponse, Recording, Result};
+use crate::{Chunk, Error, HttpExchange, LlmRequest, LlmResponse, McpMessage, Recording, Result};
 
 /// The value of a script's `format` field.
 pub const SCRIPT_FORMAT: &str = "atif-replay-script";
@@ -22,8 +22,9 @@ pub const SCRIPT_FORMAT: &str = "atif-replay-script";
 /// [`SseEvent::retry`](crate::SseEvent::retry)). [`write_script`] writes the oldest version that
 /// holds the script (3 only when a reply kept such lines), so an older build of atif refuses
 /// a script it cannot read with [`Error::UnsupportedVersion`] instead of an unknown field, and
-/// reads every other one.
-pub const SCRIPT_VERSION: u32 = 3;
+/// reads every other one. Version 4 added the MCP messages ([`Script::mcp`]), written only by
+/// a script that holds some.
+pub const SCRIPT_VERSION: u32 = 4;
 
 /// The oldest script format version this crate reads.
 pub const OLDEST_SCRIPT_VERSION: u32 = 1;
@@ -51,6 +52,10 @@ pub struct Script {
     /// The HTTP exchanges recorded by `atif record`, in the order their replies completed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exchanges: Vec<HttpExchange>,
+    /// The MCP messages recorded by `atif mcp` between the agent and its MCP servers, in the
+    /// order the relays saw them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp: Vec<McpMessage>,
 }
 
 impl Script {
@@ -63,6 +68,7 @@ impl Script {
             calls: Vec::new(),
             recording: None,
             exchanges: Vec::new(),
+            mcp: Vec::new(),
         }
     }
 }
@@ -216,6 +222,9 @@ pub fn parse_script(bytes: &[u8], path: &Path) -> Result<Script> {
     for (idx, exchange) in script.exchanges.iter().enumerate() {
         check_exchange(exchange, idx, path)?;
     }
+    for (idx, message) in script.mcp.iter().enumerate() {
+        check_mcp_message(message, idx, path)?;
+    }
     if let Some(recording) = &script.recording {
         for (idx, mask) in recording.masks.iter().enumerate() {
             if let Err(err) = regex::Regex::new(mask) {
@@ -293,6 +302,13 @@ fn check_exchange(exchange: &HttpExchange, idx: usize, path: &Path) -> Result<()
     let replies = [exchange.body.is_some(), exchange.text.is_some(), exchange.events.is_some()];
     if replies.into_iter().filter(|present| *present).count() > 1 {
         return Err(invalid(path, &at(""), "expected at most one of `body`, `text` or `events`"));
+    }
+    Ok(())
+}
+
+fn check_mcp_message(message: &McpMessage, idx: usize, path: &Path) -> Result<()> {
+    if message.server.is_empty() {
+        return Err(invalid(path, &format!("/mcp/{idx}/server"), "expected a server name"));
     }
     Ok(())
 }
@@ -437,9 +453,12 @@ pub fn write_script_owned(path: &Path, script: Script, secret_patterns: &[String
     write_atomically(path, text.as_bytes())
 }
 
-/// The oldest format version that holds `script`: 3 when a streamed reply kept comment lines
-/// or a `retry:` field, else 2.
+/// The oldest format version that holds `script`: 4 with MCP messages, 3 when a streamed reply
+/// kept comment lines or a `retry:` field, else 2.
 fn needed_version(script: &Script) -> u32 {
+    if !script.mcp.is_empty() {
+        return 4;
+    }
     let events = script.exchanges.iter().filter_map(|exchange| exchange.events.as_ref());
     let uses_v3 = events.flatten().any(|event| !event.comments.is_empty() || event.retry.is_some());
     if uses_v3 { 3 } else { 2 }

@@ -11,6 +11,7 @@ pub(crate) mod harness;
 pub(crate) mod import;
 pub(crate) mod live;
 pub(crate) mod matching;
+pub(crate) mod mcp;
 pub(crate) mod normalize;
 pub(crate) mod page;
 pub(crate) mod proxy;

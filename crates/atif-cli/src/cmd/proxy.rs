@@ -134,7 +134,7 @@ impl UpstreamTimeoutArgs {
 
 /// `--drift`, for replays.
 #[derive(Debug, clap::Args)]
-struct DriftArgs {
+pub(crate) struct DriftArgs {
     /// A request that matches no recorded exchange: `strict` fails it with a diff, `warn`
     /// serves the next unused exchange of its endpoint anyway and reports the diff, `off`
     /// serves it without a word.
@@ -196,11 +196,16 @@ pub(crate) fn capture_for(program: &str) -> CaptureOptions {
 
 impl DriftArgs {
     fn apply(&self, options: &mut Options) {
-        options.set_drift(match self.drift {
+        options.set_drift(self.policy());
+    }
+
+    /// The policy the flag names.
+    pub(crate) fn policy(&self) -> DriftPolicy {
+        match self.drift {
             Drift::Strict => DriftPolicy::Strict,
             Drift::Warn => DriftPolicy::Warn,
             Drift::Off => DriftPolicy::Off,
-        });
+        }
     }
 }
 
@@ -555,7 +560,7 @@ fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
 
 /// A future resolving at the first SIGINT or SIGTERM, the handlers installed at once.
 #[cfg(unix)]
-fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
+pub(crate) fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
@@ -569,7 +574,7 @@ fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
 
 /// A future resolving at the first Ctrl-C.
 #[cfg(not(unix))]
-fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
+pub(crate) fn interrupted() -> std::io::Result<impl std::future::Future<Output = ()>> {
     Ok(async {
         let _ = tokio::signal::ctrl_c().await;
     })

@@ -326,6 +326,17 @@ const ROWS: &[Row] = &[
         writes_input: false,
         until_stopped: true,
     },
+    // A relay replaying a script to an agent that closes its side at once (standard input is
+    // empty): a script without MCP messages owes nothing.
+    Row {
+        args: &["mcp", "--name", "files", "--script", "IN", "--replay", "--", "absent-server"],
+        ok: "script.json",
+        mismatch: None,
+        reads_input: true,
+        reads_folders: false,
+        writes_input: false,
+        until_stopped: false,
+    },
     Row {
         args: &["man", "man-pages"],
         ok: "",

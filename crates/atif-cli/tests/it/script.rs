@@ -96,7 +96,7 @@ fn show_of_a_script_of_another_version_exits_1_naming_file_and_position() {
         stderr(&output),
         format!(
             "error: {path}: unsupported script format version 9 at /version: this build reads \
-             versions 1 to 3; use the atif version that wrote it, or re-record the script with \
+             versions 1 to 4; use the atif version that wrote it, or re-record the script with \
              this one\n"
         )
     );

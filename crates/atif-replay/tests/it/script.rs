@@ -157,16 +157,16 @@ fn an_unknown_field_names_the_field_and_its_line() {
     let edited = VALID.replace("\"model\": \"m\",", "\"model\": \"m\",\n  \"temperature\": 1,");
     check_error(
         &edited,
-        "$PATH:5:15: at /temperature: unknown field `temperature`, expected one of `format`, `version`, `model`, `calls`, `recording`, `exchanges`",
+        "$PATH:5:15: at /temperature: unknown field `temperature`, expected one of `format`, `version`, `model`, `calls`, `recording`, `exchanges`, `mcp`",
     );
 }
 
 #[test]
 fn another_format_version_is_its_own_error() {
     check_error(
-        &VALID.replace("\"version\": 1", "\"version\": 4"),
-        "$PATH: unsupported script format version 4 at /version: this build reads versions 1 to \
-         3; use the atif version that wrote it, or re-record the script with this one",
+        &VALID.replace("\"version\": 1", "\"version\": 5"),
+        "$PATH: unsupported script format version 5 at /version: this build reads versions 1 to \
+         4; use the atif version that wrote it, or re-record the script with this one",
     );
 }
 
@@ -174,7 +174,7 @@ fn another_format_version_is_its_own_error() {
 fn a_version_that_is_not_a_number_says_what_was_expected() {
     check_error(
         &VALID.replace("\"version\": 1", "\"version\": \"1\""),
-        "$PATH: at /version: expected the format version as a number (3), found \"1\"",
+        "$PATH: at /version: expected the format version as a number (4), found \"1\"",
     );
 }
 

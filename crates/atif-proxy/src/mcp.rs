@@ -1,0 +1,474 @@
+//! `atif mcp`: a stdio MCP relay between an agent and one MCP server, which records their
+//! JSON-RPC traffic line for line, or answers the agent from the tape without the server.
+//!
+//! Alone (`--script`), the relay keeps its own tape in the script file; run under a
+//! record/replay server (`ATIF_PROXY_URL` and `ATIF_PROXY_TOKEN`), it hands every message to
+//! that server, so the model's exchanges and every MCP server's traffic go on one tape.
+
+use std::ffi::OsString;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use atif_replay::{McpMessage, McpSide, Script};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+use crate::clean::Cleaner;
+use crate::mcp_tape::{McpAnswer, McpTape};
+use crate::normalize::Normalizer;
+use crate::{DriftPolicy, Error, Mode, Result};
+
+/// How long a server may take to exit once its standard input is closed, before it is killed.
+const SERVER_EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// How `atif mcp` runs: which server, which command starts it, and where its tape is.
+#[derive(Debug, Clone)]
+pub struct McpOptions {
+    name: String,
+    command: Vec<OsString>,
+    tape: McpTarget,
+    drift: DriftPolicy,
+    masks: Vec<String>,
+    cwd: Option<PathBuf>,
+    home: Option<PathBuf>,
+}
+
+/// Where a relay's tape is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum McpTarget {
+    /// A script file of its own, recorded or replayed as the mode says.
+    Script {
+        /// The script file.
+        path: PathBuf,
+        /// Record or replay.
+        mode: Mode,
+    },
+    /// The record/replay server of the run (`atif record`, `replay`, `serve`), at its base URL
+    /// with its control token: it keeps the one tape and says whether to record or replay.
+    Server {
+        /// The server's base URL (`ATIF_PROXY_URL`).
+        url: String,
+        /// The run's control token (`ATIF_PROXY_TOKEN`).
+        token: String,
+    },
+}
+
+impl McpOptions {
+    /// A relay for the server the agent calls `name`, started (when recording) with `command`,
+    /// its tape at `tape`.
+    pub fn new(name: impl Into<String>, command: Vec<OsString>, tape: McpTarget) -> McpOptions {
+        McpOptions {
+            name: name.into(),
+            command,
+            tape,
+            drift: DriftPolicy::Strict,
+            masks: Vec::new(),
+            cwd: std::env::current_dir().ok(),
+            home: std::env::var_os("HOME").filter(|home| !home.is_empty()).map(PathBuf::from),
+        }
+    }
+
+    /// What a replay does with a call that differs from every recorded one (default strict).
+    pub fn set_drift(&mut self, drift: DriftPolicy) -> &mut Self {
+        self.drift = drift;
+        self
+    }
+
+    /// Masks a regex's matches wherever they appear, for matching (repeatable).
+    pub fn add_mask(&mut self, regex: impl Into<String>) -> &mut Self {
+        self.masks.push(regex.into());
+        self
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// What a relay saw, once the agent closed the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpOutcome {
+    /// Record or replay.
+    pub mode: Mode,
+    /// How many messages were recorded or answered.
+    pub messages: usize,
+    /// The failures, each of which makes the run not exact: unrecorded calls, recorded calls
+    /// never made, lines that were not JSON.
+    pub errors: Vec<String>,
+    /// Drifts served anyway under `--drift warn`.
+    pub warnings: Vec<String>,
+    /// Where a standalone recording was saved.
+    pub saved: Option<PathBuf>,
+}
+
+/// A future that ends the relay early (a signal), as the CLI gives it.
+pub type Stop = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Runs the relay on this process's standard input and output until the agent closes its
+/// side (or the server ends, or `stop` resolves), then saves a standalone recording.
+///
+/// # Errors
+///
+/// [`Error::Script`] when the script cannot be read or written, [`Error::Mask`] for an invalid
+/// mask, [`Error::McpServer`] when the server cannot be started, [`Error::McpRelay`] when the
+/// record/replay server cannot be reached or reading standard input fails.
+pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
+    let dir_text = |dir: Option<&Path>| dir.map(|dir| dir.to_string_lossy().into_owned());
+    let (cwd, home) = (dir_text(options.cwd.as_deref()), dir_text(options.home.as_deref()));
+    match &options.tape {
+        McpTarget::Script { path, mode: Mode::Replay } => {
+            let script = atif_replay::read_script(path)?;
+            let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
+            masks.extend(options.masks.iter().cloned());
+            let normalizer = Normalizer::new(cwd, home, &masks)?;
+            let tape = McpTape::new(&script.mcp, &normalizer);
+            let answerer = Answerer::Local { tape, normalizer, drift: options.drift };
+            replay(options, answerer, stop).await
+        }
+        McpTarget::Script { path, .. } => {
+            let normalizer = Normalizer::new(cwd, home, &options.masks)?;
+            let log = Log::Local(Arc::new(Mutex::new(Vec::new())));
+            let mut outcome = record(options, &log, &normalizer, stop).await?;
+            if let Log::Local(messages) = log {
+                let messages =
+                    std::mem::take(&mut *messages.lock().unwrap_or_else(PoisonError::into_inner));
+                save(path, &options.name, messages, &options.masks)?;
+                outcome.saved = Some(path.clone());
+            }
+            Ok(outcome)
+        }
+        McpTarget::Server { url, token } => {
+            let remote = Remote::new(url, token, &options.name)?;
+            let (mode, opening) = remote.start().await?;
+            match mode {
+                Mode::Replay => replay(options, Answerer::Remote { remote, opening }, stop).await,
+                Mode::Record => {
+                    let normalizer = Normalizer::new(cwd, home, &options.masks)?;
+                    let (sender, posting) = remote.sender();
+                    let log = Log::Remote(sender);
+                    let outcome = record(options, &log, &normalizer, stop).await;
+                    // Every message reaches the server before the relay ends.
+                    drop(log);
+                    let _ = posting.await;
+                    outcome
+                }
+            }
+        }
+    }
+}
+
+/// Where a recording relay puts each message.
+enum Log {
+    Local(Arc<Mutex<Vec<McpMessage>>>),
+    /// Sent, in order, to the record/replay server.
+    Remote(mpsc::UnboundedSender<McpMessage>),
+}
+
+impl Log {
+    fn push(&self, message: McpMessage) {
+        match self {
+            Log::Local(messages) => {
+                messages.lock().unwrap_or_else(PoisonError::into_inner).push(message)
+            }
+            Log::Remote(sender) => {
+                let _ = sender.send(message);
+            }
+        }
+    }
+}
+
+/// Starts the server and relays both ways, logging every line, until either side ends.
+async fn record(
+    options: &McpOptions,
+    log: &Log,
+    normalizer: &Normalizer,
+    stop: Stop,
+) -> Result<McpOutcome> {
+    let mut child = spawn_server(options)?;
+    let (Some(mut server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(Error::McpServer {
+            name: options.name.clone(),
+            command: command_text(options),
+            source: std::io::Error::other("its standard input or output could not be piped"),
+        });
+    };
+    let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let entry = |from: McpSide, line: &str| {
+        let mut message =
+            serde_json::from_str::<Value>(line).unwrap_or_else(|_| Value::String(line.to_owned()));
+        normalizer.insert_placeholders(&mut message);
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        McpMessage::new(options.name.clone(), from, message)
+    };
+    let to_server = async {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            log.push(entry(McpSide::Client, &line));
+            if server_in.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                break;
+            }
+            let _ = server_in.flush().await;
+        }
+        // The agent closed its side: so does the relay, and the server may end.
+        drop(server_in);
+    };
+    let to_client = async {
+        let mut stdout = tokio::io::stdout();
+        let mut lines = BufReader::new(server_out).lines();
+        loop {
+            match lines.next_line().await {
+                Ok(Some(line)) => {
+                    log.push(entry(McpSide::Server, &line));
+                    if stdout.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                        break;
+                    }
+                    let _ = stdout.flush().await;
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    errors
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(format!("reading the server's output failed: {err}"));
+                    break;
+                }
+            }
+        }
+    };
+    tokio::select! {
+        // The agent closed its side: give the server a moment to answer what is in flight and
+        // exit, as its standard input is closed.
+        () = async { tokio::join!(to_server, async { let _ = tokio::time::timeout(SERVER_EXIT_GRACE, to_client).await; }); } => {}
+        () = stop => {}
+    }
+    let _ = child.start_kill();
+    let _ = child.wait().await;
+    let errors = std::mem::take(&mut *errors.lock().unwrap_or_else(PoisonError::into_inner));
+    let messages = count.load(std::sync::atomic::Ordering::Relaxed);
+    Ok(McpOutcome { mode: Mode::Record, messages, errors, warnings: Vec::new(), saved: None })
+}
+
+/// Starts the real server with the relay's environment as it is, its credentials included;
+/// only the run's own token for the record/replay server is kept from it.
+fn spawn_server(options: &McpOptions) -> Result<tokio::process::Child> {
+    let Some((program, args)) = options.command.split_first() else {
+        return Err(Error::McpServer {
+            name: options.name.clone(),
+            command: String::new(),
+            source: std::io::Error::other("no server command was given after `--`"),
+        });
+    };
+    tokio::process::Command::new(program)
+        .args(args)
+        .env_remove("ATIF_PROXY_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| Error::McpServer {
+            name: options.name.clone(),
+            command: command_text(options),
+            source,
+        })
+}
+
+fn command_text(options: &McpOptions) -> String {
+    options.command.iter().map(|arg| arg.to_string_lossy()).collect::<Vec<_>>().join(" ")
+}
+
+/// Writes a standalone recording: the script at `path` keeps its model exchanges and the
+/// other servers' messages, and this server's are replaced.
+fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) -> Result<()> {
+    let mut script = match path.exists() {
+        true => atif_replay::read_script(path)?,
+        false => Script::new(None),
+    };
+    script.mcp.retain(|message| message.server != name);
+    script.mcp.extend(messages);
+    atif_replay::write_script_owned(path, script, masks)?;
+    Ok(())
+}
+
+/// Where a replaying relay gets its answers.
+enum Answerer {
+    Local { tape: McpTape, normalizer: Normalizer, drift: DriftPolicy },
+    Remote { remote: Remote, opening: Vec<Value> },
+}
+
+/// Answers the agent from the tape, line by line, without starting the server.
+async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Result<McpOutcome> {
+    let mut outcome = McpOutcome {
+        mode: Mode::Replay,
+        messages: 0,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        saved: None,
+    };
+    let mut stdout = tokio::io::stdout();
+    let opening = match &mut answerer {
+        Answerer::Local { tape, .. } => tape.opening(&options.name),
+        Answerer::Remote { opening, .. } => std::mem::take(opening),
+    };
+    write_lines(&mut stdout, &opening).await;
+    let serve = async {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut number = 0usize;
+        while let Some(line) = lines.next_line().await.map_err(|err| Error::McpRelay {
+            name: options.name.clone(),
+            message: format!("cannot read the agent's messages: {err}"),
+        })? {
+            number += 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let Ok(message) = serde_json::from_str::<Value>(&line) else {
+                outcome.errors.push(format!(
+                    "MCP server `{}`: line {number} from the agent is not JSON; MCP over stdio is one JSON-RPC message a line",
+                    options.name
+                ));
+                continue;
+            };
+            outcome.messages += 1;
+            let answer = match &mut answerer {
+                Answerer::Local { tape, normalizer, drift } => {
+                    tape.answer(&options.name, &message, normalizer, *drift)
+                }
+                Answerer::Remote { remote, .. } => remote.answer(&message).await?,
+            };
+            outcome.errors.extend(answer.failure);
+            outcome
+                .warnings
+                .extend(answer.warning.inspect(|warning| say(&format!("warning: {warning}"))));
+            write_lines(&mut stdout, &answer.replies).await;
+        }
+        Ok::<(), Error>(())
+    };
+    tokio::select! {
+        served = serve => served?,
+        () = stop => {}
+    }
+    if let Answerer::Local { tape, .. } = &answerer {
+        let unused = tape.unused();
+        if !unused.is_empty() {
+            outcome.errors.push(format!(
+                "{} of the {} recorded MCP calls were never made: {}. The agent is making fewer tool calls than when it was recorded",
+                unused.len(),
+                tape.calls(),
+                unused.join(", ")
+            ));
+        }
+    }
+    Ok(outcome)
+}
+
+async fn write_lines(stdout: &mut tokio::io::Stdout, messages: &[Value]) {
+    for message in messages {
+        let _ = stdout.write_all(format!("{message}\n").as_bytes()).await;
+    }
+    let _ = stdout.flush().await;
+}
+
+#[allow(clippy::print_stderr, reason = "a relay's failures go to the agent's log of the server")]
+fn say(line: &str) {
+    eprintln!("atif mcp: {line}");
+}
+
+/// The record/replay server a relay reports to.
+#[derive(Debug, Clone)]
+struct Remote {
+    client: reqwest::Client,
+    endpoint: String,
+    token: String,
+    name: String,
+}
+
+impl Remote {
+    fn new(url: &str, token: &str, name: &str) -> Result<Remote> {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .map_err(|source| Error::Client { source })?;
+        let endpoint = format!("{}/_atif/mcp", url.trim_end_matches('/'));
+        Ok(Remote { client, endpoint, token: token.to_owned(), name: name.to_owned() })
+    }
+
+    async fn post(&self, body: &Value) -> Result<Value> {
+        let fail = |message: String| Error::McpRelay { name: self.name.clone(), message };
+        let reply = self
+            .client
+            .post(&self.endpoint)
+            .header("x-atif-token", &self.token)
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .map_err(|err| {
+                fail(format!("cannot reach the record/replay server at {}: {err}", self.endpoint))
+            })?;
+        let status = reply.status();
+        let bytes = reply
+            .bytes()
+            .await
+            .map_err(|err| fail(format!("the record/replay server's reply was cut: {err}")))?;
+        let json: Value = serde_json::from_slice(&bytes)
+            .map_err(|err| fail(format!("the record/replay server's reply is not JSON: {err}")))?;
+        if !status.is_success() {
+            let why =
+                json.get("error").and_then(Value::as_str).unwrap_or("no reason given").to_owned();
+            return Err(fail(format!(
+                "the record/replay server refused the relay ({status}): {why}"
+            )));
+        }
+        Ok(json)
+    }
+
+    /// Says the relay started; the server's mode and, in a replay, the server's opening.
+    async fn start(&self) -> Result<(Mode, Vec<Value>)> {
+        let reply = self.post(&json!({"server": self.name, "start": true})).await?;
+        let mode = match reply.get("mode").and_then(Value::as_str) {
+            Some("replay") => Mode::Replay,
+            _ => Mode::Record,
+        };
+        Ok((mode, replies_of(&reply)))
+    }
+
+    async fn answer(&self, message: &Value) -> Result<McpAnswer> {
+        let reply =
+            self.post(&json!({"server": self.name, "from": "client", "message": message})).await?;
+        let text = |key: &str| reply.get(key).and_then(Value::as_str).map(str::to_owned);
+        Ok(McpAnswer {
+            replies: replies_of(&reply),
+            failure: text("failure"),
+            warning: text("warning"),
+        })
+    }
+
+    /// A channel whose messages are posted to the server one after the other, in order.
+    fn sender(&self) -> (mpsc::UnboundedSender<McpMessage>, tokio::task::JoinHandle<()>) {
+        let (sender, mut receiver) = mpsc::unbounded_channel::<McpMessage>();
+        let remote = self.clone();
+        let task = tokio::spawn(async move {
+            while let Some(message) = receiver.recv().await {
+                let body = json!({"server": remote.name, "from": message.from, "message": message.message});
+                if let Err(err) = remote.post(&body).await {
+                    say(&Cleaner::new().clean(err.to_string()));
+                }
+            }
+        });
+        (sender, task)
+    }
+}
+
+fn replies_of(reply: &Value) -> Vec<Value> {
+    reply.get("replies").and_then(Value::as_array).cloned().unwrap_or_default()
+}

@@ -1,0 +1,546 @@
+//! The MCP replay tape: each server's recorded JSON-RPC messages, and the rule that answers a
+//! client's message from them (by method and normalised params, never by position or id).
+//!
+//! Each recorded client request or notification is an entry, followed by what the server
+//! sent because of it: its response (joined by the recorded id) and the server's own
+//! notifications and requests that came before the client's next message. Server messages
+//! sent before the client said anything are the server's opening, sent when the relay starts.
+
+use std::collections::HashMap;
+
+use atif_replay::{McpMessage, McpSide};
+use serde_json::{Value, json};
+use similar::TextDiff;
+
+use crate::DriftPolicy;
+use crate::normalize::{Normalizer, render_for_diff};
+
+/// The JSON-RPC error code of a reply the tape cannot give (an implementation-defined server
+/// error, in the range JSON-RPC reserves for them).
+pub(crate) const TAPE_ERROR_CODE: i64 = -32001;
+
+/// How many lines of an argument diff are shown.
+const DIFF_LINES: usize = 40;
+
+/// Methods matched by their params, strictly: what a server does for the agent. Every other
+/// request (`initialize`, `tools/list`, `ping`, …) is answered in recorded order by method,
+/// and the last recorded answer again when the agent asks more often than it did.
+const MATCHED_BY_PARAMS: &[&str] = &[
+    "tools/call",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/get",
+    "completion/complete",
+];
+
+/// Every server's recorded messages and what a replay has used of them.
+#[derive(Debug)]
+pub(crate) struct McpTape {
+    servers: HashMap<String, ServerTape>,
+}
+
+#[derive(Debug, Default)]
+struct ServerTape {
+    /// Server messages sent before the client's first message.
+    opening: Vec<Value>,
+    entries: Vec<Entry>,
+    /// Whether the opening was sent.
+    opened: bool,
+    /// Requests seen so far per method and tool, for the count in "one too many".
+    seen: HashMap<String, usize>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// The message's number in the script's `mcp` list, from 1.
+    number: usize,
+    method: String,
+    tool: Option<String>,
+    is_request: bool,
+    /// The params as matching compares them.
+    params: Value,
+    /// What the server sent because of it, in recorded order; a response's id is the
+    /// recorded one and is rewritten to the live request's.
+    outputs: Vec<Value>,
+    used: bool,
+}
+
+/// What a replaying relay sends the agent for one of its messages, and what it says.
+#[derive(Debug, Default)]
+pub(crate) struct McpAnswer {
+    /// The messages to write to the agent, in order.
+    pub(crate) replies: Vec<Value>,
+    /// A failure that makes the run not exact.
+    pub(crate) failure: Option<String>,
+    /// A drift served anyway (`--drift warn`).
+    pub(crate) warning: Option<String>,
+}
+
+impl McpTape {
+    /// A tape over `messages`, their params normalised with `normalizer` and their
+    /// `<cwd>` and `<home>` placeholders filled with this run's directories.
+    pub(crate) fn new(messages: &[McpMessage], normalizer: &Normalizer) -> McpTape {
+        let mut servers: HashMap<String, ServerTape> = HashMap::new();
+        // Per server: the entry of each recorded request id, and the last client entry.
+        let mut by_id: HashMap<(String, String), usize> = HashMap::new();
+        let mut last: HashMap<String, usize> = HashMap::new();
+        for (idx, message) in messages.iter().enumerate() {
+            let tape = servers.entry(message.server.clone()).or_default();
+            let mut value = message.message.clone();
+            normalizer.fill_placeholders(&mut value);
+            match message.from {
+                McpSide::Client if message.method().is_some() => {
+                    let entry = Entry::new(idx + 1, message, normalizer);
+                    if let Some(id) = message.id() {
+                        by_id.insert((message.server.clone(), id.to_string()), tape.entries.len());
+                    }
+                    last.insert(message.server.clone(), tape.entries.len());
+                    tape.entries.push(entry);
+                }
+                // The client's answer to a server's request: the server is not there to read it.
+                McpSide::Client => {}
+                McpSide::Server => {
+                    let owner = match (message.is_response(), message.id()) {
+                        (true, Some(id)) => by_id.get(&(message.server.clone(), id.to_string())),
+                        _ => last.get(&message.server),
+                    };
+                    match owner.copied() {
+                        Some(entry) => tape.entries[entry].outputs.push(value),
+                        None => tape.opening.push(value),
+                    }
+                }
+            }
+        }
+        McpTape { servers }
+    }
+
+    /// The server messages `server` sent before the client's first message, once.
+    pub(crate) fn opening(&mut self, server: &str) -> Vec<Value> {
+        let Some(tape) = self.servers.get_mut(server) else { return Vec::new() };
+        match std::mem::replace(&mut tape.opened, true) {
+            true => Vec::new(),
+            false => tape.opening.clone(),
+        }
+    }
+
+    /// Answers the client's `message` to `server` from the tape.
+    pub(crate) fn answer(
+        &mut self,
+        server: &str,
+        message: &Value,
+        normalizer: &Normalizer,
+        drift: DriftPolicy,
+    ) -> McpAnswer {
+        let mut answer = McpAnswer { replies: self.opening(server), ..McpAnswer::default() };
+        let Some(method) = message.get("method").and_then(Value::as_str) else {
+            // A response to a server's request, which the tape already answered for it.
+            return answer;
+        };
+        let id = message.get("id").filter(|id| !id.is_null());
+        let tool = tool_of(method, message);
+        let params = normalized_params(message, normalizer);
+        let Some(tape) = self.servers.get_mut(server) else {
+            if let Some(id) = id {
+                let failure = format!(
+                    "MCP server `{server}`: {} was never recorded; the script holds no message \
+                     of this server (is `--name {server}` the name it was recorded under?)",
+                    describe(method, tool.as_deref())
+                );
+                answer.replies.push(error_reply(id, &failure));
+                answer.failure = Some(failure);
+            }
+            return answer;
+        };
+        let Some(id) = id else {
+            answer.replies.extend(tape.notification(method, &params));
+            return answer;
+        };
+        let key = format!("{method} {}", tool.as_deref().unwrap_or(""));
+        let count = {
+            let seen = tape.seen.entry(key).or_default();
+            *seen += 1;
+            *seen
+        };
+        let request = Request { server, method, tool: tool.as_deref(), params: &params, count };
+        match tape.request(&request, drift) {
+            Ok((entry, warning)) => {
+                answer.warning = warning;
+                answer.replies.extend(tape.entries[entry].outputs.iter().map(|output| {
+                    let mut output = output.clone();
+                    if is_response(&output) {
+                        output["id"] = id.clone();
+                    }
+                    output
+                }));
+            }
+            Err(failure) => {
+                answer.replies.push(error_reply(id, &failure));
+                answer.failure = Some(failure);
+            }
+        }
+        answer
+    }
+
+    /// The recorded calls never made, as lines naming the server, the method and the tool:
+    /// requests matched by params (tool calls, resource reads, prompts) only.
+    pub(crate) fn unused(&self) -> Vec<String> {
+        let mut unused: Vec<(usize, String)> = Vec::new();
+        for (server, tape) in &self.servers {
+            for entry in &tape.entries {
+                if !entry.used && entry.is_request && MATCHED_BY_PARAMS.contains(&&*entry.method) {
+                    let what = describe(&entry.method, entry.tool.as_deref());
+                    unused.push((entry.number, format!("#{} {server}: {what}", entry.number)));
+                }
+            }
+        }
+        unused.sort();
+        unused.into_iter().map(|(_, line)| line).collect()
+    }
+
+    /// How many recorded calls there are (requests matched by params), of every server.
+    pub(crate) fn calls(&self) -> usize {
+        let is_call =
+            |entry: &&Entry| entry.is_request && MATCHED_BY_PARAMS.contains(&&*entry.method);
+        self.servers.values().map(|tape| tape.entries.iter().filter(is_call).count()).sum()
+    }
+}
+
+/// A live request, as matching sees it.
+struct Request<'a> {
+    server: &'a str,
+    method: &'a str,
+    tool: Option<&'a str>,
+    params: &'a Value,
+    /// How many requests of this method and tool the client has made, this one included.
+    count: usize,
+}
+
+impl ServerTape {
+    /// The outputs of the first unused recorded notification of `method`, its params equal
+    /// if one is, else in order.
+    fn notification(&mut self, method: &str, params: &Value) -> Vec<Value> {
+        let candidates =
+            |entry: &&mut Entry| !entry.used && !entry.is_request && entry.method == method;
+        let mut found =
+            self.entries.iter_mut().filter(candidates).position(|e| e.params == *params);
+        if found.is_none() && self.entries.iter_mut().any(|entry| candidates(&entry)) {
+            found = Some(0);
+        }
+        let Some(nth) = found else { return Vec::new() };
+        match self.entries.iter_mut().filter(candidates).nth(nth) {
+            Some(entry) => {
+                entry.used = true;
+                entry.outputs.clone()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The entry that answers `request`, with a drift warning when one was served anyway, or
+    /// the failure.
+    fn request(
+        &mut self,
+        request: &Request<'_>,
+        drift: DriftPolicy,
+    ) -> Result<(usize, Option<String>), String> {
+        let same_call = |entry: &Entry| {
+            entry.is_request
+                && entry.method == request.method
+                && entry.tool.as_deref() == request.tool
+        };
+        let unused: Vec<usize> = (0..self.entries.len())
+            .filter(|&idx| !self.entries[idx].used && same_call(&self.entries[idx]))
+            .collect();
+        if let Some(&idx) = unused.iter().find(|&&idx| self.entries[idx].params == *request.params)
+        {
+            self.entries[idx].used = true;
+            return Ok((idx, None));
+        }
+        if !MATCHED_BY_PARAMS.contains(&request.method) {
+            // Handshakes and listings: in recorded order, and the last one again past the end.
+            let last = (0..self.entries.len()).rev().find(|&idx| same_call(&self.entries[idx]));
+            return match unused.first().copied().or(last) {
+                Some(idx) => {
+                    self.entries[idx].used = true;
+                    Ok((idx, None))
+                }
+                None => Err(never_recorded(request, self.recorded_of(request.method))),
+            };
+        }
+        let Some(nearest) = self.nearest(&unused, request.params) else {
+            let recorded =
+                (0..self.entries.len()).filter(|&idx| same_call(&self.entries[idx])).count();
+            return Err(match recorded {
+                0 => never_recorded(request, self.recorded_of(request.method)),
+                _ => one_too_many(request, recorded),
+            });
+        };
+        let entry = &self.entries[nearest];
+        let message = drift_message(request, entry.number, &entry.params);
+        match drift {
+            DriftPolicy::Warn | DriftPolicy::Off => {
+                self.entries[nearest].used = true;
+                let warning = (drift == DriftPolicy::Warn).then_some(message);
+                Ok((nearest, warning))
+            }
+            _ => Err(message),
+        }
+    }
+
+    /// Of the entries `candidates`, the one whose params differ least from `params`: the
+    /// highest share of equal characters in their rendered text (the first among equals).
+    fn nearest(&self, candidates: &[usize], params: &Value) -> Option<usize> {
+        let now = render_for_diff(params);
+        let mut best: Option<(usize, f32)> = None;
+        for &idx in candidates {
+            let recorded = render_for_diff(&self.entries[idx].params);
+            let ratio = TextDiff::from_chars(&recorded, &now).ratio();
+            if best.is_none_or(|(_, best)| ratio > best) {
+                best = Some((idx, ratio));
+            }
+        }
+        best.map(|(idx, _)| idx)
+    }
+
+    /// What was recorded of `method`: its tools for `tools/call`, else the method itself.
+    fn recorded_of(&self, method: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .entries
+            .iter()
+            .filter(|entry| entry.is_request && entry.method == method)
+            .map(|entry| entry.tool.clone().unwrap_or_else(|| entry.method.clone()))
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+impl Entry {
+    fn new(number: usize, message: &McpMessage, normalizer: &Normalizer) -> Entry {
+        Entry {
+            number,
+            method: message.method().unwrap_or_default().to_owned(),
+            tool: message.tool().map(str::to_owned),
+            is_request: message.is_request(),
+            params: normalized_params(&message.message, normalizer),
+            outputs: Vec::new(),
+            used: false,
+        }
+    }
+}
+
+/// A message's params as matching compares them: without `_meta` (progress tokens, a client's
+/// own ids for the call), secrets redacted, directories and volatile values masked as in a
+/// model request.
+pub(crate) fn normalized_params(message: &Value, normalizer: &Normalizer) -> Value {
+    let mut params = message.get("params").cloned().unwrap_or(Value::Null);
+    if let Some(map) = params.as_object_mut() {
+        map.remove("_meta");
+    }
+    let mut normalized = normalizer.normalize("", &params);
+    normalized.get_mut("body").map(Value::take).unwrap_or(Value::Null)
+}
+
+fn tool_of(method: &str, message: &Value) -> Option<String> {
+    match method {
+        "tools/call" => message.pointer("/params/name").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    }
+}
+
+fn is_response(message: &Value) -> bool {
+    message.get("method").is_none()
+        && (message.get("result").is_some() || message.get("error").is_some())
+}
+
+/// `tools/call of `read_file``, or the method.
+fn describe(method: &str, tool: Option<&str>) -> String {
+    match tool {
+        Some(tool) => format!("tools/call of `{tool}`"),
+        None => format!("`{method}`"),
+    }
+}
+
+fn error_reply(id: &Value, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": TAPE_ERROR_CODE, "message": message}})
+}
+
+fn never_recorded(request: &Request<'_>, recorded: Vec<String>) -> String {
+    let what = describe(request.method, request.tool);
+    let listed = match recorded.is_empty() {
+        true => format!("the tape holds no `{}` of this server", request.method),
+        false => format!("recorded: {}", recorded.join(", ")),
+    };
+    format!(
+        "MCP server `{}`: {what} was never recorded ({listed}). The agent calls something it \
+         did not call when it was recorded: that is the regression; re-record if intended",
+        request.server
+    )
+}
+
+fn one_too_many(request: &Request<'_>, recorded: usize) -> String {
+    format!(
+        "MCP server `{}`: the agent made call #{} of {}, but the tape recorded {recorded}. The \
+         agent is making more tool calls than when it was recorded: that is the regression; \
+         re-record if intended",
+        request.server,
+        request.count,
+        describe(request.method, request.tool)
+    )
+}
+
+fn drift_message(request: &Request<'_>, number: usize, recorded: &Value) -> String {
+    let old = render_for_diff(recorded);
+    let new = render_for_diff(request.params);
+    let text = TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(2)
+        .header(&format!("message #{number} (recorded)"), "now")
+        .to_string();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let more = lines.len().saturating_sub(DIFF_LINES);
+    lines.truncate(DIFF_LINES);
+    let mut diff = lines.join("\n");
+    if more > 0 {
+        diff.push_str(&format!("\n… ({more} more lines)"));
+    }
+    format!(
+        "MCP server `{}`: {} matches no unused recorded call; against the nearest recorded one \
+         (message #{number}), the arguments changed (- recorded, + now):\n{diff}",
+        request.server,
+        describe(request.method, request.tool)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normalizer() -> Normalizer {
+        Normalizer::new(Some("/work/run".to_owned()), None, &[]).unwrap()
+    }
+
+    fn client(message: Value) -> McpMessage {
+        McpMessage::new("files", McpSide::Client, message)
+    }
+
+    fn server(message: Value) -> McpMessage {
+        McpMessage::new("files", McpSide::Server, message)
+    }
+
+    fn call(id: u64, path: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "read_text_file", "arguments": {"path": path}}})
+    }
+
+    fn result(id: u64, text: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+    }
+
+    fn tape() -> McpTape {
+        let messages = vec![
+            server(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})),
+            client(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18"}}),
+            ),
+            server(json!({"jsonrpc": "2.0", "id": 0, "result": {"serverInfo": {"name": "fs"}}})),
+            client(call(1, "/work/run/a.txt")),
+            client(call(2, "/work/run/b.txt")),
+            server(result(2, "bee")),
+            server(result(1, "ay")),
+        ];
+        McpTape::new(&messages, &normalizer())
+    }
+
+    fn texts(answer: &McpAnswer) -> Vec<String> {
+        answer.replies.iter().map(|reply| reply.to_string()).collect()
+    }
+
+    #[test]
+    fn calls_match_by_arguments_whatever_their_order_and_ids_are_rewritten() {
+        let mut tape = tape();
+        let normalizer = Normalizer::new(Some("/elsewhere".to_owned()), None, &[]).unwrap();
+        let strict = DriftPolicy::Strict;
+        let first = tape.answer("files", &call(7, "/elsewhere/b.txt"), &normalizer, strict);
+        // The opening comes first, once.
+        assert_eq!(first.replies[0]["method"], "notifications/tools/list_changed");
+        assert_eq!(first.replies[1], result(7, "bee"));
+        let second = tape.answer("files", &call(8, "/elsewhere/a.txt"), &normalizer, strict);
+        assert_eq!(texts(&second), vec![result(8, "ay").to_string()]);
+        assert!(tape.unused().is_empty());
+    }
+
+    #[test]
+    fn an_unrecorded_call_names_the_tool_and_shows_the_argument_diff() {
+        let mut tape = tape();
+        let answer =
+            tape.answer("files", &call(3, "/work/run/c.txt"), &normalizer(), DriftPolicy::Strict);
+        let failure = answer.failure.unwrap();
+        assert!(
+            failure.starts_with(
+                "MCP server `files`: tools/call of `read_text_file` matches no unused recorded call"
+            ),
+            "{failure}"
+        );
+        assert!(
+            failure.contains("-    \"path\": \"<cwd>/a.txt\"") || failure.contains("<cwd>/b.txt"),
+            "{failure}"
+        );
+        assert!(failure.contains("+    \"path\": \"<cwd>/c.txt\""), "{failure}");
+        assert_eq!(answer.replies.last().unwrap()["error"]["code"], TAPE_ERROR_CODE);
+        assert_eq!(answer.replies.last().unwrap()["id"], 3);
+        assert_eq!(
+            tape.unused(),
+            vec![
+                "#4 files: tools/call of `read_text_file`",
+                "#5 files: tools/call of `read_text_file`"
+            ]
+        );
+    }
+
+    #[test]
+    fn drift_warn_serves_the_nearest_call_and_says_so() {
+        let mut tape = tape();
+        let answer =
+            tape.answer("files", &call(3, "/work/run/b.txtx"), &normalizer(), DriftPolicy::Warn);
+        assert!(answer.failure.is_none());
+        assert!(answer.warning.unwrap().contains("b.txtx"));
+        assert_eq!(answer.replies.last().unwrap(), &result(3, "bee"));
+    }
+
+    #[test]
+    fn one_call_too_many_and_a_tool_never_recorded_are_named() {
+        let mut tape = tape();
+        let n = normalizer();
+        for (id, path) in [(1, "/work/run/a.txt"), (2, "/work/run/b.txt")] {
+            assert!(
+                tape.answer("files", &call(id, path), &n, DriftPolicy::Strict).failure.is_none()
+            );
+        }
+        let extra = tape.answer("files", &call(3, "/work/run/a.txt"), &n, DriftPolicy::Strict);
+        assert!(extra.failure.unwrap().contains(
+            "the agent made call #3 of tools/call of `read_text_file`, but the tape recorded 2"
+        ));
+        let other = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "write_file", "arguments": {}}});
+        let never = tape.answer("files", &other, &n, DriftPolicy::Strict).failure.unwrap();
+        assert!(
+            never.contains(
+                "tools/call of `write_file` was never recorded (recorded: read_text_file)"
+            ),
+            "{never}"
+        );
+    }
+
+    #[test]
+    fn handshakes_replay_in_order_and_again_past_the_end() {
+        let mut tape = tape();
+        let init = json!({"jsonrpc": "2.0", "id": "a", "method": "initialize", "params": {"protocolVersion": "2099-01-01"}});
+        for _ in 0..2 {
+            let answer = tape.answer("files", &init, &normalizer(), DriftPolicy::Strict);
+            assert!(answer.failure.is_none());
+            assert_eq!(answer.replies.last().unwrap()["result"]["serverInfo"]["name"], "fs");
+            assert_eq!(answer.replies.last().unwrap()["id"], "a");
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! MCP messages in a script: the JSON-RPC traffic between an agent and its MCP servers, each
+//! message with the server it went to or came from, its direction and its place in the order.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// One JSON-RPC message between an agent (the MCP client) and one of its MCP servers, as
+/// recorded by `atif mcp`: a request, a response or a notification, in either direction.
+///
+/// A script keeps them in [`Script::mcp`](crate::Script::mcp) in the order the relay saw
+/// them, every server's messages interleaved as they happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct McpMessage {
+    /// The name the agent's configuration gives the server (`atif mcp --name NAME`).
+    pub server: String,
+    /// Who sent it.
+    pub from: McpSide,
+    /// The JSON-RPC message as it was sent, secrets redacted and the recording's working and
+    /// home directories written `<cwd>` and `<home>`; a line that was not JSON is kept as a
+    /// JSON string.
+    pub message: Value,
+}
+
+impl McpMessage {
+    /// A message of `server` sent by `from`.
+    pub fn new(server: impl Into<String>, from: McpSide, message: Value) -> McpMessage {
+        McpMessage { server: server.into(), from, message }
+    }
+
+    /// The JSON-RPC method, for a request or a notification.
+    pub fn method(&self) -> Option<&str> {
+        self.message.get("method").and_then(Value::as_str)
+    }
+
+    /// The JSON-RPC id, for a request or a response.
+    pub fn id(&self) -> Option<&Value> {
+        self.message.get("id").filter(|id| !id.is_null())
+    }
+
+    /// Whether this is a request: a method and an id.
+    pub fn is_request(&self) -> bool {
+        self.method().is_some() && self.id().is_some()
+    }
+
+    /// Whether this is a response: an id, a `result` or an `error`, and no method.
+    pub fn is_response(&self) -> bool {
+        self.method().is_none()
+            && self.id().is_some()
+            && (self.message.get("result").is_some() || self.message.get("error").is_some())
+    }
+
+    /// The tool a `tools/call` request names.
+    pub fn tool(&self) -> Option<&str> {
+        match self.method() {
+            Some("tools/call") => self.message.pointer("/params/name").and_then(Value::as_str),
+            _ => None,
+        }
+    }
+}
+
+/// Which side of an MCP connection sent a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpSide {
+    /// The agent (the MCP client), writing to the server's standard input.
+    Client,
+    /// The MCP server, writing to its standard output.
+    Server,
+}
+
+impl McpSide {
+    /// `client` or `server`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpSide::Client => "client",
+            McpSide::Server => "server",
+        }
+    }
+}
