@@ -112,6 +112,9 @@ fn sandbox(root: &Path, name: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("notes.txt"), "the meeting moved to Thursday\n").unwrap();
     std::fs::write(dir.join("todo.txt"), "water the plants\n").unwrap();
+    // The fake model calls a tool with the smallest arguments its schema allows: a string is
+    // `fake`, so `read_text_file` reads this file.
+    std::fs::write(dir.join("fake"), "the fake model read this file\n").unwrap();
     dir
 }
 
@@ -330,4 +333,103 @@ fn a_killed_relay_leaves_no_half_written_script_and_a_stopped_one_saves_it_whole
             }
         }
     }
+}
+
+/// Runs `atif ARGS` in `dir` with a clean environment: no real keys, no proxies, no CI, the
+/// MCP servers on `PATH` only when `with_servers`.
+fn atif_in(dir: &Path, args: &[std::ffi::OsString], with_servers: bool) -> std::process::Output {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let path = match with_servers {
+        true => e2e::path_with_cache(),
+        false => std::env::var_os("PATH").unwrap_or_default(),
+    };
+    Command::new(e2e::atif_binary())
+        .args(args)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("LANG", "C.UTF-8")
+        .env("OPENAI_API_KEY", "sk-atif-e2e-not-a-key")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_python_agent_on_the_mcp_sdk_records_model_and_tools_on_one_tape_and_replays_it() {
+    use std::ffi::OsString;
+    let Some(python) = e2e::python() else { return };
+    if server("mcp-server-filesystem").is_none() {
+        return;
+    }
+    let provider =
+        atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let script = root.path().join("agent.script.json");
+    let agent = |dir: &Path| -> Vec<OsString> {
+        let mut argv: Vec<OsString> = vec![
+            python.clone().into(),
+            e2e::assets_dir().join("python").join("mcp_agent.py").into(),
+        ];
+        argv.extend(["read_text_file".into(), e2e::atif_binary().into()]);
+        argv.extend(["mcp", "--name", "files", "--", "mcp-server-filesystem"].map(OsString::from));
+        argv.push(dir.into());
+        argv
+    };
+    let recorded_dir = sandbox(root.path(), "recorded");
+    let mut args: Vec<OsString> = vec!["record".into(), "--script".into(), script.clone().into()];
+    args.extend(["--upstream".into(), provider.url().into(), "--".into()]);
+    args.extend(agent(&recorded_dir));
+    let live = atif_in(&recorded_dir, &args, true);
+    assert!(live.status.success(), "record failed: {}", e2e::describe(&live));
+    let stdout = String::from_utf8_lossy(&live.stdout).into_owned();
+    assert!(
+        stdout.starts_with("tool read_text_file \"the fake model read this file\\n\"\n"),
+        "the model called the MCP tool: {stdout}"
+    );
+
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&script).unwrap()).unwrap();
+    assert_eq!(saved["version"], 4);
+    assert!(
+        saved["exchanges"].as_array().unwrap().len() >= 2,
+        "the model's exchanges are on the tape"
+    );
+    let calls: Vec<&Value> = saved["mcp"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["message"]["method"] == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 1, "the tool call is on the same tape: {saved}");
+    assert_eq!(calls[0]["server"], "files");
+
+    // Another directory, the model gone and the server's package off PATH.
+    drop(provider);
+    let replay_dir = sandbox(root.path(), "replayed");
+    let mut args: Vec<OsString> =
+        vec!["replay".into(), "--script".into(), script.clone().into(), "--".into()];
+    args.extend(agent(&replay_dir));
+    let replayed = atif_in(&replay_dir, &args, false);
+    assert!(replayed.status.success(), "replay failed: {}", e2e::describe(&replayed));
+    assert_eq!(String::from_utf8_lossy(&replayed.stdout), stdout);
+
+    // A tool call the tape does not hold fails the call, naming the server and the tool; the
+    // agent fails with it, and so does the replay.
+    let mut edited = saved.clone();
+    for message in edited["mcp"].as_array_mut().unwrap() {
+        if message["from"] == "client" && message["message"]["method"] == "tools/call" {
+            message["message"]["params"]["name"] = json!("read_media_file");
+        }
+    }
+    let edited_path = root.path().join("edited.script.json");
+    std::fs::write(&edited_path, serde_json::to_string_pretty(&edited).unwrap()).unwrap();
+    let mut args: Vec<OsString> =
+        vec!["replay".into(), "--script".into(), edited_path.into(), "--".into()];
+    args.extend(agent(&replay_dir));
+    let drifted = atif_in(&replay_dir, &args, false);
+    assert_eq!(drifted.status.code(), Some(1), "{}", e2e::describe(&drifted));
+    let stderr = String::from_utf8_lossy(&drifted.stderr);
+    assert!(stderr.contains("MCP server `files`: tools/call of `read_text_file` was never recorded (recorded: read_media_file)"), "{stderr}");
 }

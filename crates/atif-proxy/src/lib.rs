@@ -72,6 +72,7 @@ mod clean;
 mod error;
 mod limits;
 mod mcp;
+mod mcp_state;
 mod mcp_tape;
 mod normalize;
 mod protocol;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use atif_replay::{HttpExchange, Recording, Script, SseEvent, SseParser};
+use atif_replay::{HttpExchange, McpMessage, Recording, Script, SseEvent, SseParser};
 use atif_schema::error_chain;
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -79,11 +79,17 @@ impl Recorder {
         })
     }
 
-    /// Saves `exchanges` atomically, with secrets redacted.
-    pub(crate) fn save(&self, path: &Path, exchanges: Vec<HttpExchange>) -> Result<()> {
+    /// Saves `exchanges` and the MCP relays' messages atomically, with secrets redacted.
+    pub(crate) fn save(
+        &self,
+        path: &Path,
+        exchanges: Vec<HttpExchange>,
+        mcp: Vec<McpMessage>,
+    ) -> Result<()> {
         let mut script = Script::new(None);
         script.recording = Some(self.recording.clone());
         script.exchanges = exchanges;
+        script.mcp = mcp;
         atif_replay::write_script_owned(path, script, &[])?;
         Ok(())
     }

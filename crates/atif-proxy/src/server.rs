@@ -26,6 +26,8 @@ use crate::limits::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
     DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT, read_body,
 };
+use crate::mcp_state::McpState;
+use crate::mcp_tape::McpTape;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::{Recorder, UpstreamTimeouts};
@@ -364,7 +366,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     }
     let dir_text = |dir: Option<&Path>| dir.map(|dir| dir.to_string_lossy().into_owned());
     let (cwd, home) = (dir_text(options.cwd()), dir_text(options.home()));
-    let engine = match options.mode {
+    let (engine, mcp) = match options.mode {
         Mode::Replay => {
             let mut load = LoadOptions::new();
             load.set_max_bytes(options.max_input_bytes);
@@ -372,8 +374,14 @@ pub async fn start(options: &Options) -> Result<Proxy> {
             let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
             masks.extend(options.masks.iter().cloned());
             let normalizer = Normalizer::new(cwd, home, &masks)?;
+            let mcp = McpTape::new(&script.mcp, &normalizer);
+            let mcp = McpState::Replay {
+                tape: Mutex::new(mcp),
+                normalizer: normalizer.clone(),
+                drift: options.drift,
+            };
             let tape = Tape::new(script.exchanges, &normalizer);
-            Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }
+            (Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }, mcp)
         }
         Mode::Record => {
             let normalizer = Normalizer::new(cwd, home, &options.masks)?;
@@ -381,7 +389,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
             let recording = Recording { cwd: None, home: None, masks: options.masks.clone() };
             let recorder =
                 Recorder::new(options.upstream.as_deref(), recording, options.upstream_timeouts)?;
-            Engine::Record { recorder, normalizer }
+            (Engine::Record { recorder, normalizer }, McpState::Record(Mutex::new(Vec::new())))
         }
     };
     let listener = tokio::net::TcpListener::bind(options.listen)
@@ -399,6 +407,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         },
         refused: AtomicUsize::new(0),
         engine,
+        mcp,
         script: options.script.clone(),
         quiet: options.quiet,
         capture: options.capture.clone(),
@@ -492,6 +501,9 @@ impl Proxy {
     pub async fn finish(self) -> Result<Verdict> {
         let shared = self.stop_server().await?;
         let Engine::Record { recorder, .. } = &shared.engine else {
+            if let Some(unused) = shared.mcp.unused() {
+                shared.fail(unused);
+            }
             let verdict = shared.verdict();
             return match verdict.ok {
                 true => Ok(verdict),
@@ -509,15 +521,16 @@ impl Proxy {
         let verdict = shared.verdict();
         // The recording moves into the script: a large one is never held twice for this.
         let traffic = shared.take_recorded();
+        let mcp = shared.mcp.take_recorded();
         if verdict.ok {
-            recorder.save(&shared.script, traffic)?;
+            recorder.save(&shared.script, traffic, mcp)?;
             return Ok(verdict);
         }
         let saved = match only_probes {
             true => None,
             false => {
                 let failed = failed_path(&shared.script);
-                recorder.save(&failed, traffic)?;
+                recorder.save(&failed, traffic, mcp)?;
                 Some(failed)
             }
         };
@@ -540,7 +553,7 @@ impl Proxy {
             return Ok((verdict, None));
         }
         let failed = failed_path(&shared.script);
-        recorder.save(&failed, shared.take_recorded())?;
+        recorder.save(&failed, shared.take_recorded(), shared.mcp.take_recorded())?;
         Ok((verdict, Some(failed)))
     }
 
@@ -583,6 +596,8 @@ pub(crate) struct Shared {
     /// How many requests were refused as not coming from the agent.
     refused: AtomicUsize,
     engine: Engine,
+    /// The MCP relays' half of the tape.
+    mcp: McpState,
     script: PathBuf,
     quiet: bool,
     capture: CaptureOptions,
@@ -761,6 +776,9 @@ impl Shared {
 /// Answers one request: the handler shared by record and replay.
 async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    if parts.uri.path() == "/_atif/mcp" && parts.method == Method::POST {
+        return mcp_report(&shared, &parts, body).await;
+    }
     let endpoint = match admit(&shared, &parts) {
         Continue(endpoint) => endpoint,
         Break(response) => return response,
@@ -967,6 +985,42 @@ impl Shared {
         let mut response = json_reply(status, &body);
         response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
         response
+    }
+}
+
+/// Takes an MCP relay's report (`POST /_atif/mcp`, with the run's token): a message to
+/// record, or one to answer from the tape.
+async fn mcp_report(shared: &Shared, parts: &Parts, body: Body) -> Response {
+    let headers = &parts.headers;
+    let refusal = shared.access.refusal(headers, &parts.uri);
+    if let Some(reason) = refusal.or_else(|| shared.access.control_refusal(headers)) {
+        let status = match shared.access.refusal(headers, &parts.uri) {
+            Some(_) => StatusCode::FORBIDDEN,
+            None => StatusCode::UNAUTHORIZED,
+        };
+        return shared.refuse(Provider::OpenAi, status, &parts.method, &reason);
+    }
+    let limits = &shared.limits;
+    let read =
+        read_body(body, None, limits.max_body_bytes, limits.body_read_timeout, &limits.budget);
+    let bytes = match read.await {
+        Ok((bytes, _held)) => bytes,
+        Err(_) => {
+            let error = json!({"error": "cannot read the MCP report within the body limits"});
+            return json_reply(StatusCode::BAD_REQUEST, &error);
+        }
+    };
+    match shared.mcp.report(&bytes) {
+        Ok(reply) => {
+            if let Some(failure) = reply.failure {
+                shared.fail(failure);
+            }
+            if let Some(warning) = reply.warning {
+                shared.warn(warning);
+            }
+            json_reply(StatusCode::OK, &reply.body)
+        }
+        Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({"error": shared.clean(why)})),
     }
 }
 

@@ -1,0 +1,117 @@
+//! The record/replay server's side of the one tape: what `POST /_atif/mcp` does with the
+//! messages the MCP relays of the run report (`atif mcp` without `--script`).
+//!
+//! A relay says it started (`{"server": NAME, "start": true}`) and learns the mode; recording,
+//! it posts every message it relays (`{"server", "from", "message"}`); replaying, it posts
+//! each of the agent's messages and writes the replies it gets back.
+
+use std::sync::{Mutex, PoisonError};
+
+use atif_replay::{McpMessage, McpSide};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::DriftPolicy;
+use crate::mcp_tape::{McpAnswer, McpTape};
+use crate::normalize::Normalizer;
+
+/// The MCP half of a run's tape.
+#[derive(Debug)]
+pub(crate) enum McpState {
+    /// The messages recorded so far, in the order they were reported.
+    Record(Mutex<Vec<McpMessage>>),
+    /// The script's MCP messages and what the replay used of them.
+    Replay { tape: Mutex<McpTape>, normalizer: Normalizer, drift: DriftPolicy },
+}
+
+/// One report of a relay.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Report {
+    server: String,
+    #[serde(default)]
+    start: bool,
+    #[serde(default)]
+    from: Option<McpSide>,
+    #[serde(default)]
+    message: Option<Value>,
+}
+
+/// What the server answers a relay, and what it says about the run.
+#[derive(Debug)]
+pub(crate) struct McpReply {
+    /// The JSON the relay gets.
+    pub(crate) body: Value,
+    /// A failure that makes the run not exact.
+    pub(crate) failure: Option<String>,
+    /// A drift served anyway.
+    pub(crate) warning: Option<String>,
+}
+
+impl McpState {
+    /// Answers one report (the request body); `Err` names what is wrong with it.
+    pub(crate) fn report(&self, body: &[u8]) -> Result<McpReply, String> {
+        let report: Report = serde_json::from_slice(body).map_err(|err| {
+            format!(
+                "expected {{\"server\", \"start\"}} or {{\"server\", \"from\", \"message\"}}: {err}"
+            )
+        })?;
+        if report.server.is_empty() {
+            return Err("expected a server name in `server`".to_owned());
+        }
+        match self {
+            McpState::Record(messages) => {
+                if let (Some(from), Some(message)) = (report.from, report.message) {
+                    let mut messages = messages.lock().unwrap_or_else(PoisonError::into_inner);
+                    messages.push(McpMessage::new(report.server, from, message));
+                }
+                Ok(McpReply { body: json!({"mode": "record"}), failure: None, warning: None })
+            }
+            McpState::Replay { tape, normalizer, drift } => {
+                let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
+                let answer = match (report.start, report.message) {
+                    (true, _) => {
+                        McpAnswer { replies: tape.opening(&report.server), ..McpAnswer::default() }
+                    }
+                    (false, Some(message)) => {
+                        tape.answer(&report.server, &message, normalizer, *drift)
+                    }
+                    (false, None) => return Err("expected `start` or a `message`".to_owned()),
+                };
+                let body = json!({
+                    "mode": "replay",
+                    "replies": answer.replies,
+                    "failure": answer.failure,
+                    "warning": answer.warning,
+                });
+                Ok(McpReply { body, failure: answer.failure, warning: answer.warning })
+            }
+        }
+    }
+
+    /// The recorded messages, taken out (recording).
+    pub(crate) fn take_recorded(&self) -> Vec<McpMessage> {
+        match self {
+            McpState::Record(messages) => {
+                std::mem::take(&mut *messages.lock().unwrap_or_else(PoisonError::into_inner))
+            }
+            McpState::Replay { .. } => Vec::new(),
+        }
+    }
+
+    /// The recorded MCP calls a replay never got, as one failure line, if any.
+    pub(crate) fn unused(&self) -> Option<String> {
+        let McpState::Replay { tape, .. } = self else { return None };
+        let tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
+        let unused = tape.unused();
+        (!unused.is_empty()).then(|| {
+            format!(
+                "{} of the {} recorded MCP calls were never made: {}. The agent is making fewer \
+                 tool calls than when it was recorded",
+                unused.len(),
+                tape.calls(),
+                unused.join(", ")
+            )
+        })
+    }
+}

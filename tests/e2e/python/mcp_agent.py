@@ -1,0 +1,51 @@
+"""A small agent on the official `mcp` SDK (client side) and the `openai` SDK: it starts one
+MCP server through the command line it is given, offers the model that server's tools, runs
+each tool call through the MCP session, and prints every tool result and the final answer.
+
+    python mcp_agent.py TOOL SERVER_CMD [ARGS...]
+
+TOOL is the one tool offered to the model. The server gets this process's whole environment
+(the SDK passes only a few variables unless told), so a relay started as the server finds the
+record/replay server of `atif record` and `atif replay` through ATIF_PROXY_URL and
+ATIF_PROXY_TOKEN.
+"""
+
+import asyncio
+import json
+import os
+import sys
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from openai import OpenAI
+
+
+async def run(tool: str, command: list[str]) -> None:
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            listed = await session.list_tools()
+            tools = [
+                {"type": "function", "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema}}
+                for t in listed.tools
+                if t.name == tool
+            ]
+            client = OpenAI()
+            messages = [{"role": "user", "content": "Read the notes file and tell me what it says."}]
+            for _ in range(4):
+                reply = client.chat.completions.create(model="gpt-fake", messages=messages, tools=tools)
+                message = reply.choices[0].message
+                if not message.tool_calls:
+                    print("final", json.dumps(message.content))
+                    return
+                messages.append(message.model_dump(exclude_none=True))
+                for call in message.tool_calls:
+                    result = await session.call_tool(call.function.name, json.loads(call.function.arguments or "{}"))
+                    text = "".join(part.text for part in result.content if part.type == "text")
+                    print("tool", call.function.name, json.dumps(text))
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+
+
+if __name__ == "__main__":
+    asyncio.run(run(sys.argv[1], sys.argv[2:]))
