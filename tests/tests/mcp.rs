@@ -10,7 +10,11 @@
 //!    recorded call never made is listed; `--drift warn` serves it anyway;
 //! 4. server-everything's `get-env` output reaches the script only redacted;
 //! 5. a relay killed with SIGKILL leaves no file at all, and one stopped with SIGTERM saves
-//!    a whole script.
+//!    a whole script;
+//! 6. `atif script show` lists the MCP messages;
+//! 7. a Python agent on the official `mcp` SDK and the `openai` SDK, run under `atif record`
+//!    against the fake model, puts its model exchanges and its MCP messages on one tape, which
+//!    `atif replay` answers in another directory with the server off `PATH`.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not installed the servers.
 
@@ -168,6 +172,19 @@ fn a_filesystem_session_recorded_replays_without_the_server_in_another_directory
         "the recording's directory is `<cwd>` in the script"
     );
     assert!(text.contains("<cwd>/notes.txt"));
+    let shown =
+        Command::new(e2e::atif_binary()).args(["script", "show", script_arg]).output().unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout).into_owned();
+    assert!(
+        shown.contains(
+            "mcp messages: 9\nmcp 1: files client: initialize\nmcp 2: files server: response to 1\n"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("mcp 8: files client: tools/call read_text_file {\"path\":\"<cwd>/todo.txt\"}\nmcp 9: files server: response to 8 \"water the plants\\n\"\n"),
+        "{shown}"
+    );
 
     // Another directory, the server's command gone, other request ids.
     let replay_dir = sandbox(root.path(), "replayed");

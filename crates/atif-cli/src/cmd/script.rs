@@ -24,13 +24,14 @@ pub(crate) struct Args {
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Command {
     /// Print the model, the number of calls and, per call, the tool calls and token usage; for an
-    /// HTTP recording, each exchange's endpoint, model, tool calls and tokens.
+    /// HTTP recording, each exchange's endpoint, model, tool calls and tokens; then each MCP
+    /// message: its server, who sent it, the tool call or what it answers.
     Show {
         /// The script file (`-` for standard input).
         #[arg(value_name = "FILE")]
         file: String,
         /// Output format: `text` (one line per call and exchange) or `json` (one object:
-        /// `model`, `calls`, `exchanges`; see docs/cli.md).
+        /// `model`, `calls`, `exchanges`, `mcp`; see docs/cli.md).
         #[arg(long, value_enum, default_value_t)]
         format: Format,
     },
@@ -140,7 +141,75 @@ fn script_json(script: &Script) -> Value {
             })
         })
         .collect();
-    json!({"model": script.model, "calls": calls, "exchanges": exchanges})
+    let mcp: Vec<Value> = mcp_lines(script)
+        .into_iter()
+        .zip(&script.mcp)
+        .enumerate()
+        .map(|(idx, (summary, message))| {
+            json!({
+                "message": idx + 1,
+                "server": message.server,
+                "from": message.from,
+                "method": message.method(),
+                "tool": message.tool(),
+                "summary": summary,
+            })
+        })
+        .collect();
+    json!({"model": script.model, "calls": calls, "exchanges": exchanges, "mcp": mcp})
+}
+
+/// One line per MCP message: who sent it, and what it asked or answered (a response names the
+/// message it answers, joined by its server and id).
+fn mcp_lines(script: &Script) -> Vec<String> {
+    let mut requests: std::collections::HashMap<(String, String), usize> =
+        std::collections::HashMap::new();
+    let mut lines = Vec::with_capacity(script.mcp.len());
+    for (idx, message) in script.mcp.iter().enumerate() {
+        let mut line = format!("{} {}", message.server, message.from.as_str());
+        let key = message.id().map(|id| (message.server.clone(), id.to_string()));
+        match (message.method(), message.tool()) {
+            (Some(_), Some(tool)) => {
+                let arguments = message.message.pointer("/params/arguments").cloned();
+                let arguments = arguments.unwrap_or(Value::Null).to_string();
+                let _ = write!(line, ": tools/call {tool} {}", shorten(&arguments, 80));
+            }
+            (Some(method), None) => {
+                let _ = write!(line, ": {method}");
+            }
+            (None, _) => {
+                let answered = key.as_ref().and_then(|key| requests.get(key));
+                let _ = match answered {
+                    Some(number) => write!(line, ": response to {number}"),
+                    None => write!(line, ": response"),
+                };
+                let _ = write!(line, "{}", mcp_result(&message.message));
+            }
+        }
+        if let (Some(key), true) = (key, message.is_request()) {
+            requests.insert(key, idx + 1);
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// `: "text…"` for a result's text content, `; error: …` for an error, else nothing.
+fn mcp_result(message: &Value) -> String {
+    if let Some(error) = message.pointer("/error/message").and_then(Value::as_str) {
+        return format!("; error: {}", shorten(error, 80));
+    }
+    let texts: Vec<&str> = message
+        .pointer("/result/content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|part| part.get("text").and_then(Value::as_str))
+        .collect();
+    match texts.is_empty() {
+        true => String::new(),
+        false => format!(" {}", quote(&texts.join(""))),
+    }
 }
 
 /// The recorded reply, assembled from its chunks when it was streamed.
@@ -163,6 +232,12 @@ fn render(script: &Script) -> String {
         let _ = writeln!(out, "exchanges: {}", script.exchanges.len());
         for (idx, exchange) in script.exchanges.iter().enumerate() {
             let _ = writeln!(out, "exchange {}: {}", idx + 1, describe_exchange(exchange));
+        }
+    }
+    if !script.mcp.is_empty() {
+        let _ = writeln!(out, "mcp messages: {}", script.mcp.len());
+        for (idx, line) in mcp_lines(script).into_iter().enumerate() {
+            let _ = writeln!(out, "mcp {}: {line}", idx + 1);
         }
     }
     out
