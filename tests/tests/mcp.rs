@@ -396,7 +396,9 @@ fn a_python_agent_on_the_mcp_sdk_records_model_and_tools_on_one_tape_and_replays
         argv
     };
     let recorded_dir = sandbox(root.path(), "recorded");
+    let recorded_run = root.path().join("recorded.trajectory.json");
     let mut args: Vec<OsString> = vec!["record".into(), "--script".into(), script.clone().into()];
+    args.extend(["--trajectory".into(), recorded_run.clone().into()]);
     args.extend(["--upstream".into(), provider.url().into(), "--".into()]);
     args.extend(agent(&recorded_dir));
     let live = atif_in(&recorded_dir, &args, true);

@@ -5,6 +5,7 @@
 //! it posts every message it relays (`{"server", "from", "message"}`); replaying, it posts
 //! each of the agent's messages and writes the replies it gets back.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
 use atif_replay::{McpMessage, McpSide};
@@ -12,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::DriftPolicy;
-use crate::mcp_tape::{McpAnswer, McpTape};
+use crate::mcp_tape::{McpAnswer, McpTape, tool_servers};
 use crate::normalize::Normalizer;
 
 /// The MCP half of a run's tape.
@@ -21,7 +22,13 @@ pub(crate) enum McpState {
     /// The messages recorded so far, in the order they were reported.
     Record(Mutex<Vec<McpMessage>>),
     /// The script's MCP messages and what the replay used of them.
-    Replay { tape: Mutex<McpTape>, normalizer: Normalizer, drift: DriftPolicy },
+    Replay {
+        tape: Mutex<McpTape>,
+        normalizer: Normalizer,
+        drift: DriftPolicy,
+        /// Which server offers each tool, from the script.
+        tools: HashMap<String, String>,
+    },
 }
 
 /// One report of a relay.
@@ -49,6 +56,16 @@ pub(crate) struct McpReply {
 }
 
 impl McpState {
+    /// Which MCP server offers each tool, as far as the tape knows.
+    pub(crate) fn tool_servers(&self) -> HashMap<String, String> {
+        match self {
+            McpState::Record(messages) => {
+                tool_servers(&messages.lock().unwrap_or_else(PoisonError::into_inner))
+            }
+            McpState::Replay { tools, .. } => tools.clone(),
+        }
+    }
+
     /// Answers one report (the request body); `Err` names what is wrong with it.
     pub(crate) fn report(&self, body: &[u8]) -> Result<McpReply, String> {
         let report: Report = serde_json::from_slice(body).map_err(|err| {
@@ -67,7 +84,7 @@ impl McpState {
                 }
                 Ok(McpReply { body: json!({"mode": "record"}), failure: None, warning: None })
             }
-            McpState::Replay { tape, normalizer, drift } => {
+            McpState::Replay { tape, normalizer, drift, .. } => {
                 let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
                 let answer = match (report.start, report.message) {
                     (true, _) => {

@@ -206,6 +206,64 @@ impl McpTape {
     }
 }
 
+/// Which MCP server offers each tool, from the recorded `tools/list` responses: the name the
+/// agent gives the model, either the server's own tool name or Claude Code's
+/// `mcp__SERVER__TOOL`.
+pub(crate) fn tool_servers(messages: &[McpMessage]) -> HashMap<String, String> {
+    let mut listings: HashMap<(String, String), ()> = HashMap::new();
+    let mut tools = HashMap::new();
+    for message in messages {
+        match (message.from, message.method(), message.id()) {
+            (McpSide::Client, Some("tools/list"), Some(id)) => {
+                listings.insert((message.server.clone(), id.to_string()), ());
+            }
+            (McpSide::Server, None, Some(id))
+                if listings.contains_key(&(message.server.clone(), id.to_string())) =>
+            {
+                let listed = message.message.pointer("/result/tools").and_then(Value::as_array);
+                for tool in listed.into_iter().flatten() {
+                    if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                        tools.insert(name.to_owned(), message.server.clone());
+                        tools.insert(
+                            format!("mcp__{}__{name}", message.server),
+                            message.server.clone(),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    tools
+}
+
+/// Marks each tool result of `trajectory` whose call named an MCP server's tool with
+/// `extra.mcp_server`, the server's name.
+pub(crate) fn mark_mcp_results(
+    trajectory: &mut atif_schema::Trajectory,
+    tools: &HashMap<String, String>,
+) {
+    if tools.is_empty() {
+        return;
+    }
+    let mut calls: HashMap<String, String> = HashMap::new();
+    for step in &mut trajectory.steps {
+        for call in step.tool_calls.iter().flatten() {
+            if let Some(server) = tools.get(&call.function_name) {
+                calls.insert(call.tool_call_id.clone(), server.clone());
+            }
+        }
+        let results = step.observation.iter_mut().flat_map(|observation| &mut observation.results);
+        for result in results {
+            let server = result.source_call_id.as_ref().and_then(|id| calls.get(id));
+            if let Some(server) = server {
+                let extra = result.extra.get_or_insert_with(Default::default);
+                extra.insert("mcp_server".to_owned(), Value::String(server.clone()));
+            }
+        }
+    }
+}
+
 /// A live request, as matching sees it.
 struct Request<'a> {
     server: &'a str,
@@ -530,6 +588,24 @@ mod tests {
             ),
             "{never}"
         );
+    }
+
+    #[test]
+    fn tools_are_known_by_their_server_under_both_names_only_from_tools_list() {
+        let messages = vec![
+            client(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+            client(json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})),
+            server(
+                json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": [{"name": "not_a_tool"}]}}),
+            ),
+            server(
+                json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "read_text_file"}]}}),
+            ),
+        ];
+        let tools = tool_servers(&messages);
+        assert_eq!(tools.len(), 2, "{tools:?}");
+        assert_eq!(tools["read_text_file"], "files");
+        assert_eq!(tools["mcp__files__read_text_file"], "files");
     }
 
     #[test]

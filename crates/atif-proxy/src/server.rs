@@ -379,6 +379,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
                 tape: Mutex::new(mcp),
                 normalizer: normalizer.clone(),
                 drift: options.drift,
+                tools: crate::mcp_tape::tool_servers(&script.mcp),
             };
             let tape = Tape::new(script.exchanges, &normalizer);
             (Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }, mcp)
@@ -711,7 +712,9 @@ impl Shared {
 
     fn trajectory(&self) -> Result<atif_schema::Trajectory> {
         let traffic = redacted(self.traffic())?;
-        Ok(atif_replay::trajectory_from_traffic(&traffic, &self.capture)?)
+        let mut trajectory = atif_replay::trajectory_from_traffic(&traffic, &self.capture)?;
+        crate::mcp_tape::mark_mcp_results(&mut trajectory, &self.mcp.tool_servers());
+        Ok(trajectory)
     }
 
     /// Whether a recording holds nothing but probes (or nothing at all).
