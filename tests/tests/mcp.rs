@@ -14,7 +14,8 @@
 //! 6. `atif script show` lists the MCP messages;
 //! 7. a Python agent on the official `mcp` SDK and the `openai` SDK, run under `atif record`
 //!    against the fake model, puts its model exchanges and its MCP messages on one tape, which
-//!    `atif replay` answers in another directory with the server off `PATH`.
+//!    `atif replay` answers in another directory with the server off `PATH`; a recorded call
+//!    never made and a call never recorded fail that replay.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not installed the servers.
 
@@ -352,6 +353,10 @@ fn a_killed_relay_leaves_no_half_written_script_and_a_stopped_one_saves_it_whole
     }
 }
 
+fn messages_len(script: &Value) -> usize {
+    script["mcp"].as_array().unwrap().len()
+}
+
 /// Runs `atif ARGS` in `dir` with a clean environment: no real keys, no proxies, no CI, the
 /// MCP servers on `PATH` only when `with_servers`.
 fn atif_in(dir: &Path, args: &[std::ffi::OsString], with_servers: bool) -> std::process::Output {
@@ -433,6 +438,31 @@ fn a_python_agent_on_the_mcp_sdk_records_model_and_tools_on_one_tape_and_replays
     let replayed = atif_in(&replay_dir, &args, false);
     assert!(replayed.status.success(), "replay failed: {}", e2e::describe(&replayed));
     assert_eq!(String::from_utf8_lossy(&replayed.stdout), stdout);
+
+    // A recorded tool call the agent never makes fails the replay, listed in the one verdict.
+    let mut longer = saved.clone();
+    let messages = longer["mcp"].as_array_mut().unwrap();
+    let call_at = messages.iter().position(|m| m["message"]["method"] == "tools/call").unwrap();
+    let mut extra_call = messages[call_at].clone();
+    extra_call["message"]["id"] = json!(9999);
+    extra_call["message"]["params"]["arguments"] = json!({"path": "<cwd>/todo.txt"});
+    let extra_result = json!({"server": "files", "from": "server", "message": {"jsonrpc": "2.0", "id": 9999, "result": {"content": [{"type": "text", "text": "water the plants\n"}]}}});
+    messages.push(extra_call);
+    messages.push(extra_result);
+    let longer_path = root.path().join("longer.script.json");
+    std::fs::write(&longer_path, serde_json::to_string_pretty(&longer).unwrap()).unwrap();
+    let mut args: Vec<OsString> =
+        vec!["replay".into(), "--script".into(), longer_path.into(), "--".into()];
+    args.extend(agent(&replay_dir));
+    let fewer = atif_in(&replay_dir, &args, false);
+    assert_eq!(fewer.status.code(), Some(1), "{}", e2e::describe(&fewer));
+    assert_eq!(String::from_utf8_lossy(&fewer.stdout), stdout, "the agent itself ran as recorded");
+    let stderr = String::from_utf8_lossy(&fewer.stderr);
+    let listed = format!(
+        "1 of the 2 recorded MCP calls were never made: #{} files: tools/call of `read_text_file`",
+        messages_len(&saved) + 1
+    );
+    assert!(stderr.contains(&listed), "{stderr}");
 
     // A tool call the tape does not hold fails the call, naming the server and the tool; the
     // agent fails with it, and so does the replay.
