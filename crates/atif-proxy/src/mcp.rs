@@ -210,7 +210,7 @@ async fn record(
         McpMessage::new(options.name.clone(), from, message)
     };
     let to_server = async {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut lines = Lines::new(tokio::io::stdin());
         while let Ok(Some(line)) = lines.next_line().await {
             log.push(entry(McpSide::Client, &line));
             if server_in.write_all(format!("{line}\n").as_bytes()).await.is_err() {
@@ -223,7 +223,7 @@ async fn record(
     };
     let to_client = async {
         let mut stdout = tokio::io::stdout();
-        let mut lines = BufReader::new(server_out).lines();
+        let mut lines = Lines::new(server_out);
         loop {
             match lines.next_line().await {
                 Ok(Some(line)) => {
@@ -321,7 +321,7 @@ async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Res
     };
     write_lines(&mut stdout, &opening).await;
     let serve = async {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut lines = Lines::new(tokio::io::stdin());
         let mut number = 0usize;
         while let Some(line) = lines.next_line().await.map_err(|err| Error::McpRelay {
             name: options.name.clone(),
@@ -369,6 +369,60 @@ async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Res
         }
     }
     Ok(outcome)
+}
+
+/// The longest line a relay reads from either side: far beyond any MCP message, and a bound
+/// on what a broken peer that never ends its line can make the relay hold.
+const MAX_LINE_BYTES: u64 = 64 << 20;
+
+/// Lines of a reader, each at most `max` bytes long ([`MAX_LINE_BYTES`]).
+struct Lines<R> {
+    reader: BufReader<R>,
+    max: u64,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> Lines<R> {
+    fn new(reader: R) -> Lines<R> {
+        Lines { reader: BufReader::new(reader), max: MAX_LINE_BYTES }
+    }
+
+    /// The next line without its line end, `None` at the end; a line over the bound or not
+    /// UTF-8 is an error.
+    async fn next_line(&mut self) -> std::io::Result<Option<String>> {
+        let mut bytes = Vec::new();
+        loop {
+            let buf = self.reader.fill_buf().await?;
+            if buf.is_empty() {
+                break;
+            }
+            let (taken, ended) = match buf.iter().position(|byte| *byte == b'\n') {
+                Some(end) => (end + 1, true),
+                None => (buf.len(), false),
+            };
+            bytes.extend_from_slice(&buf[..taken]);
+            self.reader.consume(taken);
+            let content = bytes.len() as u64 - u64::from(ended);
+            if content > self.max {
+                let message = format!(
+                    "a line longer than {} bytes; MCP over stdio is one JSON-RPC message a line",
+                    self.max
+                );
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, message));
+            }
+            if ended {
+                break;
+            }
+        }
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        while matches!(bytes.last(), Some(b'\n' | b'\r')) {
+            bytes.pop();
+        }
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|err| std::io::Error::new(std::io::ErrorKind::InvalidData, err))
+    }
 }
 
 async fn write_lines(stdout: &mut tokio::io::Stdout, messages: &[Value]) {
@@ -471,4 +525,22 @@ impl Remote {
 
 fn replies_of(reply: &Value) -> Vec<Value> {
     reply.get("replies").and_then(Value::as_array).cloned().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_end_at_their_line_end_and_a_line_over_the_bound_is_an_error() {
+        let input: &[u8] = b"{\"a\": 1}\r\nshort\n0123456789abcdefXYZ\nlast";
+        let mut lines = Lines { reader: BufReader::new(input), max: 16 };
+        assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("{\"a\": 1}"));
+        assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("short"));
+        let err = lines.next_line().await.unwrap_err();
+        assert!(err.to_string().starts_with("a line longer than 16 bytes"), "{err}");
+        let mut lines = Lines { reader: BufReader::new(&b"last"[..]), max: 16 };
+        assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("last"));
+        assert_eq!(lines.next_line().await.unwrap(), None);
+    }
 }
