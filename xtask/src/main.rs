@@ -2,11 +2,13 @@
 #![forbid(unsafe_code)]
 #![allow(clippy::print_stdout, clippy::print_stderr, reason = "a developer tool prints")]
 
+mod dist;
 mod e2e;
 mod fuzz;
 mod golden;
 mod man;
 mod schema;
+mod typescript;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -20,9 +22,14 @@ commands:
   golden-accept [FILTER]   move pending .json.new files over their goldens
   golden-reject [FILTER]   delete pending .json.new files
   man [DIR]                write the man pages of `atif` into DIR (default target/man)
-  schema [--check]         regenerate docs/schema/*.schema.json (or check they are current)
+  schema [--check]         regenerate docs/schema/*.schema.json and js/src/atif.d.ts (or
+                           check they are current)
   e2e-setup                install the pinned agent CLIs (npm) and Python packages (venv) of
                            the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)
+  dist [--profile P] [--out DIR]
+                           build, for this machine, the binary tarball, the Python wheel
+                           and the npm packages (main and platform) into DIR (default
+                           <target>/dist); needs maturin and npm
   fuzz [--seconds N] [TARGET]...
                            build the libFuzzer targets of fuzz/ (stable toolchain) and run
                            each N seconds (default 15), seeded from the fixtures and
@@ -42,6 +49,7 @@ fn main() -> ExitCode {
         "man" => man::run(rest),
         "schema" => schema::run(rest),
         "e2e-setup" => e2e::setup(rest),
+        "dist" => dist::run(rest),
         "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
