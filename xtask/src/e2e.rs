@@ -11,6 +11,13 @@ use crate::project_root;
 /// The pinned npm packages, `name@version` one a line (relative to the project root).
 const AGENT_CLIS: &str = "tests/e2e/agent-clis.txt";
 
+/// The pinned npm packages of the TypeScript package's tests (runners and SDKs), installed
+/// into their own prefix, [`TYPESCRIPT_PREFIX`], apart from the agent CLIs.
+const TYPESCRIPT_PINS: &str = "tests/e2e/typescript.txt";
+
+/// The cache's folder (an npm prefix) of [`TYPESCRIPT_PINS`].
+const TYPESCRIPT_PREFIX: &str = "typescript";
+
 /// Where Debian's `chromium` package puts the browser the page tests drive.
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -75,6 +82,12 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         install_opencode_config(&cache, &opencode.version)?;
     }
 
+    install_pins(
+        &root.join(TYPESCRIPT_PINS),
+        &cache.join(TYPESCRIPT_PREFIX),
+        "TypeScript test packages",
+    )?;
+
     let requirements_path = root.join(REQUIREMENTS);
     let requirements = std::fs::read_to_string(&requirements_path)
         .with_context(|| format!("cannot read {}", requirements_path.display()))?;
@@ -100,6 +113,39 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
     install_chromium()?;
     println!("e2e-setup: ready; tests find the cache at {}", cache.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Installs the `name@version` pins of `pins_path` into the npm prefix `prefix`, unless every one
+/// is there at its version.
+fn install_pins(pins_path: &Path, prefix: &Path, what: &str) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(pins_path)
+        .with_context(|| format!("cannot read {}", pins_path.display()))?;
+    let pins = parse_pins(&text).with_context(|| format!("in {}", pins_path.display()))?;
+    if stale_packages(prefix, &pins).is_empty() {
+        println!("e2e-setup: {} {what} already installed in {}", pins.len(), prefix.display());
+        return Ok(());
+    }
+    println!(
+        "e2e-setup: installing the {what} of {} into {}",
+        pins_path.display(),
+        prefix.display()
+    );
+    std::fs::create_dir_all(prefix)
+        .with_context(|| format!("cannot create {}", prefix.display()))?;
+    let specs: Vec<String> = pins.iter().map(Pin::spec).collect();
+    run(Command::new("npm")
+        .args(["install", "--no-audit", "--no-fund", "--save-exact", "--prefix"])
+        .arg(prefix)
+        .args(&specs))
+    .with_context(|| format!("npm (Node.js 20 or later) is needed for the {what}"))?;
+    if let Some(pin) = stale_packages(prefix, &pins).first() {
+        bail!(
+            "npm finished but {} is not installed in {}",
+            pin.spec(),
+            node_modules(prefix).display()
+        );
+    }
+    Ok(())
 }
 
 /// Installs [`OPENCODE_PLUGIN`] at OpenCode's version into the cache's [`OPENCODE_CONFIG`]
@@ -257,6 +303,14 @@ mod tests {
         let text = std::fs::read_to_string(project_root().join(AGENT_CLIS)).unwrap();
         // Five agent CLIs and three MCP reference servers.
         assert_eq!(parse_pins(&text).unwrap().len(), 8);
+    }
+
+    #[test]
+    fn the_committed_typescript_pins_parse() {
+        let text = std::fs::read_to_string(project_root().join(TYPESCRIPT_PINS)).unwrap();
+        let pins = parse_pins(&text).unwrap();
+        assert!(pins.iter().any(|pin| pin.name == "vitest"), "{pins:?}");
+        assert!(pins.iter().any(|pin| pin.name == "jest"), "{pins:?}");
     }
 
     #[test]

@@ -1,0 +1,51 @@
+// The `atif` package: typed ATIF (index.d.ts, atif.d.ts) and a small reader that asks the
+// `atif` binary, so files are read, validated and reduced to a Shape by the same Rust code as
+// the command line.
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+
+import { atifBinary } from "./binary.js";
+import { AtifError } from "./errors.js";
+
+export { AtifError } from "./errors.js";
+export { atifBinary, platformPackage } from "./binary.js";
+
+// Trajectories of hundreds of megabytes are valid; the CLI bounds them (--max-input-bytes).
+const MAX_BUFFER = 1024 * 1024 * 1024;
+
+/** Runs `atif ARGS` with `input` on standard input; resolves to its stdout, rejects on failure. */
+function atif(args, input) {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      atifBinary(),
+      args,
+      { maxBuffer: MAX_BUFFER, env: { NO_COLOR: "1", ...process.env } },
+      (err, stdout, stderr) => {
+        if (err === null) return resolve(stdout);
+        const said = String(stderr).trim() || String(stdout).trim() || err.message;
+        reject(new AtifError(said));
+      },
+    );
+    if (input !== undefined) child.stdin.end(input);
+  });
+}
+
+/**
+ * Reads an ATIF trajectory file, validated by `atif validate`: rejects with an AtifError naming
+ * the file, the JSON Pointer and what was expected when it is not valid ATIF.
+ */
+export async function readTrajectory(path) {
+  await atif(["validate", "--quiet", String(path)]);
+  const text = await readFile(path, "utf8");
+  return JSON.parse(text);
+}
+
+/** The Shape of a trajectory (an object or a file path), normalised first: what the agent did. */
+export async function shape(trajectory, options = {}) {
+  const args = ["shape", "--format", "json"];
+  if (options.preset) args.push("--preset", options.preset);
+  if (typeof trajectory === "string") {
+    return JSON.parse(await atif([...args, trajectory]));
+  }
+  return JSON.parse(await atif([...args, "-"], JSON.stringify(trajectory)));
+}

@@ -1,0 +1,2 @@
+// Registers `toMatchGolden` (see ./vitest.d.ts for its type).
+import "./vitest.js";
