@@ -167,7 +167,8 @@ fn the_npm_packages_install_from_their_tarballs_and_their_suite_passes() {
     copy_dir(&workspace_path("js/test"), &project.join("test"));
     // The page whose TypeScript blocks `js/test/docs.test.js` runs.
     std::fs::create_dir(project.join("docs")).unwrap();
-    std::fs::copy(workspace_path("docs/typescript.md"), project.join("docs/typescript.md")).unwrap();
+    std::fs::copy(workspace_path("docs/typescript.md"), project.join("docs/typescript.md"))
+        .unwrap();
     let fake = workspace_root().join("target").join("debug").join("atif-fake-provider");
     let fake = std::env::var_os("ATIF_FAKE_PROVIDER").map_or(fake, PathBuf::from);
     let started = Instant::now();
