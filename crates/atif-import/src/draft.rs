@@ -153,6 +153,8 @@ pub(crate) struct Trajectory {
     pub(crate) agent_name: String,
     pub(crate) agent_version: Option<String>,
     pub(crate) model_name: Option<String>,
+    /// The tools offered to the model, as the log states them.
+    pub(crate) tool_definitions: Option<Vec<Map<String, Value>>>,
     pub(crate) agent_extra: Map<String, Value>,
     pub(crate) steps: Vec<Step>,
     pub(crate) final_metrics: Option<FinalMetrics>,
@@ -176,6 +178,7 @@ impl Trajectory {
             agent_name: agent_name.to_owned(),
             agent_version: None,
             model_name: None,
+            tool_definitions: None,
             agent_extra: Map::new(),
             steps: Vec::new(),
             final_metrics: None,
@@ -302,7 +305,7 @@ impl Trajectory {
             name: self.agent_name,
             version: self.agent_version.unwrap_or_else(|| "unknown".into()),
             model_name: self.model_name,
-            tool_definitions: None,
+            tool_definitions: self.tool_definitions.filter(|tools| !tools.is_empty()),
             extra: non_empty(self.agent_extra),
         };
         let n_steps = self.steps.len() as u64;

@@ -169,6 +169,20 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A gzip-compressed input that is broken, or inflates past the input limit.
+    #[error("cannot decompress the gzip input")]
+    Compressed {
+        /// What the decompressor found, or the limit passed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Binary input that is not an OTLP protobuf export request (or protobuf without the
+    /// `protobuf` feature).
+    #[error("protobuf input: {reason}")]
+    Protobuf {
+        /// Where and why decoding failed.
+        reason: String,
+    },
     /// A folder given to [`import_path`](crate::import_path) holds no session file.
     #[error("{}: expected a log file, or a Claude Code project folder holding one session `.jsonl`, found {found}", path.display())]
     NoSession {

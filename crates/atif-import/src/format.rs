@@ -32,6 +32,9 @@ pub enum Format {
     PiSession,
     /// The standard output of `pi -p --mode json`.
     PiJson,
+    /// OpenTelemetry traces as OTLP/JSON (the Collector file exporter's lines, or one export
+    /// request), gzip-compressed or not, or OTLP protobuf with the `protobuf` feature.
+    Otel,
 }
 
 impl Format {
@@ -47,6 +50,7 @@ impl Format {
         Format::OpenCodeExport,
         Format::PiJson,
         Format::PiSession,
+        Format::Otel,
     ];
 
     /// The name used on the command line (`claude-code`, `claude-stream`, `codex-rollout`,
@@ -64,6 +68,7 @@ impl Format {
             Format::OpenCodeExport => "opencode-export",
             Format::PiSession => "pi-session",
             Format::PiJson => "pi-json",
+            Format::Otel => "otel",
         }
     }
 
@@ -76,6 +81,7 @@ impl Format {
             Format::GeminiSession | Format::GeminiStream => "gemini-cli",
             Format::OpenCodeRun | Format::OpenCodeExport => "opencode",
             Format::PiSession | Format::PiJson => "pi",
+            Format::Otel => "otel",
         }
     }
 
@@ -84,14 +90,16 @@ impl Format {
         Format::ALL.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
     }
 
-    /// The agent's own folder under home, as it shows in paths (`/.codex/`).
-    pub(crate) fn home_marker(self) -> &'static str {
+    /// The agent's own folder under home, as it shows in paths (`/.codex/`); none for traces,
+    /// whose agents are the user's own.
+    pub(crate) fn home_marker(self) -> Option<&'static str> {
         match self.agent() {
-            "claude-code" => "/.claude/",
-            "codex" => "/.codex/",
-            "gemini-cli" => "/.gemini/",
-            "pi" => "/.pi/agent/",
-            _ => "/.local/share/opencode/",
+            "claude-code" => Some("/.claude/"),
+            "codex" => Some("/.codex/"),
+            "gemini-cli" => Some("/.gemini/"),
+            "pi" => Some("/.pi/agent/"),
+            "opencode" => Some("/.local/share/opencode/"),
+            _ => None,
         }
     }
 
@@ -171,8 +179,15 @@ impl Format {
                     | "turn_end"
                     | "agent_end"
             ),
+            Format::Otel => is_otlp_request(record),
         }
     }
+}
+
+/// An OTLP/JSON export request of traces or logs (`formats::otel` reads it).
+fn is_otlp_request(record: &Value) -> bool {
+    record.get("resourceSpans").is_some_and(Value::is_array)
+        || record.get("resourceLogs").is_some_and(Value::is_array)
 }
 
 impl fmt::Display for Format {

@@ -469,7 +469,8 @@ fn import_raw_runs(
     bytes: &[u8],
     options: &ImportOptions,
 ) -> Result<(Vec<Trajectory>, Format, Stats)> {
-    let mut records = Records::open(bytes, options.strict)?;
+    let bytes = crate::binary::decode(bytes, options.max_input_bytes())?;
+    let mut records = Records::open(&bytes, options.strict)?;
     let detected = detect_records(records.ahead());
     let format = match (options.format, detected) {
         (Some(format), _) => {
@@ -530,10 +531,9 @@ fn record_paths(trajectory: &mut Trajectory, format: Format, options: &ImportOpt
             context_texts().find_map(|text| line_after(text, "- **Workspace Directories:**\n  - "))
         }
     };
-    let marker = format.home_marker();
-    let home = match trajectory.extra.contains_key("home") {
-        true => None,
-        false => context_texts().find_map(|text| path_before(text, marker)),
+    let home = match (trajectory.extra.contains_key("home"), format.home_marker()) {
+        (false, Some(marker)) => context_texts().find_map(|text| path_before(text, marker)),
+        _ => None,
     };
     if let Some(cwd) = cwd {
         trajectory.extra.insert("cwd".into(), cwd.into());

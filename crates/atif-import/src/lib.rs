@@ -54,6 +54,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod binary;
 mod draft;
 mod error;
 mod format;

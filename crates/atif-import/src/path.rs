@@ -41,8 +41,10 @@ pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
         .map_err(|err| Error::Log { path: main.clone(), source: Box::new(err) })?;
     if !trajectory.extra.contains_key("home") {
         // A session file read where the agent keeps it: `<home>/.codex/sessions/…`.
-        let marker = format.home_marker();
-        if let Some(home) = main.to_str().and_then(|p| crate::import::path_before(p, marker)) {
+        let home = format
+            .home_marker()
+            .and_then(|marker| crate::import::path_before(main.to_str()?, marker));
+        if let Some(home) = home {
             trajectory.extra.insert("home".into(), home.into());
         }
     }
@@ -89,10 +91,38 @@ fn session_file(path: &Path) -> Result<PathBuf> {
 /// Reads a log file through atif-schema's bounded reader: within the options' limit, and
 /// stopped at the first byte of binary data.
 fn read(path: &Path, options: &ImportOptions) -> Result<Vec<u8>> {
+    if let Some(bytes) = read_binary(path, options)? {
+        return Ok(bytes);
+    }
     atif_schema::read_path(path, options.load_options()).map_err(|err| match err {
         atif_schema::Error::Read { source, .. } => Error::Io { path: path.to_path_buf(), source },
         source => Error::Load { path: path.to_path_buf(), source: Box::new(source) },
     })
+}
+
+/// A gzip or protobuf file (`crate::binary`), read whole within the input limit; `None` for
+/// any other file, which atif-schema's reader reads (and refuses when it is binary).
+fn read_binary(path: &Path, options: &ImportOptions) -> Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+
+    let io = |source| Error::Io { path: path.to_path_buf(), source };
+    let Ok(file) = std::fs::File::open(path) else { return Ok(None) };
+    let mut head = [0_u8; 8];
+    let mut reader = file.take(options.max_input_bytes().saturating_add(1));
+    let n = reader.read(&mut head).map_err(io)?;
+    if !crate::binary::is_binary(&head[..n]) {
+        return Ok(None);
+    }
+    let mut bytes = head[..n].to_vec();
+    reader.read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > options.max_input_bytes() {
+        let source = atif_schema::Error::TooLarge {
+            file: path.display().to_string(),
+            limit: options.max_input_bytes(),
+        };
+        return Err(Error::Load { path: path.to_path_buf(), source: Box::new(source) });
+    }
+    Ok(Some(bytes))
 }
 
 /// The `.jsonl` files of `folder`, sorted.

@@ -17,7 +17,7 @@
 use crate::{Error, Masker, NormalizeOptions, Result};
 
 /// The names of the known presets.
-pub const PRESETS: &[&str] = &["claude-code", "codex", "gemini-cli", "opencode", "pi"];
+pub const PRESETS: &[&str] = &["claude-code", "codex", "gemini-cli", "opencode", "pi", "otel"];
 
 /// The options of the preset called `name`.
 ///
@@ -30,6 +30,7 @@ pub fn preset(name: &str) -> Result<NormalizeOptions> {
         "gemini-cli" => (GEMINI_KEYS, GEMINI_MASKERS),
         "opencode" => (OPENCODE_KEYS, OPENCODE_MASKERS),
         "pi" => (PI_KEYS, &[]),
+        "otel" => (OTEL_KEYS, OTEL_MASKERS),
         _ => return Err(Error::UnknownPreset { name: name.to_owned(), known: PRESETS.join(", ") }),
     };
     let mut options = NormalizeOptions::default();
@@ -114,6 +115,19 @@ const OPENCODE_MASKERS: &[(&str, &str)] = &[
     (r"\bcall_[A-Za-z0-9]{16,}", "call_ID"),
 ];
 
+/// Keys of OpenTelemetry imports: the id a tool span gave a call when it differs from the
+/// model's (ADK invents one per run).
+const OTEL_KEYS: &[&str] = &["span_call_id"];
+
+/// Ids and ports that OpenTelemetry traces put in text: trace and span ids, ADK's invented
+/// call ids, the local port of a model server.
+const OTEL_MASKERS: &[(&str, &str)] = &[
+    (r"\badk-[0-9a-fA-F-]{36}\b", "adk-ID"),
+    (r"\b[0-9a-f]{32}\b", "TRACE_ID"),
+    (r"\b[0-9a-f]{16}\b", "SPAN_ID"),
+    (r"\b(localhost|127\.0\.0\.1|\[::1\]):\d{2,5}\b", "${1}:PORT"),
+];
+
 /// Keys of pi logs: entry ids of the session tree.
 const PI_KEYS: &[&str] = &["entry_id", "parent_id", "response_id"];
 
@@ -157,7 +171,7 @@ mod tests {
         let err = preset("aider").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown normalisation preset `aider` (known: claude-code, codex, gemini-cli, opencode, pi)"
+            "unknown normalisation preset `aider` (known: claude-code, codex, gemini-cli, opencode, pi, otel)"
         );
     }
 

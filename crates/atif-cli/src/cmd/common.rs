@@ -187,10 +187,14 @@ impl NormalizeArgs {
         if preset.is_none() {
             let origin = run.map(origin).unwrap_or_default();
             if let (Some(name), Some(format)) = (origin.preset(), &origin.log_format) {
+                let source = match format.as_str() {
+                    "otel" => "an OpenTelemetry trace".to_owned(),
+                    format => format!("a {format} log"),
+                };
                 crate::output::note(|err| {
                     writeln!(
                         err,
-                        "atif {command}: preset {name}, as the run was imported from a {format} log (--preset chooses another)"
+                        "atif {command}: preset {name}, as the run was imported from {source} (--preset chooses another)"
                     )
                 })?;
                 preset = Some(name.to_owned());

@@ -16,7 +16,7 @@ use crate::output;
 #[derive(Debug, Clone, clap::Args)]
 pub(crate) struct Args {
     /// The log's format; `auto` detects it from the first records (never from the file name).
-    #[arg(long, value_name = "LOG_FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec", "gemini-session", "gemini-stream", "opencode-run", "opencode-export", "pi-session", "pi-json"])]
+    #[arg(long, value_name = "LOG_FORMAT", default_value = "auto", value_parser = ["auto", "claude-code", "claude-stream", "codex-rollout", "codex-exec", "gemini-session", "gemini-stream", "opencode-run", "opencode-export", "pi-session", "pi-json", "otel"])]
     from: String,
     /// Fail on a record type the importer does not know, or a record that does not have the
     /// shape its format gives it, instead of skipping and counting it.

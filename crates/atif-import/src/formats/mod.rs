@@ -20,6 +20,7 @@ mod codex_rollout;
 pub(crate) mod common;
 mod gemini;
 mod opencode;
+pub(crate) mod otel;
 mod pi;
 
 use crate::Result;
@@ -38,6 +39,7 @@ pub(crate) fn import_runs(
     let trajectory = match format {
         Format::ClaudeStream => return claude_stream::import_runs(records, ctx),
         Format::OpenCodeRun => return opencode::import_runs(records, ctx),
+        Format::Otel => return otel::import_runs(records, ctx),
         Format::ClaudeCode => claude_code::import(records, ctx),
         Format::CodexRollout => codex_rollout::import(records, ctx),
         Format::CodexExec => codex_exec::import(records, ctx),

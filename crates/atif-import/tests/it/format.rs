@@ -39,7 +39,7 @@ fn format_names_parse_and_an_unknown_name_lists_the_known_ones() {
     let err = "gemini".parse::<Format>().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "unknown log format `gemini` (known: claude-code, claude-stream, codex-rollout, codex-exec, gemini-session, gemini-stream, opencode-run, opencode-export, pi-json, pi-session)"
+        "unknown log format `gemini` (known: claude-code, claude-stream, codex-rollout, codex-exec, gemini-session, gemini-stream, opencode-run, opencode-export, pi-json, pi-session, otel)"
     );
 }
 

@@ -31,7 +31,7 @@ fn a_json_document_that_is_not_a_log_is_unrecognised_and_the_known_formats_are_l
     let err = import_err(trajectory.to_string().as_bytes());
     assert_eq!(
         err.to_string(),
-        "unrecognised log: none of the first 1 records looks like a known format (known: claude-code, claude-stream, codex-rollout, codex-exec, gemini-session, gemini-stream, opencode-run, opencode-export, pi-json, pi-session)"
+        "unrecognised log: none of the first 1 records looks like a known format (known: claude-code, claude-stream, codex-rollout, codex-exec, gemini-session, gemini-stream, opencode-run, opencode-export, pi-json, pi-session, otel)"
     );
     // Pretty-printed, it is read as one JSON document (as `opencode export` writes), which is
     // no known log either.

@@ -13,6 +13,7 @@ mod golden;
 mod hostile;
 mod malformed;
 mod normalize;
+mod otel;
 mod path;
 mod real;
 mod support;

@@ -1,0 +1,228 @@
+//! OTLP/JSON read into spans: resource spans, scope spans, span events, and the log records
+//! that carry content as events (`resourceLogs`), with `AnyValue`s decoded to JSON values.
+//!
+//! OTLP/JSON writes 64-bit integers as strings, ids as hex text, and every attribute value as
+//! an `AnyValue` object (`{"stringValue": …}`, `{"kvlistValue": {"values": […]}}`); this module
+//! is the one place that knows it.
+
+use serde_json::{Map, Value};
+
+use crate::Result;
+use crate::import::{At, Context};
+
+/// One span, as the mapping reads it.
+#[derive(Debug, Clone)]
+pub(crate) struct Span {
+    pub(crate) trace_id: String,
+    pub(crate) span_id: String,
+    pub(crate) parent_id: Option<String>,
+    pub(crate) name: String,
+    /// Start time in nanoseconds since the epoch (0 when absent).
+    pub(crate) start: u64,
+    /// The instrumentation scope's name (`pydantic-ai`, `openinference.instrumentation…`).
+    pub(crate) scope: String,
+    /// The instrumentation scope's version.
+    pub(crate) scope_version: String,
+    pub(crate) attributes: Map<String, Value>,
+    pub(crate) events: Vec<Event>,
+    /// The status message of a span whose status is `ERROR` (empty when it gave none).
+    pub(crate) error: Option<String>,
+}
+
+/// A span event, or a log record attached to its span.
+#[derive(Debug, Clone)]
+pub(crate) struct Event {
+    pub(crate) name: String,
+    pub(crate) attributes: Map<String, Value>,
+}
+
+impl Span {
+    /// The attribute `key` as text.
+    pub(crate) fn str_attr(&self, key: &str) -> Option<&str> {
+        self.attributes.get(key).and_then(Value::as_str)
+    }
+
+    /// The attribute `key` as a JSON value: JSON text in a string attribute is decoded.
+    pub(crate) fn json_attr(&self, key: &str) -> Option<Value> {
+        self.attributes.get(key).map(decode_json_text)
+    }
+
+    /// The attribute `key` as a count (integers written as strings included).
+    pub(crate) fn count_attr(&self, key: &str) -> Option<u64> {
+        match self.attributes.get(key)? {
+            Value::Number(number) => number.as_u64(),
+            Value::String(text) => text.parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// A string holding a JSON object or array, decoded; any other value as it is.
+pub(crate) fn decode_json_text(value: &Value) -> Value {
+    match value {
+        Value::String(text) if text.trim_start().starts_with(['{', '[']) => {
+            serde_json::from_str(text).unwrap_or_else(|_| value.clone())
+        }
+        _ => value.clone(),
+    }
+}
+
+/// Whether `record` is an OTLP/JSON export request (traces or logs).
+pub(crate) fn is_otlp(record: &Value) -> bool {
+    record.get("resourceSpans").is_some_and(Value::is_array)
+        || record.get("resourceLogs").is_some_and(Value::is_array)
+}
+
+/// The spans and log records of one export request (one line of the Collector file exporter,
+/// or the whole document), appended to `spans` and `logs`.
+pub(crate) fn read_request(
+    record: &Value,
+    line: usize,
+    ctx: &mut Context,
+    spans: &mut Vec<Span>,
+    logs: &mut Vec<(String, Event)>,
+) -> Result<()> {
+    for (r_idx, resource) in array(record, "resourceSpans").iter().enumerate() {
+        for (s_idx, scope_spans) in array(resource, "scopeSpans").iter().enumerate() {
+            let (scope, version) = scope_of(scope_spans);
+            for (idx, span) in array(scope_spans, "spans").iter().enumerate() {
+                let pointer = format!("/resourceSpans/{r_idx}/scopeSpans/{s_idx}/spans/{idx}");
+                match read_span(span, &scope, &version) {
+                    Some(span) => spans.push(span),
+                    None => ctx.malformed(
+                        At::inside(line, pointer),
+                        "span without a traceId, a spanId or a name",
+                    )?,
+                }
+            }
+        }
+    }
+    for resource in array(record, "resourceLogs") {
+        for scope_logs in array(resource, "scopeLogs") {
+            for log in array(scope_logs, "logRecords") {
+                if let Some(event) = read_log(log) {
+                    logs.push(event);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_span(span: &Value, scope: &str, scope_version: &str) -> Option<Span> {
+    let id = |key: &str| span.get(key).and_then(Value::as_str).filter(|id| !id.is_empty());
+    let status = span.get("status");
+    let status_code = status.and_then(|s| s.get("code"));
+    let is_error = matches!(status_code, Some(Value::Number(n)) if n.as_u64() == Some(2))
+        || status_code.and_then(Value::as_str) == Some("STATUS_CODE_ERROR");
+    let message = status.and_then(|s| s.get("message")).and_then(Value::as_str).unwrap_or("");
+    Some(Span {
+        trace_id: id("traceId")?.to_owned(),
+        span_id: id("spanId")?.to_owned(),
+        parent_id: id("parentSpanId").map(str::to_owned),
+        name: span.get("name").and_then(Value::as_str)?.to_owned(),
+        start: nanos(span.get("startTimeUnixNano")),
+        scope: scope.to_owned(),
+        scope_version: scope_version.to_owned(),
+        attributes: attributes(span.get("attributes")),
+        events: array(span, "events")
+            .iter()
+            .map(|event| Event {
+                name: event.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
+                attributes: attributes(event.get("attributes")),
+            })
+            .collect(),
+        error: is_error.then(|| message.to_owned()),
+    })
+}
+
+/// A log record as an event of the span it names: its `eventName` (or `event.name`
+/// attribute), its attributes and its body (as `body`).
+fn read_log(log: &Value) -> Option<(String, Event)> {
+    let span_id = log.get("spanId").and_then(Value::as_str).filter(|id| !id.is_empty())?;
+    let mut attributes = attributes(log.get("attributes"));
+    let name = match log.get("eventName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
+        Some(name) => name.to_owned(),
+        None => attributes.get("event.name").and_then(Value::as_str).unwrap_or("").to_owned(),
+    };
+    if let Some(body) = log.get("body") {
+        attributes.insert("body".into(), any_value(body));
+    }
+    Some((span_id.to_owned(), Event { name, attributes }))
+}
+
+fn scope_of(scope_spans: &Value) -> (String, String) {
+    let scope = scope_spans.get("scope");
+    let text =
+        |key: &str| scope.and_then(|s| s.get(key)).and_then(Value::as_str).unwrap_or("").to_owned();
+    (text("name"), text("version"))
+}
+
+fn array<'v>(value: &'v Value, key: &str) -> &'v [Value] {
+    value.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// A time in nanoseconds, written as a string (OTLP/JSON) or a number.
+fn nanos(value: Option<&Value>) -> u64 {
+    match value {
+        Some(Value::String(text)) => text.parse().unwrap_or(0),
+        Some(Value::Number(number)) => number.as_u64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// A list of `{key, value: AnyValue}` as a JSON object.
+fn attributes(list: Option<&Value>) -> Map<String, Value> {
+    let mut map = Map::new();
+    for pair in list.and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
+        if let Some(key) = pair.get("key").and_then(Value::as_str) {
+            map.insert(key.to_owned(), pair.get("value").map_or(Value::Null, any_value));
+        }
+    }
+    map
+}
+
+/// An OTLP `AnyValue` as a JSON value: 64-bit integers written as strings become numbers,
+/// arrays and key-value lists become JSON arrays and objects.
+pub(crate) fn any_value(value: &Value) -> Value {
+    let Some(object) = value.as_object() else { return value.clone() };
+    let Some((kind, inner)) = object.iter().next() else { return Value::Null };
+    match kind.as_str() {
+        "stringValue" | "boolValue" | "bytesValue" => inner.clone(),
+        "intValue" => match inner {
+            Value::String(text) => text.parse::<i64>().map_or_else(|_| inner.clone(), Value::from),
+            _ => inner.clone(),
+        },
+        "doubleValue" => inner.clone(),
+        "arrayValue" => Value::Array(array(inner, "values").iter().map(any_value).collect()),
+        "kvlistValue" => Value::Object(attributes(inner.get("values"))),
+        _ => value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn any_values_are_decoded_with_integers_written_as_strings() {
+        let value = json!({"kvlistValue": {"values": [
+            {"key": "n", "value": {"intValue": "9007199254740993"}},
+            {"key": "list", "value": {"arrayValue": {"values": [{"stringValue": "a"}, {"boolValue": true}]}}},
+            {"key": "x", "value": {"doubleValue": 0.5}}
+        ]}});
+        assert_eq!(
+            any_value(&value),
+            json!({"n": 9_007_199_254_740_993_i64, "list": ["a", true], "x": 0.5})
+        );
+    }
+
+    #[test]
+    fn json_text_in_an_attribute_is_decoded_and_other_text_is_kept() {
+        assert_eq!(decode_json_text(&json!("[{\"role\":\"user\"}]")), json!([{"role": "user"}]));
+        assert_eq!(decode_json_text(&json!("[not json")), json!("[not json"));
+        assert_eq!(decode_json_text(&json!("plain")), json!("plain"));
+    }
+}
