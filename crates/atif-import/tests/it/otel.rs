@@ -512,3 +512,29 @@ fn hostile_traces_fail_or_import_bounded() {
     assert_eq!(imported.trajectory()["steps"].as_array().unwrap().len(), 1);
     assert!(imported.stats().dropped().contains_key("span nested deeper than 256 levels"));
 }
+
+#[test]
+fn two_real_runs_check_equal_with_the_preset_and_a_changed_tool_call_does_not() {
+    use atif_normalize::{DiffOptions, diff, normalize, preset, shape, to_canonical_string};
+
+    // Two runs of the same pydantic-ai agent against the fake provider, exported as OTLP/JSON:
+    // their trace ids, span ids, times, conversation ids and server ports all differ.
+    let run1 = fixture("otel/pydantic-ai-run1.json");
+    let run2 = fixture("otel/pydantic-ai-run2.json");
+    assert_ne!(run1, run2);
+    let options = preset("otel").unwrap();
+    let canonical = |bytes: &[u8]| {
+        let trajectory = check(bytes);
+        let normalized = normalize(&trajectory, &options).unwrap();
+        (to_canonical_string(&normalized), shape(&normalized))
+    };
+    let (first, first_shape) = canonical(&run1);
+    let (second, _) = canonical(&run2);
+    assert_eq!(first, second);
+    // The same run with another command in the model's tool call and the tool span.
+    let changed = String::from_utf8(run2).unwrap().replace("atif-e2e-%d", "other-%d");
+    let (third, third_shape) = canonical(changed.as_bytes());
+    assert_ne!(first, third);
+    let deltas = diff(&first_shape, &third_shape, &DiffOptions::default());
+    assert!(!deltas.is_empty(), "a changed tool call moves the Shape");
+}
