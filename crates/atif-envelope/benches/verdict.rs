@@ -44,17 +44,31 @@ fn long_run(seed: usize) -> Value {
     })
 }
 
-fn runs(trajectories: &[Value], options: &NormalizeOptions) -> Vec<Run> {
+fn runs(trajectories: Vec<Value>, options: &NormalizeOptions) -> Vec<Run> {
     let label = |idx: usize| format!("run {}", idx + 1);
-    trajectories.iter().enumerate().map(|(i, t)| Run::new(&label(i), t, options).unwrap()).collect()
+    let owned = trajectories.into_iter().enumerate();
+    owned.map(|(i, t)| Run::new(&label(i), t, options).unwrap()).collect()
+}
+
+/// The job the first benchmark times, as one function that `valgrind --tool=callgrind
+/// --toggle-collect='*check_from_trajectories*'` can count the instructions of.
+#[inline(never)]
+fn check_from_trajectories(
+    golden: &Envelope,
+    trajectories: Vec<Value>,
+    options: &NormalizeOptions,
+    verdict_options: &VerdictOptions,
+) -> atif_envelope::Verdict {
+    let runs = runs(trajectories, options);
+    compare(golden, &runs, verdict_options).unwrap()
 }
 
 fn benches(c: &mut Criterion) {
     let options = NormalizeOptions::default();
     let golden_runs: Vec<Value> = (0..50).map(long_run).collect();
-    let golden = Envelope::build(&runs(&golden_runs, &options), ToolOrder::Exact).unwrap();
+    let golden = Envelope::build(&runs(golden_runs, &options), ToolOrder::Exact).unwrap();
     let new_runs: Vec<Value> = (50..100).map(long_run).collect();
-    let reduced = runs(&new_runs, &options);
+    let reduced = runs(new_runs.clone(), &options);
     let verdict_options = VerdictOptions::default();
 
     let mut group = c.benchmark_group("verdict_50_runs_of_1000_steps");
@@ -63,8 +77,12 @@ fn benches(c: &mut Criterion) {
         b.iter_batched(
             || new_runs.clone(),
             |trajectories| {
-                let runs = runs(black_box(&trajectories), &options);
-                compare(&golden, &runs, &verdict_options).unwrap()
+                check_from_trajectories(
+                    &golden,
+                    black_box(trajectories),
+                    &options,
+                    &verdict_options,
+                )
             },
             BatchSize::LargeInput,
         );

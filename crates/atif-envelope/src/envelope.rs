@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use atif_normalize::{NormalizeOptions, Shape, normalize, shape, to_canonical_string};
+use atif_normalize::support::shape_without_hash;
+use atif_normalize::{NormalizeOptions, Shape, normalize_owned, to_canonical_string};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -55,16 +56,21 @@ pub struct Run {
 }
 
 impl Run {
-    /// Normalises `trajectory` (which redacts secrets) and keeps its Shape; `label` names the run
-    /// in verdicts (a file name, or `run 3`).
+    /// Normalises `trajectory` in place (which redacts secrets) and keeps its Shape; `label`
+    /// names the run in verdicts (a file name, or `run 3`).
+    ///
+    /// The trajectory is taken by value so that a long run is never copied: normalising it in
+    /// place is most of what building a run costs.
     ///
     /// # Errors
     ///
     /// [`Error::Normalize`] when the document is not a trajectory.
-    pub fn new(label: &str, trajectory: &Value, options: &NormalizeOptions) -> Result<Run> {
-        let normalized = normalize(trajectory, options)
+    pub fn new(label: &str, trajectory: Value, options: &NormalizeOptions) -> Result<Run> {
+        let normalized = normalize_owned(trajectory, options)
             .map_err(|source| Error::Normalize { run: label.to_owned(), source })?;
-        let shape = shape(&normalized);
+        // An envelope compares behaviour, never content: hashing the canonical text of the run
+        // would be more than half of the cost of a long one.
+        let shape = shape_without_hash(&normalized);
         let step_calls = step_calls(&normalized);
         Ok(Run { label: label.to_owned(), normalized, shape, step_calls, passed: None })
     }
@@ -80,7 +86,8 @@ impl Run {
         &self.label
     }
 
-    /// The run's Shape.
+    /// The run's Shape; its `content_hash` is empty, since an envelope compares behaviour and
+    /// never content.
     pub fn shape(&self) -> &Shape {
         &self.shape
     }

@@ -42,7 +42,7 @@
 //! };
 //! let options = NormalizeOptions::default();
 //! let runs = |tools: &[&str], n: usize| -> atif_envelope::Result<Vec<Run>> {
-//!     (1..=n).map(|i| Run::new(&format!("run {i}"), &trajectory(tools), &options)).collect()
+//!     (1..=n).map(|i| Run::new(&format!("run {i}"), trajectory(tools), &options)).collect()
 //! };
 //! let golden = Envelope::build(&runs(&["read"], 20)?, ToolOrder::Exact)?;
 //! let text = golden.to_json();

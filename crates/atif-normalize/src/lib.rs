@@ -99,5 +99,5 @@ pub use shape::{Shape, shape};
 /// in any release.
 #[doc(hidden)]
 pub mod support {
-    pub use crate::shape::join;
+    pub use crate::shape::{join, shape_without_hash};
 }

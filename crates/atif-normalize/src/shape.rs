@@ -62,6 +62,13 @@ pub fn shape(normalized: &Value) -> Shape {
     shape_of(normalized, content_hash(normalized))
 }
 
+/// [`shape`] without the content hash (`content_hash` is empty): for callers that compare
+/// behaviour and never content, such as `atif-envelope`, to whom hashing the canonical text of a
+/// long run would be most of the cost.
+pub fn shape_without_hash(normalized: &Value) -> Shape {
+    shape_of(normalized, String::new())
+}
+
 /// Runs `background` on a second thread while `foreground` runs on this one, and returns both
 /// results; a panic in `background` is resumed here.
 ///

@@ -84,7 +84,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::with_capacity(args.runs.len());
     for path in &args.runs {
         let trajectory = load_trajectory(path)?;
-        runs.push(Run::new(path, &trajectory, &options).map_err(invalid)?);
+        runs.push(Run::new(path, trajectory, &options).map_err(invalid)?);
     }
     conclude(&args.golden, &runs, &args.verdict, "envelope")
 }

@@ -79,8 +79,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     finished.sort_by_key(|run| run.index);
 
     let normalize = args.verdict.normalize_options()?;
-    let mut runs = Vec::with_capacity(finished.len());
-    for run in &finished {
+    let passed = finished.iter().filter(|run| run.passed).count();
+    let n_finished = finished.len();
+    let mut runs = Vec::with_capacity(n_finished);
+    for run in finished {
         let label = format!("run {}", run.index);
         if let Some(dir) = &args.trajectories {
             let path = dir.join(format!("run-{}.json", run.index));
@@ -89,13 +91,12 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             atif_fs::write_atomic(&path, text.as_bytes())
                 .with_context(|| format!("cannot write the trajectory {}", path.display()))?;
         }
-        let mut envelope_run = Run::new(&label, &run.trajectory, &normalize)?;
+        let mut envelope_run = Run::new(&label, run.trajectory, &normalize)?;
         envelope_run.set_passed(Some(run.passed));
         runs.push(envelope_run);
     }
-    let passed = finished.iter().filter(|run| run.passed).count();
     let noted = output::note(|out| {
-        writeln!(out, "atif live: {} run(s) finished, {passed} passed", finished.len())
+        writeln!(out, "atif live: {n_finished} run(s) finished, {passed} passed")
     });
     let code = conclude(&args.golden, &runs, &args.verdict, "live")?;
     // A note that cannot be written fails a successful run (exit 2); a verdict of `changed`

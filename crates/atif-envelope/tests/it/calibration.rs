@@ -38,7 +38,7 @@ fn batch(sampling: Sampling, n: usize) -> Vec<Run> {
     (0..n)
         .map(|i| {
             let run = sample(sampling, i as u64);
-            Run::new(&format!("run {}", i + 1), &run, &options).unwrap()
+            Run::new(&format!("run {}", i + 1), run, &options).unwrap()
         })
         .collect()
 }

@@ -72,7 +72,7 @@ fn secrets_in_a_run_never_reach_the_envelope() {
     let mut doc = trajectory(&[&["read"]], (1, 1), false);
     doc["steps"][0]["message"] =
         json!("token sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD");
-    let run = Run::new("run 1", &doc, &NormalizeOptions::default()).unwrap();
+    let run = Run::new("run 1", doc, &NormalizeOptions::default()).unwrap();
     let text = Envelope::build(&[run], ToolOrder::Exact).unwrap().to_json();
     assert!(!text.contains("sk-ant-api03"), "{text}");
     assert!(text.contains("<redacted:"), "{text}");
@@ -88,7 +88,7 @@ fn building_needs_runs_and_consistent_outcomes() {
         error.to_string(),
         "run `run 2` has no pass/fail outcome but other runs do; expected every run or none to have one"
     );
-    let not_a_trajectory = Run::new("bad.json", &json!([1]), &NormalizeOptions::default());
+    let not_a_trajectory = Run::new("bad.json", json!([1]), &NormalizeOptions::default());
     assert_eq!(not_a_trajectory.unwrap_err().to_string(), "run `bad.json` cannot be normalised");
 }
 

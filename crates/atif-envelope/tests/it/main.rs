@@ -49,5 +49,5 @@ fn trajectory(steps: &[&[&str]], tokens: (u64, u64), crashed: bool) -> Value {
 /// `n` runs labelled `run 1`…, each from `make(i)`.
 fn runs(n: usize, make: impl Fn(usize) -> Value) -> Vec<Run> {
     let options = NormalizeOptions::default();
-    (0..n).map(|i| Run::new(&format!("run {}", i + 1), &make(i), &options).unwrap()).collect()
+    (0..n).map(|i| Run::new(&format!("run {}", i + 1), make(i), &options).unwrap()).collect()
 }
