@@ -239,8 +239,8 @@ impl Envelope {
             tool_runs: tool_runs(runs),
             step_count: sorted(|s| s.step_count),
             llm_calls: sorted(|s| s.llm_calls),
-            prompt_tokens: sorted(|s| s.prompt_tokens),
-            completion_tokens: sorted(|s| s.completion_tokens),
+            prompt_tokens: sorted(|s| known_tokens(s.prompt_tokens)),
+            completion_tokens: sorted(|s| known_tokens(s.completion_tokens)),
             crashed_runs: runs.iter().filter(|run| run.shape.crashed).count() as u64,
             passed_runs: first
                 .passed
@@ -383,6 +383,13 @@ pub(crate) fn tool_runs(runs: &[Run]) -> BTreeMap<String, u64> {
         }
     }
     counts
+}
+
+/// A run's token count as an envelope's sample. The envelope keeps one sample per run, and a
+/// run whose provider reported no usage (its Shape says `unknown`) counts 0 here: explicitly,
+/// so that the same unreporting provider on both sides of a verdict moves nothing.
+pub(crate) fn known_tokens(count: Option<u64>) -> u64 {
+    count.unwrap_or(0)
 }
 
 fn invalid(pointer: &str, message: &str) -> Error {

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::envelope::{describe_calls, tool_runs};
+use crate::envelope::{describe_calls, known_tokens, tool_runs};
 use crate::stats::{self, SplitMix64};
 use crate::{Envelope, Result, Run};
 
@@ -462,8 +462,8 @@ fn count_of(field: &str, run: &Run) -> u64 {
     match field {
         "step_count" => shape.step_count,
         "llm_calls" => shape.llm_calls,
-        "prompt_tokens" => shape.prompt_tokens,
-        _ => shape.completion_tokens,
+        "prompt_tokens" => known_tokens(shape.prompt_tokens),
+        _ => known_tokens(shape.completion_tokens),
     }
 }
 

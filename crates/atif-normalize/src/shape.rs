@@ -31,11 +31,16 @@ pub struct Shape {
     /// Whether the root's `extra.crashed` is `true`.
     pub crashed: bool,
     /// `final_metrics.total_prompt_tokens` when present, else the sum of root step
-    /// `metrics.prompt_tokens`.
-    pub prompt_tokens: u64,
+    /// `metrics.prompt_tokens`; `None` when no step reports it (a provider that sent no usage,
+    /// such as a stream without `stream_options.include_usage`). An unknown count serialises as
+    /// the string `"unknown"`, never as 0, so the Shape and the report do not state a count
+    /// nobody measured.
+    #[serde(with = "token_count")]
+    pub prompt_tokens: Option<u64>,
     /// `final_metrics.total_completion_tokens` when present, else the sum of root step
-    /// `metrics.completion_tokens`.
-    pub completion_tokens: u64,
+    /// `metrics.completion_tokens`; `None` when no step reports it, as for `prompt_tokens`.
+    #[serde(with = "token_count")]
+    pub completion_tokens: Option<u64>,
     /// The first 12 hex digits of the SHA-256 of the canonical text.
     pub content_hash: String,
     /// The 1-based root step of each entry of `functions`, so that a delta can say which step
@@ -120,16 +125,13 @@ pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
     let crashed =
         normalized.get("extra").and_then(|extra| extra.get("crashed")).is_some_and(V::is_true);
     let tokens = |total: &str, per_step: &str| {
-        normalized
-            .get("final_metrics")
-            .and_then(|m| m.get(total))
-            .and_then(V::as_u64)
-            .unwrap_or_else(|| {
-                steps
-                    .iter()
-                    .filter_map(|s| s.get("metrics")?.get(per_step)?.as_u64())
-                    .fold(0u64, u64::saturating_add)
-            })
+        let stated = normalized.get("final_metrics").and_then(|m| m.get(total)).and_then(V::as_u64);
+        stated.or_else(|| {
+            let counts: Vec<u64> =
+                steps.iter().filter_map(|s| s.get("metrics")?.get(per_step)?.as_u64()).collect();
+            // No step with a count: unknown, not 0.
+            (!counts.is_empty()).then(|| counts.into_iter().fold(0u64, u64::saturating_add))
+        })
     };
 
     Shape {
@@ -189,5 +191,39 @@ fn collect_models<'a, V: View>(traj: &'a V, models: &mut BTreeSet<Cow<'a, str>>)
     }
     for sub in subagents_of(traj) {
         collect_models(sub, models);
+    }
+}
+
+/// A token count as the Shape serialises it: the number, or `"unknown"` when no step reported
+/// one.
+mod token_count {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    /// What an unknown count serialises as.
+    const UNKNOWN: &str = "unknown";
+
+    pub(super) fn serialize<S: Serializer>(count: &Option<u64>, out: S) -> Result<S::Ok, S::Error> {
+        match count {
+            Some(count) => count.serialize(out),
+            None => out.serialize_str(UNKNOWN),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        input: D,
+    ) -> Result<Option<u64>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Count {
+            Known(u64),
+            Word(String),
+        }
+        match Count::deserialize(input)? {
+            Count::Known(count) => Ok(Some(count)),
+            Count::Word(word) if word == UNKNOWN => Ok(None),
+            Count::Word(word) => Err(serde::de::Error::custom(format!(
+                "expected a token count or \"{UNKNOWN}\", got \"{word}\""
+            ))),
+        }
     }
 }

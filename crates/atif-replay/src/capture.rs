@@ -365,7 +365,8 @@ impl CaptureHandle {
         step.model_name = self.model.clone().or_else(|| request.model.clone());
         step.reasoning.clone_from(&response.reasoning);
         step.tool_calls.clone_from(&response.tool_calls);
-        step.usage = Some(response.usage);
+        // Counts the provider never reported are left out, never written as 0.
+        step.usage = (!response.usage_unknown).then_some(response.usage);
         if !request.params.is_empty() {
             let params: Map<String, Value> =
                 request.params.iter().map(|(key, value)| (key.clone(), value.clone())).collect();

@@ -358,6 +358,10 @@ impl Usage {
     }
 }
 
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
 fn is_zero(count: &u64) -> bool {
     *count == 0
 }
@@ -381,6 +385,11 @@ pub struct LlmResponse {
     /// Token counts.
     #[serde(default)]
     pub usage: Usage,
+    /// Whether the provider reported no token counts at all (an OpenAI-compatible stream
+    /// without `stream_options.include_usage`): `usage` is then zeros that nobody measured, and
+    /// a captured trajectory gives the step no metrics, so its Shape says `unknown`, not 0.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub usage_unknown: bool,
     /// The model that answered, as the provider named it in the reply (`model`,
     /// Gemini's `modelVersion`), when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -241,7 +241,8 @@ impl Conversation {
         for tool_call in &response.tool_calls {
             self.launches.push((exchange, tool_call.arguments.to_string()));
         }
-        step.usage = Some(response.usage);
+        // Counts the provider never reported are left out, never written as 0.
+        step.usage = (!response.usage_unknown).then_some(response.usage);
         let mut extra = Map::new();
         let params: Map<String, Value> = request
             .params

@@ -500,6 +500,8 @@ impl Draft {
             finish_reason,
             reasoning: self.reasoning,
             usage,
+            // The provider's usage object never came (it is merged in as it arrives).
+            usage_unknown: self.usage.is_null(),
             model: self.model,
             raw: None,
         })

@@ -52,7 +52,38 @@ fn final_metrics_totals_win_over_the_sum_of_step_metrics() {
     let mut doc = trajectory(json!([call_step(1, "f", "a"), call_step(2, "g", "b")]));
     doc["final_metrics"] = json!({"total_prompt_tokens": 7});
     let shape = shape(&normalized(&doc));
-    assert_eq!((shape.prompt_tokens, shape.completion_tokens), (7, 20));
+    assert_eq!((shape.prompt_tokens, shape.completion_tokens), (Some(7), Some(20)));
+}
+
+#[test]
+fn tokens_no_step_reported_are_unknown_not_zero_in_the_shape_and_the_diff() {
+    let steps = json!([
+        {"step_id": 1, "source": "user", "message": "go"},
+        {"step_id": 2, "source": "agent", "message": "done", "model_name": "model-a"},
+    ]);
+    let unreported = shape(&normalized(&trajectory(steps.clone())));
+    assert_eq!((unreported.prompt_tokens, unreported.completion_tokens), (None, None));
+    let fields = serde_json::to_value(&unreported).unwrap();
+    assert_eq!(
+        (&fields["prompt_tokens"], &fields["completion_tokens"]),
+        (&json!("unknown"), &json!("unknown"))
+    );
+    assert_eq!(serde_json::from_value::<Shape>(fields).unwrap().prompt_tokens, None);
+
+    let mut reported = trajectory(steps);
+    reported["steps"][1]["metrics"] = json!({"prompt_tokens": 0, "completion_tokens": 4});
+    let reported = shape(&normalized(&reported));
+    assert_eq!((reported.prompt_tokens, reported.completion_tokens), (Some(0), Some(4)));
+    let deltas = atif_normalize::diff(&unreported, &reported, &Default::default());
+    let rendered: Vec<String> = deltas.iter().map(ToString::to_string).collect();
+    let rendered = rendered.join("\n");
+    assert!(rendered.contains("prompt_tokens: \"unknown\" -> 0"), "{rendered}");
+    assert!(rendered.contains("completion_tokens: \"unknown\" -> 4"), "{rendered}");
+
+    let bad = json!({"step_count": 0, "sources": [], "llm_calls": 0, "functions": [], "subagents": [],
+        "models": [], "crashed": false, "prompt_tokens": "many", "completion_tokens": 0, "content_hash": ""});
+    let err = serde_json::from_value::<Shape>(bad).unwrap_err().to_string();
+    assert!(err.contains("expected a token count or \"unknown\", got \"many\""), "{err}");
 }
 
 #[test]

@@ -247,7 +247,7 @@ fn errors_deep_inside_a_call_name_the_json_pointer_of_the_value() {
     check_error(
         &VALID.replace("\"finish_reason\": \"stop\"", "\"finish_reason\": \"stop\", \"seed\": 7"),
         "$PATH:8:77: at /calls/0/response/seed: unknown field `seed`, expected one of `content`, \
-         `tool_calls`, `finish_reason`, `reasoning`, `usage`, `model`",
+         `tool_calls`, `finish_reason`, `reasoning`, `usage`, `usage_unknown`, `model`",
     );
     check_error(
         &VALID.replace(

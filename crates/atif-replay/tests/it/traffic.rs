@@ -341,6 +341,57 @@ fn a_cut_stream_is_kept_and_says_so() {
     assert_eq!(step.tool_calls()[0].arguments["value"], "{\"file_path\":", "the arguments so far");
 }
 
+/// A tool call streamed as llama-cpp-python's server streams it: the function's name repeated
+/// in every delta (OpenAI sends it once), and no usage, since the request did not ask for
+/// `stream_options.include_usage`.
+fn llama_cpp_stream() -> Vec<SseEvent> {
+    let delta = |name: &str, arguments: &str| {
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gemma", "choices": [{
+            "index": 0, "finish_reason": null,
+            "delta": {"role": "assistant", "content": null, "tool_calls": [{
+                "index": 0, "id": "call_abc", "type": "function",
+                "function": {"name": name, "arguments": arguments}}]}}]})
+    };
+    let mut events: Vec<SseEvent> = [r#"{"city": "#, r#""Paris""#, "}"]
+        .iter()
+        .map(|part| SseEvent::new(None, delta("get_weather", part)))
+        .collect();
+    events.push(SseEvent::new(
+        None,
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gemma",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ));
+    events.push(SseEvent::from_text(None, "[DONE]"));
+    events
+}
+
+#[test]
+fn a_name_repeated_in_every_delta_is_read_once_and_unreported_usage_gives_no_metrics() {
+    let events = llama_cpp_stream();
+    let parsed = atif_replay::parse_stream(atif_replay::WireProtocol::OpenAiChat, &events).unwrap();
+    assert_eq!(parsed.tool_calls.len(), 1);
+    assert_eq!(parsed.tool_calls[0].name, "get_weather");
+    assert_eq!(parsed.tool_calls[0].arguments, json!({"city": "Paris"}));
+    assert!(parsed.usage_unknown, "no usage came: {parsed:?}");
+
+    let request = json!({"model": "gemma", "stream": true, "messages": [{"role": "user", "content": "Weather?"}]});
+    let trajectory = capture(&[streamed("/v1/chat/completions", request, events)]);
+    let step = trajectory.steps.last().unwrap();
+    assert_eq!(step.tool_calls()[0].function_name, "get_weather");
+    assert_eq!(step.metrics, None, "tokens nobody reported are not written as 0");
+    assert_eq!(trajectory.final_metrics.as_ref().and_then(|m| m.total_prompt_tokens), None);
+
+    let mut reported = llama_cpp_stream();
+    reported.insert(
+        4,
+        SseEvent::new(None, json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gemma", "choices": [],
+            "usage": {"prompt_tokens": 0, "completion_tokens": 9, "total_tokens": 9}})),
+    );
+    let parsed =
+        atif_replay::parse_stream(atif_replay::WireProtocol::OpenAiChat, &reported).unwrap();
+    assert!(!parsed.usage_unknown, "a usage of 0 prompt tokens is a count: {parsed:?}");
+}
+
 #[test]
 fn unreadable_traffic_is_an_error_naming_the_exchange() {
     let mut exchanges = anthropic_loop();
