@@ -85,6 +85,18 @@ test("each SDK records, replays offline under threads and forks, and fails on dr
   expect(extra.code).toBe(1);
   expect(extra.output).toContain("5 failed");
   expect(extra.output.match(/the agent made request #3 to \S+, but the script recorded 2/g)?.length ?? 0).toBeGreaterThanOrEqual(5);
+
+  // A test without its script names the command that records it; recording is refused on CI.
+  const fresh = scratchProject(testFiles(TASK, 1));
+  const missing = await vitest(fresh, ["tests/openai.test.js"]);
+  expect(missing.code).toBe(1);
+  expect(missing.output).toContain(
+    "the replay script tests/scripts/openai.test__the_agent_answers_with_one_shell_call.json does not exist: record it with `ATIF_RECORD=1 npx vitest run tests/openai.test.js",
+  );
+  const onCi = await vitest(fresh, ["tests/openai.test.js"], { ATIF_RECORD: "1", CI: "true" });
+  expect(onCi.code).toBe(1);
+  expect(onCi.output).toContain("ATIF_RECORD is refused on CI (CI=true)");
+  expect(existsSync(join(fresh, "tests", "scripts"))).toBe(false);
 });
 
 /** A new case holding `dir`'s scripts and goldens, with `files` as its tests. */
