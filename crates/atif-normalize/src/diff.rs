@@ -1,15 +1,13 @@
 //! Comparing two Shapes field by field, and the unified diff of two canonical texts.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
-use std::time::Duration;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
-use similar::{Algorithm, TextDiff};
 
 use crate::Shape;
+use crate::align::{Budget, LineDiff, align};
 use crate::canonical::{WriteCanonical, canonical_string};
 
 /// How [`diff`] compares two Shapes.
@@ -333,16 +331,10 @@ fn told(atoms: Vec<Atom>, noun: &str) -> String {
     shown.join("; ")
 }
 
-/// The edits that turn `golden` into `actual`, aligned as numbers (see [`interned`]), with a
-/// deadline so that two long unrelated lists still end.
+/// The edits that turn `golden` into `actual`, within a work budget of their own (see
+/// [`align`]), so that two long unrelated lists still end, and end the same way every time.
 fn aligned<T: Hash + Eq>(golden: &[T], actual: &[T]) -> Vec<similar::DiffOp> {
-    let (golden_ids, actual_ids) = interned(golden, actual);
-    similar::capture_diff_slices_deadline(
-        Algorithm::Myers,
-        &golden_ids,
-        &actual_ids,
-        Some(std::time::Instant::now() + Duration::from_secs(2)),
-    )
+    align(golden, actual, &mut Budget::new())
 }
 
 /// `-a, +b, -c and 4 more`: the items a list of names (sorted: `models`, `subagents`) lost and
@@ -376,19 +368,6 @@ fn write_list_edit(
         write!(f, " and {} more", edits.len() - MAX_LIST_EDITS)?;
     }
     Ok(())
-}
-
-/// Each item of `golden` and `actual` as a number, the same number for equal items: the
-/// alignment of two long lists then compares numbers, not strings, and finds the same edits.
-pub(crate) fn interned<T: Hash + Eq>(golden: &[T], actual: &[T]) -> (Vec<usize>, Vec<usize>) {
-    let mut ids: HashMap<&T, usize> = HashMap::new();
-    let mut id_of = |item| {
-        let next = ids.len();
-        *ids.entry(item).or_insert(next)
-    };
-    let golden = golden.iter().map(&mut id_of).collect();
-    let actual = actual.iter().map(&mut id_of).collect();
-    (golden, actual)
 }
 
 /// `a, b, c`, or `a, b and 17 more calls` for a run of more than three items.
@@ -467,9 +446,6 @@ pub fn diff(golden_shape: &Shape, actual_shape: &Shape, options: &DiffOptions) -
     deltas
 }
 
-/// Canonical texts longer than this many lines are diffed with the patience algorithm.
-const PATIENCE_FROM_LINES: usize = 20_000;
-
 /// The unified diff of the canonical texts of two (normalised) trajectories, headed
 /// `--- golden` / `+++ actual`; empty when the texts are equal.
 pub fn render(golden: &Value, actual: &Value) -> String {
@@ -489,21 +465,10 @@ pub(crate) fn render_views<T: WriteCanonical>(
     }
     // Myers finds the shortest diff, instantly on texts of ordinary size. On large texts full
     // of repeated structural lines (`},`) its search runs long: on two unrelated 15 MB runs it
-    // ran into a 10 s timeout. Those go to patience, which anchors on lines found once in each
-    // text (messages, contents) and finished in 2.8 s with a shorter diff. The timeout bounds
-    // pathological inputs, where the diff comes out coarser but still correct.
-    let n_lines = |text: &str| text.bytes().filter(|&byte| byte == b'\n').count();
-    let n_lines = n_lines(&golden_text).max(n_lines(&actual_text));
-    let algorithm =
-        if n_lines > PATIENCE_FROM_LINES { Algorithm::Patience } else { Algorithm::Myers };
-    TextDiff::configure()
-        .algorithm(algorithm)
-        .timeout(Duration::from_secs(5))
-        .diff_lines(&golden_text, &actual_text)
-        .unified_diff()
-        .context_radius(3)
-        .header(old, new)
-        .to_string()
+    // ran past 10 s. Past a fixed budget of work the alignment anchors on lines found once in
+    // each text (messages, contents), as patience does, which is fast and reads well; the
+    // budget counts work, not time, so the same runs give the same diff on any machine.
+    LineDiff::of(&golden_text, &actual_text).unified((old, new), 3)
 }
 
 fn within_tolerance(golden: &Value, actual: &Value, tolerance: f64) -> bool {
@@ -546,17 +511,5 @@ impl<'de> Deserialize<'de> for OrderedFields {
             }
         }
         deserializer.deserialize_map(FieldsVisitor)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn equal_items_get_equal_numbers_and_different_items_different_ones() {
-        let (golden, actual) = interned(&["grep", "cat", "grep"], &["cat", "rg", "grep"]);
-        assert_eq!(golden, [0, 1, 0]);
-        assert_eq!(actual, [1, 2, 0]);
     }
 }

@@ -5,12 +5,11 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fmt;
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use similar::{Algorithm, DiffOp, capture_diff_slices_deadline};
+use similar::DiffOp;
 
-use crate::diff::interned;
+use crate::align::{Budget, align};
 use crate::position_free::{PositionFree, SubagentNames};
 use crate::shape::{step_functions, step_llm_calls, subagents_of};
 use crate::view::View;
@@ -128,12 +127,12 @@ pub fn explain(golden: &Value, actual: &Value) -> Vec<StepChange> {
 
 /// [`explain`] for either tree.
 pub(crate) fn explain_views<V: View>(golden: &V, actual: &V) -> Vec<StepChange> {
-    // The alignment costs O((N + M) D) for D differences; the deadline, shared by every
-    // trajectory, bounds pathological inputs (tens of thousands of steps, all different),
-    // where it settles for a coarser alignment.
-    let deadline = Instant::now() + Duration::from_secs(5);
+    // The alignment costs O((N + M) D) for D differences; a budget of work, shared by every
+    // trajectory, bounds pathological inputs (tens of thousands of steps, all different), where
+    // it settles for a coarser alignment, the same one on every machine.
+    let mut budget = Budget::new();
     let mut changes = Vec::new();
-    explain_trajectory(golden, actual, &[], deadline, &mut changes);
+    explain_trajectory(golden, actual, &[], &mut budget, &mut changes);
     if changes.is_empty() && !golden.json_eq(actual) {
         changes.push(whole(StepChangeKind::Changed, &[], differing_keys(golden, actual, None)));
     }
@@ -144,18 +143,18 @@ fn explain_trajectory<V: View>(
     golden: &V,
     actual: &V,
     path: &[String],
-    deadline: Instant,
+    budget: &mut Budget,
     changes: &mut Vec<StepChange>,
 ) {
-    explain_steps(golden, actual, path, deadline, changes);
-    explain_subagents(golden, actual, path, deadline, changes);
+    explain_steps(golden, actual, path, budget, changes);
+    explain_subagents(golden, actual, path, budget, changes);
 }
 
 fn explain_steps<V: View>(
     golden: &V,
     actual: &V,
     path: &[String],
-    deadline: Instant,
+    budget: &mut Budget,
     changes: &mut Vec<StepChange>,
 ) {
     let golden_names = subagent_names_by_id(golden);
@@ -163,7 +162,6 @@ fn explain_steps<V: View>(
     let (golden_steps, actual_steps) = (steps(golden), steps(actual));
     let golden_keys: Vec<StepKey<'_>> = golden_steps.iter().map(StepKey::of).collect();
     let actual_keys: Vec<StepKey<'_>> = actual_steps.iter().map(StepKey::of).collect();
-    let (golden_ids, actual_ids) = interned(&golden_keys, &actual_keys);
 
     let removed = |g: usize| lone(StepChangeKind::Removed, g, &golden_steps[g], path);
     let inserted = |a: usize| lone(StepChangeKind::Inserted, a, &actual_steps[a], path);
@@ -179,8 +177,7 @@ fn explain_steps<V: View>(
         let actual_step = Step { value: &actual_steps[a], free: actual_free };
         changed(g, &golden_step, a, &actual_step, path)
     };
-    let ops =
-        capture_diff_slices_deadline(Algorithm::Myers, &golden_ids, &actual_ids, Some(deadline));
+    let ops = align(&golden_keys, &actual_keys, budget);
     for op in ops {
         match op {
             DiffOp::Equal { old_index, new_index, len } => {
@@ -200,9 +197,14 @@ fn explain_steps<V: View>(
             }
             DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 let n_paired = old_len.min(new_len);
+                // A stretch replaced as a whole (past the alignment's budget) may pair steps
+                // that are the same; those are not changes.
                 for offset in 0..n_paired {
                     let (g, a) = (old_index + offset, new_index + offset);
-                    changes.push(paired(g, a, free(g, a)));
+                    let steps = free(g, a);
+                    if !steps.0.same_as(&steps.1, V::same_text) {
+                        changes.push(paired(g, a, steps));
+                    }
                 }
                 changes.extend((old_index + n_paired..old_index + old_len).map(removed));
                 changes.extend((new_index + n_paired..new_index + new_len).map(inserted));
@@ -220,7 +222,7 @@ fn explain_subagents<V: View>(
     golden: &V,
     actual: &V,
     path: &[String],
-    deadline: Instant,
+    budget: &mut Budget,
     changes: &mut Vec<StepChange>,
 ) {
     let (golden_subs, actual_subs) = (subagents_of(golden), subagents_of(actual));
@@ -246,7 +248,7 @@ fn explain_subagents<V: View>(
         let paired = golden_left.len().min(actual_left.len());
         for (&g, &a) in golden_left.iter().zip(&actual_left) {
             let before = changes.len();
-            explain_trajectory(&golden_subs[g], &actual_subs[a], &sub_path, deadline, changes);
+            explain_trajectory(&golden_subs[g], &actual_subs[a], &sub_path, budget, changes);
             if changes.len() == before {
                 let keys = differing_keys(&golden_subs[g], &actual_subs[a], Some(ID));
                 changes.push(whole(StepChangeKind::Changed, &sub_path, keys));

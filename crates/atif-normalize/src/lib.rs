@@ -59,6 +59,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod align;
 mod borrowed_tree;
 mod canonical;
 mod compare;

@@ -4,11 +4,10 @@
 //! text, so steps renumbered after an insertion never show as changes of their own.
 
 use std::fmt::Write as _;
-use std::time::Duration;
 
 use serde_json::Value;
-use similar::{Algorithm, ChangeTag, TextDiff};
 
+use crate::align::LineDiff;
 use crate::canonical::{Sink, WriteCanonical, canonical_string, write_members};
 use crate::diff::render_views;
 use crate::explain::{same_but_id, steps};
@@ -366,27 +365,13 @@ fn side_by_side<T: WriteCanonical>(
 ) {
     let text = |value: Option<&T>| value.map(canonical_string).unwrap_or_default();
     let (golden_text, actual_text) = (text(golden), text(actual));
-    // Big values (a subagent of thousands of steps) go to patience, with a deadline, for the
-    // reasons given in `render`.
-    let big = golden_text.len().max(actual_text.len()) > 1 << 20;
-    let diff = TextDiff::configure()
-        .algorithm(if big { Algorithm::Patience } else { Algorithm::Myers })
-        .timeout(Duration::from_secs(2))
-        .diff_lines(&golden_text, &actual_text);
-    for (idx, group) in diff.grouped_ops(3).iter().enumerate() {
+    // Big values (a subagent of thousands of steps) are aligned within a budget of work, for
+    // the reasons given in `render`.
+    for (idx, hunk) in LineDiff::of(&golden_text, &actual_text).hunks(3).iter().enumerate() {
         if idx > 0 {
             lines.push("  ...".to_owned());
         }
-        for op in group {
-            for change in diff.iter_changes(op) {
-                let mark = match change.tag() {
-                    ChangeTag::Equal => ' ',
-                    ChangeTag::Delete => '-',
-                    ChangeTag::Insert => '+',
-                };
-                lines.push(format!("{mark}{}", change.value().trim_end_matches('\n')));
-            }
-        }
+        lines.extend(hunk.iter().map(|(mark, line)| format!("{mark}{line}")));
     }
 }
 

@@ -224,3 +224,61 @@ fn runs_that_differ_only_outside_their_steps_get_one_line_for_the_trajectory() {
     let changes = explain(&normalized(&golden), &normalized(&actual));
     assert!(changes[0].is_whole_trajectory() && changes[0].subagent.is_empty());
 }
+
+/// A run of `n_steps` agent steps, each calling one of three tools in an order drawn from
+/// `seed`: two such runs are too different for the step alignment's budget of work.
+fn scrambled(n_steps: u64, seed: u64) -> Value {
+    const TOOLS: [&str; 3] = ["read_file", "grep", "run_tests"];
+    let mut state = seed;
+    let steps: Vec<Value> = (1..=n_steps)
+        .map(|step_id| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let tool = TOOLS[((state >> 33) % 3) as usize];
+            json!({"step_id": step_id, "source": "agent", "tool_calls": [
+                {"tool_call_id": format!("call_{step_id}"), "function_name": tool, "arguments": {}}
+            ]})
+        })
+        .collect();
+    trajectory(Value::Array(steps))
+}
+
+#[test]
+fn runs_too_different_to_align_within_the_budget_explain_the_same_on_a_busy_machine() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let golden = normalized(&scrambled(8_000, 1));
+    let actual = normalized(&scrambled(8_000, 2));
+    let quiet = explain(&golden, &actual);
+    // The alignment gave up on the shortest edit script: with no step found once on each
+    // side, every step is paired in order, and none is inserted or removed.
+    assert_eq!(quiet.len(), 8_000 - quiet_unchanged(&golden, &actual));
+    assert!(
+        quiet.iter().all(|change| change.to_string().contains(") changed: ")),
+        "{:?}",
+        quiet[0]
+    );
+    // The same comparison with every core kept busy, which a clock would notice.
+    let stop = AtomicBool::new(false);
+    let n_busy = std::thread::available_parallelism().map_or(2, usize::from);
+    let busy = std::thread::scope(|scope| {
+        for _ in 0..n_busy {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+        }
+        let busy = explain(&golden, &actual);
+        stop.store(true, Ordering::Relaxed);
+        busy
+    });
+    assert_eq!(quiet, busy);
+
+    /// How many steps the two runs have alike at the same position.
+    fn quiet_unchanged(golden: &Value, actual: &Value) -> usize {
+        let calls = |doc: &Value| -> Vec<Value> {
+            doc["steps"].as_array().unwrap().iter().map(|step| step["tool_calls"].clone()).collect()
+        };
+        calls(golden).iter().zip(calls(actual)).filter(|(g, a)| **g == *a).count()
+    }
+}
