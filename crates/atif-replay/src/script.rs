@@ -361,13 +361,7 @@ fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Scri
     let mut value = serde_json::to_value(script)
         .map_err(|source| Error::Serialize { what: "script", source })?;
     redactor.redact_value(&mut value);
-    let mut redacted: Script = serde_json::from_value(value).map_err(|err| {
-        let message = format!(
-            "redaction produced a value that is not a script ({err}): a secret pattern matched a \
-             word of the format itself, such as a role; make the pattern more specific"
-        );
-        invalid(path, "", &message)
-    })?;
+    let mut redacted = read_back(value, path)?;
     // The recorder's directories are placeholders in the exchanges; their absolute paths (a
     // user name, often) never go into a file meant to be committed.
     if let Some(recording) = &mut redacted.recording {
@@ -381,6 +375,18 @@ fn redact_with(script: &Script, redactor: &Redactor, path: &Path) -> Result<Scri
         call.request_sha256.clone_from(&original.request_sha256);
     }
     Ok(redacted)
+}
+
+/// A redacted script's tree read back as a script, which moves the strings rather than
+/// copying them; the error names the pattern's likely fault, for the script at `path`.
+fn read_back(value: Value, path: &Path) -> Result<Script> {
+    serde_json::from_value(value).map_err(|err| {
+        let message = format!(
+            "redaction produced a value that is not a script ({err}): a secret pattern matched a \
+             word of the format itself, such as a role; make the pattern more specific"
+        );
+        invalid(path, "", &message)
+    })
 }
 
 /// Writes `script` to `path` atomically, after redacting secrets (the default credential shapes
@@ -437,14 +443,7 @@ pub fn write_script_owned(path: &Path, script: Script, secret_patterns: &[String
             }
         }
     }
-    // Read back as a script, which moves the strings rather than copying them.
-    let mut redacted: Script = serde_json::from_value(value).map_err(|err| {
-        let message = format!(
-            "redaction produced a value that is not a script ({err}): a secret pattern matched a \
-             word of the format itself, such as a role; make the pattern more specific"
-        );
-        invalid(path, "", &message)
-    })?;
+    let mut redacted = read_back(value, path)?;
     redacted.version = needed_version(&redacted);
     let mut text = serde_json::to_string_pretty(&redacted)
         .map_err(|source| Error::Serialize { what: "script", source })?;
