@@ -1,9 +1,10 @@
 //! `assert_golden!` and, behind the `insta` feature, `assert_trajectory_snapshot!`, with the
 //! support functions they expand to.
 
+use std::borrow::Cow;
 use std::path::Path;
 
-use crate::{Outcome, Result, Settings};
+use crate::{Outcome, ProjectConfig, Result, Settings};
 
 /// Asserts that a trajectory behaves like its golden file, in the mode `ATIF_GOLDEN` selects.
 ///
@@ -23,6 +24,10 @@ use crate::{Outcome, Result, Settings};
 /// ```
 ///
 /// Without settings it uses those bound to the thread ([`Settings::bind`]).
+/// The project file, `atif.toml`, in the crate's folder or the nearest one above it (a
+/// workspace's root, say), applies to the golden as `atif check` applies it: its defaults and
+/// each rule whose glob matches the golden's path relative to the file's folder, under what the
+/// settings set by hand ([`Settings`] says which, and `set_project_file(false)` turns it off).
 ///
 /// # Panics
 /// With the failure message when the check fails or cannot run, including when two assertions
@@ -170,6 +175,7 @@ pub(crate) fn assert_value(
     };
     let dir = settings.resolved_golden_dir(manifest_dir);
     let path = dir.join(crate::golden_file_name(function_path, name.as_deref()));
+    let settings = &with_project_file(settings, manifest_dir, &path)?;
     crate::name::claim(&path, &test)?;
     let who = crate::check::Test { name: &test, package: Some(package) };
     crate::check::check_named(&path, actual, settings, Some(&who))
@@ -183,4 +189,22 @@ pub(crate) fn print_outcome(outcome: &Outcome) {
             eprintln!("{outcome}");
         }
     }
+}
+
+/// `settings` with the project file applied to the golden at `golden`, when they ask for it and
+/// the crate's folder or one above it holds one.
+fn with_project_file<'a>(
+    settings: &'a Settings,
+    manifest_dir: &Path,
+    golden: &Path,
+) -> Result<Cow<'a, Settings>> {
+    if !settings.project_file() {
+        return Ok(Cow::Borrowed(settings));
+    }
+    let Some(project) = ProjectConfig::find(manifest_dir)? else {
+        return Ok(Cow::Borrowed(settings));
+    };
+    let mut applied = settings.clone();
+    project.config_for(golden).apply_where_unset(&mut applied)?;
+    Ok(Cow::Owned(applied))
 }

@@ -266,6 +266,23 @@ impl GoldenConfig {
         Ok(())
     }
 
+    /// Puts into `settings` what the file sets and `settings` did not set by hand (see
+    /// [`Settings`]): what [`assert_golden!`](crate::assert_golden) does with the project file.
+    ///
+    /// # Errors
+    /// As [`GoldenConfig::normalize_options`].
+    pub(crate) fn apply_where_unset(&self, settings: &mut Settings) -> Result<()> {
+        let set_here = settings.set_here();
+        let options = match set_here.normalize_options {
+            true => None,
+            false => Some(self.normalize_options()?),
+        };
+        let tolerance = self.token_tolerance.filter(|_| !set_here.token_tolerance);
+        let compare = self.compare_content.filter(|_| !set_here.compare_content);
+        settings.take_from_project(options, tolerance, compare);
+        Ok(())
+    }
+
     fn from_toml(rule: RuleToml) -> std::result::Result<GoldenConfig, String> {
         if let Some(name) = &rule.preset {
             atif_normalize::preset(name).map_err(|err| format!("preset: {err}"))?;

@@ -29,6 +29,15 @@ thread_local! {
 /// | `full_diff_command`  | `None`: `atif diff --full GOLDEN PENDING` when a pending file was written |
 /// | `max_diff_places`    | `3` changed places (steps, subagents) in a failure's diff     |
 /// | `report_file`        | `None`: the file named by `ATIF_GOLDEN_REPORT`, if set        |
+/// | `project_file`       | `true`: [`assert_golden!`](crate::assert_golden) applies `atif.toml`, found upward from the crate's folder |
+///
+/// The project file ([`ProjectConfig`](crate::ProjectConfig)) sets a golden's preset, volatile
+/// keys and masks, token tolerance and content comparison; a setting made here
+/// ([`set_normalize_options`](Settings::set_normalize_options) or
+/// [`normalize_options_mut`](Settings::normalize_options_mut),
+/// [`set_token_tolerance`](Settings::set_token_tolerance),
+/// [`set_compare_content`](Settings::set_compare_content)) wins over the file, as a flag of
+/// `atif check` does.
 ///
 /// [`assert_golden!`](crate::assert_golden) uses the settings bound to the current thread
 /// ([`Settings::bind`], [`Settings::bind_to_scope`]) unless given some explicitly.
@@ -43,6 +52,17 @@ pub struct Settings {
     full_diff_command: Option<String>,
     max_diff_places: usize,
     report_file: Option<PathBuf>,
+    project_file: bool,
+    /// Which of the settings the project file may set were set here, and so win over it.
+    set_here: SetHere,
+}
+
+/// The settings a project file may set that were set on a [`Settings`] value by hand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SetHere {
+    pub(crate) normalize_options: bool,
+    pub(crate) token_tolerance: bool,
+    pub(crate) compare_content: bool,
 }
 
 impl Default for Settings {
@@ -57,6 +77,8 @@ impl Default for Settings {
             full_diff_command: None,
             max_diff_places: 3,
             report_file: None,
+            project_file: true,
+            set_here: SetHere::default(),
         }
     }
 }
@@ -106,6 +128,7 @@ impl Settings {
     /// zero tokens still requires zero.
     pub fn set_token_tolerance(&mut self, tolerance: f64) -> &mut Settings {
         self.token_tolerance = tolerance;
+        self.set_here.token_tolerance = true;
         self
     }
 
@@ -118,6 +141,7 @@ impl Settings {
     /// only the structure (steps, tools, models, crash) is expected to be stable.
     pub fn set_compare_content(&mut self, compare: bool) -> &mut Settings {
         self.compare_content = compare;
+        self.set_here.compare_content = true;
         self
     }
 
@@ -129,6 +153,7 @@ impl Settings {
     /// Replaces the normalisation options applied to both the golden and the run.
     pub fn set_normalize_options(&mut self, options: NormalizeOptions) -> &mut Settings {
         self.normalize_options = options;
+        self.set_here.normalize_options = true;
         self
     }
 
@@ -139,6 +164,7 @@ impl Settings {
 
     /// The normalisation options, to add a volatile key, selector or masker in place.
     pub fn normalize_options_mut(&mut self) -> &mut NormalizeOptions {
+        self.set_here.normalize_options = true;
         &mut self.normalize_options
     }
 
@@ -215,6 +241,44 @@ impl Settings {
     /// The report file set on these settings, if any.
     pub fn report_file(&self) -> Option<&Path> {
         self.report_file.as_deref()
+    }
+
+    /// Whether [`assert_golden!`](crate::assert_golden) applies the project file, `atif.toml`,
+    /// found in the calling crate's folder or the nearest one above it (`true`, the default);
+    /// `false` checks with these settings alone.
+    pub fn set_project_file(&mut self, apply: bool) -> &mut Settings {
+        self.project_file = apply;
+        self
+    }
+
+    /// Whether [`assert_golden!`](crate::assert_golden) applies the project file.
+    pub fn project_file(&self) -> bool {
+        self.project_file
+    }
+
+    /// Which settings a project file may set were set here.
+    pub(crate) fn set_here(&self) -> SetHere {
+        self.set_here
+    }
+
+    /// Takes a project file's value for a setting not set here, which stays "not set here".
+    pub(crate) fn take_from_project(
+        &mut self,
+        options: Option<NormalizeOptions>,
+        token_tolerance: Option<f64>,
+        compare_content: Option<bool>,
+    ) {
+        if let Some(mut options) = options {
+            // The secret scanner is not the file's to set: `set_keep_secrets` holds.
+            options.set_secret_scanner(self.normalize_options.secret_scanner().cloned());
+            self.normalize_options = options;
+        }
+        if let Some(tolerance) = token_tolerance {
+            self.token_tolerance = tolerance;
+        }
+        if let Some(compare) = compare_content {
+            self.compare_content = compare;
+        }
     }
 
     /// The Shape comparison options these settings describe.

@@ -182,3 +182,94 @@ fn each_assertion_appends_its_test_and_outcome_to_the_report() {
         assert_eq!(entry.test, "macros::each_assertion_appends_its_test_and_outcome_to_the_report");
     }
 }
+
+/// A workspace in a temp dir: `atif.toml` at its root with `project_file`, and a member crate
+/// `agent` whose goldens `names` (of its test `calc::checks`) hold `run(1, "grep", "a")`.
+/// Returns the workspace and the member's folder.
+fn workspace_with(project_file: &str, names: &[&str]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("Cargo.toml"), "[workspace]\nmembers = [\"agent\"]\n").unwrap();
+    std::fs::write(root.path().join(atif_golden::PROJECT_FILE), project_file).unwrap();
+    let agent = root.path().join("agent");
+    std::fs::create_dir_all(agent.join("tests/golden")).unwrap();
+    std::fs::write(agent.join("Cargo.toml"), "[package]\nname = \"agent\"\nversion = \"0.1.0\"\n")
+        .unwrap();
+    let text = atif_golden::canonical_text(&run(1, "grep", "a"), &Settings::new()).unwrap();
+    for name in names {
+        let golden = agent.join(format!("tests/golden/calc__checks__{name}.json"));
+        std::fs::write(golden, &text).unwrap();
+    }
+    (root, agent)
+}
+
+/// Asserts the golden `name` of the member crate at `agent` against `actual` as the macro
+/// does (from the test `calc::checks` of package `agent`): the panic message, if any.
+fn assert_in(
+    agent: &Path,
+    name: &str,
+    actual: &serde_json::Value,
+    settings: &Settings,
+) -> Option<String> {
+    on_test_thread(&format!("calc::checks::{name}"), || {
+        let manifest_dir = agent.to_str().unwrap();
+        atif_golden::__private::assert_golden(
+            manifest_dir,
+            "agent",
+            "calc::checks",
+            Some(name),
+            actual,
+            settings,
+        );
+    })
+}
+
+#[test]
+fn the_project_file_above_the_crate_applies_to_its_goldens_under_what_the_settings_set() {
+    let (_root, agent) = workspace_with(
+        "[defaults]\ntoken_tolerance = 0.5\ncontent = false\n\n\
+         [[golden]]\nglob = \"agent/tests/golden/*__volatile*.json\"\ncontent = true\n\
+         volatile = [\"message\"]\n",
+        &["tolerant", "volatile", "tolerant_off", "volatile_off"],
+    );
+    // 30% more prompt tokens: within the file's tolerance, where content is not compared.
+    let mut actual = run(1, "grep", "b");
+    actual["steps"][0]["metrics"]["prompt_tokens"] = serde_json::json!(130);
+    // Another first message: volatile for one golden only (its glob is relative to the file's
+    // folder), whose content is compared.
+    let mut changed_message = run(1, "grep", "b");
+    changed_message["steps"][0]["message"] = serde_json::json!("another message");
+    let check = settings(Mode::Check);
+    assert_eq!(assert_in(&agent, "tolerant", &actual, &check), None);
+    assert_eq!(assert_in(&agent, "volatile", &changed_message, &check), None);
+    // The same runs with the file turned off: the token count and the message are changes.
+    let mut without = settings(Mode::Check);
+    without.set_project_file(false);
+    let failure = assert_in(&agent, "tolerant_off", &actual, &without).expect("the tokens moved");
+    assert!(failure.contains("prompt_tokens: 100 -> 130"), "{failure}");
+    let failure =
+        assert_in(&agent, "volatile_off", &changed_message, &without).expect("message moved");
+    assert!(failure.contains("content_hash"), "{failure}");
+}
+
+#[test]
+fn a_tolerance_set_by_hand_wins_over_the_project_file() {
+    let (_root, agent) =
+        workspace_with("[defaults]\ntoken_tolerance = 0.5\ncontent = false\n", &["tolerant"]);
+    let mut actual = run(1, "grep", "b");
+    actual["steps"][0]["metrics"]["prompt_tokens"] = serde_json::json!(130);
+    let mut exact = settings(Mode::Check);
+    exact.set_token_tolerance(0.0);
+    let failure = assert_in(&agent, "tolerant", &actual, &exact).expect("the tokens moved");
+    assert!(failure.contains("prompt_tokens: 100 -> 130"), "{failure}");
+}
+
+#[test]
+fn a_broken_project_file_fails_the_assertion_naming_the_file_and_the_line() {
+    let (root, agent) =
+        workspace_with("[defaults]\ntoken_tolerance = 0.5\ncolour = \"red\"\n", &["tolerant"]);
+    let failure = assert_in(&agent, "tolerant", &run(1, "grep", "a"), &settings(Mode::Check))
+        .expect("the file is not valid");
+    let file = root.path().join(atif_golden::PROJECT_FILE);
+    assert!(failure.contains(&file.display().to_string()), "{failure}");
+    assert!(failure.contains("line 3") && failure.contains("unknown field `colour`"), "{failure}");
+}
