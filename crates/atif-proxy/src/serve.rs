@@ -39,19 +39,31 @@ pub(crate) struct ConnectionTimeouts {
     pub(crate) idle: Duration,
 }
 
+/// Why the watchdog closed a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Closed {
+    /// A request's head had begun and was not complete within the header-read timeout: the
+    /// request is lost.
+    SlowHead,
+    /// Open and never used within the header-read timeout, or idle between requests past the
+    /// idle timeout: nothing was lost.
+    Idle,
+}
+
 /// Serves connections from `listener` with `handle` until `shutdown`, then lets the replies in
-/// flight end.
+/// flight end; `closed` hears of every connection the watchdog closes.
 ///
 /// The handler comes as a function, so that this loop knows nothing of what it serves.
-pub(crate) async fn serve<H, F>(
+pub(crate) async fn serve<H, F, C>(
     listener: TcpListener,
-    handle: H,
+    (handle, closed): (H, C),
     timeouts: ConnectionTimeouts,
     shutdown: oneshot::Receiver<()>,
 ) -> io::Result<()>
 where
     H: Fn(Request<Body>) -> F + Clone + Send + Sync + 'static,
     F: Future<Output = Response> + Send + 'static,
+    C: Fn(Closed) + Clone + Send + 'static,
 {
     let graceful = GracefulShutdown::new();
     let mut shutdown = pin!(shutdown);
@@ -90,15 +102,21 @@ where
             .header_read_timeout(None)
             .serve_connection(io, service);
         let connection = graceful.watch(connection);
-        tokio::spawn(watchdog(connection, watch, timeouts));
+        tokio::spawn(watchdog(connection, watch, timeouts, closed.clone()));
     }
     drop(listener);
     graceful.shutdown().await;
     Ok(())
 }
 
-/// Runs `connection` until it ends, or until it overstays its phase's timeout.
-async fn watchdog<F: Future>(connection: F, watch: Arc<Watch>, timeouts: ConnectionTimeouts) {
+/// Runs `connection` until it ends, or until it overstays its phase's timeout, which it tells
+/// `closed`.
+async fn watchdog<F: Future>(
+    connection: F,
+    watch: Arc<Watch>,
+    timeouts: ConnectionTimeouts,
+    closed: impl Fn(Closed),
+) {
     let mut connection = pin!(connection);
     loop {
         let deadline = watch.deadline(timeouts);
@@ -109,6 +127,7 @@ async fn watchdog<F: Future>(connection: F, watch: Arc<Watch>, timeouts: Connect
             () = sleep_until(deadline) => {
                 if watch.deadline(timeouts).is_some_and(|deadline| deadline <= Instant::now()) {
                     // Dropping the connection closes it.
+                    closed(watch.closed());
                     return;
                 }
             }
@@ -132,7 +151,9 @@ struct Watch {
 
 #[derive(Debug, Clone, Copy)]
 enum Phase {
-    /// Reading a request's head since then (or open, and nothing asked yet).
+    /// Open since then, and not a byte read yet.
+    Open(Instant),
+    /// Reading a request's head since then (the connection's opening, for its first).
     Head(Instant),
     /// Serving this many requests.
     Busy(usize),
@@ -142,14 +163,22 @@ enum Phase {
 
 impl Watch {
     fn new() -> Watch {
-        Watch { state: Mutex::new(Phase::Head(Instant::now())), changed: Notify::new() }
+        Watch { state: Mutex::new(Phase::Open(Instant::now())), changed: Notify::new() }
     }
 
     fn deadline(&self, timeouts: ConnectionTimeouts) -> Option<Instant> {
         match *self.state.lock().unwrap_or_else(PoisonError::into_inner) {
-            Phase::Head(since) => Some(since + timeouts.header_read),
+            Phase::Open(since) | Phase::Head(since) => Some(since + timeouts.header_read),
             Phase::Busy(_) => None,
             Phase::Idle(since) => Some(since + timeouts.idle),
+        }
+    }
+
+    /// Why a connection closed now, in its phase, is closed.
+    fn closed(&self) -> Closed {
+        match *self.state.lock().unwrap_or_else(PoisonError::into_inner) {
+            Phase::Head(_) => Closed::SlowHead,
+            Phase::Open(_) | Phase::Busy(_) | Phase::Idle(_) => Closed::Idle,
         }
     }
 
@@ -169,7 +198,7 @@ impl Busy {
     fn start(watch: Arc<Watch>) -> Busy {
         watch.update(|phase| match phase {
             Phase::Busy(n) => Phase::Busy(n + 1),
-            Phase::Head(_) | Phase::Idle(_) => Phase::Busy(1),
+            Phase::Open(_) | Phase::Head(_) | Phase::Idle(_) => Phase::Busy(1),
         });
         Busy(watch)
     }
@@ -227,12 +256,12 @@ impl AsyncRead for Watched {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.tcp).poll_read(cx, buf);
         if buf.filled().len() > before {
-            let idle = matches!(
-                *self.watch.state.lock().unwrap_or_else(PoisonError::into_inner),
-                Phase::Idle(_)
-            );
-            if idle {
-                self.watch.update(|_| Phase::Head(Instant::now()));
+            let phase = *self.watch.state.lock().unwrap_or_else(PoisonError::into_inner);
+            match phase {
+                // The first head is timed from the connection's opening.
+                Phase::Open(since) => self.watch.update(|_| Phase::Head(since)),
+                Phase::Idle(_) => self.watch.update(|_| Phase::Head(Instant::now())),
+                Phase::Head(_) | Phase::Busy(_) => {}
             }
         }
         polled

@@ -31,9 +31,9 @@ use crate::mcp_tape::McpTape;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
 use crate::record::{Recorder, UpstreamTimeouts};
-use crate::serve::{ConnectionTimeouts, serve};
+use crate::serve::{Closed, ConnectionTimeouts, serve};
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
-use crate::verdict::{Capped, MAX_KEPT};
+use crate::verdict::{Capped, Counts, MAX_KEPT};
 use crate::{Error, Mode, Result, Verdict};
 
 /// How long [`Proxy::finish`] waits for replies still in flight.
@@ -407,6 +407,9 @@ pub async fn start(options: &Options) -> Result<Proxy> {
             budget: Budget::new(options.max_buffered_bytes),
         },
         refused: AtomicUsize::new(0),
+        slow_heads: AtomicUsize::new(0),
+        idle_closed: AtomicUsize::new(0),
+        header_read_timeout: options.connection_timeouts.header_read,
         engine,
         mcp,
         script: options.script.clone(),
@@ -424,7 +427,12 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         let shared = shared.clone();
         move |request| handle(State(shared.clone()), request)
     };
-    let task = tokio::spawn(serve(listener, handler, options.connection_timeouts, signal));
+    let closed = {
+        let shared = shared.clone();
+        move |closed| shared.closed(closed)
+    };
+    let task =
+        tokio::spawn(serve(listener, (handler, closed), options.connection_timeouts, signal));
     if !addr.ip().is_loopback() {
         shared.say(&format!(
             "warning: listening on {addr}, which other machines can reach (--allow-remote): \
@@ -520,21 +528,12 @@ impl Proxy {
             );
         }
         let verdict = shared.verdict();
-        // The recording moves into the script: a large one is never held twice for this.
-        let traffic = shared.take_recorded();
-        let mcp = shared.mcp.take_recorded();
         if verdict.ok {
-            recorder.save(&shared.script, traffic, mcp)?;
+            // The recording moves into the script: a large one is never held twice for this.
+            recorder.save(&shared.script, shared.take_recorded(), shared.mcp.take_recorded())?;
             return Ok(verdict);
         }
-        let saved = match only_probes {
-            true => None,
-            false => {
-                let failed = failed_path(&shared.script);
-                recorder.save(&failed, traffic, mcp)?;
-                Some(failed)
-            }
-        };
+        let saved = shared.save_failed(recorder, only_probes)?;
         Err(Error::NotExact { verdict: Box::new(verdict), saved })
     }
 
@@ -550,12 +549,8 @@ impl Proxy {
         let shared = self.stop_server().await?;
         let verdict = shared.verdict();
         let Engine::Record { recorder, .. } = &shared.engine else { return Ok((verdict, None)) };
-        if shared.recorded_only_probes() {
-            return Ok((verdict, None));
-        }
-        let failed = failed_path(&shared.script);
-        recorder.save(&failed, shared.take_recorded(), shared.mcp.take_recorded())?;
-        Ok((verdict, Some(failed)))
+        let saved = shared.save_failed(recorder, shared.recorded_only_probes())?;
+        Ok((verdict, saved))
     }
 
     /// Stops the server without saving anything, and returns the verdict.
@@ -596,6 +591,11 @@ pub(crate) struct Shared {
     limits: Limits,
     /// How many requests were refused as not coming from the agent.
     refused: AtomicUsize,
+    /// How many connections the watchdog closed in a request's head, and unused or idle.
+    slow_heads: AtomicUsize,
+    idle_closed: AtomicUsize,
+    /// The header-read timeout, for the message of a connection closed in its head.
+    header_read_timeout: Duration,
     engine: Engine,
     /// The MCP relays' half of the tape.
     mcp: McpState,
@@ -655,11 +655,16 @@ impl Shared {
                 (self.traffic.lock().unwrap_or_else(PoisonError::into_inner).len(), Vec::new())
             }
         };
+        let counts = Counts {
+            requests_served: self.served.load(Ordering::Relaxed),
+            requests_refused: self.refused.load(Ordering::Relaxed),
+            connections_closed_slow_head: self.slow_heads.load(Ordering::Relaxed),
+            connections_closed_idle: self.idle_closed.load(Ordering::Relaxed),
+            exchanges_recorded: recorded,
+        };
         Verdict::new(
             self.mode(),
-            self.served.load(Ordering::Relaxed),
-            self.refused.load(Ordering::Relaxed),
-            recorded,
+            counts,
             unused,
             &self.errors.lock().unwrap_or_else(PoisonError::into_inner),
             &self.warnings.lock().unwrap_or_else(PoisonError::into_inner),
@@ -730,6 +735,17 @@ impl Shared {
 
     /// A recording's exchanges in order of arrival, taken out of the traffic log (which is
     /// empty afterwards).
+    /// Saves a recording that must not replace the script to [`failed_path`] beside it, and
+    /// says where; a recording of probes alone (no model exchange) is saved nowhere.
+    fn save_failed(&self, recorder: &Recorder, only_probes: bool) -> Result<Option<PathBuf>> {
+        if only_probes {
+            return Ok(None);
+        }
+        let failed = failed_path(&self.script);
+        recorder.save(&failed, self.take_recorded(), self.mcp.take_recorded())?;
+        Ok(Some(failed))
+    }
+
     fn take_recorded(&self) -> Vec<HttpExchange> {
         let mut traffic =
             std::mem::take(&mut *self.traffic.lock().unwrap_or_else(PoisonError::into_inner));
@@ -970,6 +986,24 @@ impl Shared {
     /// A request refused as not coming from the agent (a web page, another host): counted and
     /// printed, never logged as traffic nor as a failure of the run, and answered 403 with a
     /// non-retryable error in the provider's shape.
+    /// Counts a connection the watchdog closed; one closed in a request's head lost that
+    /// request, which fails the run.
+    fn closed(&self, closed: Closed) {
+        match closed {
+            Closed::Idle => {
+                self.idle_closed.fetch_add(1, Ordering::Relaxed);
+            }
+            Closed::SlowHead => {
+                self.slow_heads.fetch_add(1, Ordering::Relaxed);
+                self.fail(format!(
+                    "a connection was closed because a request's head did not arrive in full \
+                     within {} (--header-read-timeout); that request was lost",
+                    seconds(self.header_read_timeout)
+                ));
+            }
+        }
+    }
+
     fn refuse(
         &self,
         provider: Provider,

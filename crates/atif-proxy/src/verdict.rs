@@ -30,6 +30,12 @@ pub struct Verdict {
     /// server's address, or a web page's `Origin`. They are not the agent's behaviour, so they
     /// leave the run exact; they never reach the script or the traffic.
     pub requests_refused: usize,
+    /// How many connections were closed because a request's head did not arrive in full
+    /// within the header-read timeout: each also fails the run, as the request is lost.
+    pub connections_closed_slow_head: usize,
+    /// How many connections were closed unused past the header-read timeout, or idle
+    /// between requests past the idle timeout: housekeeping, which leaves the run exact.
+    pub connections_closed_idle: usize,
     /// How many exchanges the script holds (replay) or the recording saved so far (record).
     pub exchanges_recorded: usize,
     /// The recorded exchanges a replay never served, in script order.
@@ -89,13 +95,21 @@ pub struct UnusedExchange {
     pub model: Option<String>,
 }
 
+/// What the server counted, for a [`Verdict`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Counts {
+    pub(crate) requests_served: usize,
+    pub(crate) requests_refused: usize,
+    pub(crate) connections_closed_slow_head: usize,
+    pub(crate) connections_closed_idle: usize,
+    pub(crate) exchanges_recorded: usize,
+}
+
 impl Verdict {
     /// A verdict computed from what was seen.
     pub(crate) fn new(
         mode: Mode,
-        requests_served: usize,
-        requests_refused: usize,
-        exchanges_recorded: usize,
+        counts: Counts,
         unused_exchanges: Vec<UnusedExchange>,
         errors: &Capped,
         warnings: &Capped,
@@ -104,9 +118,11 @@ impl Verdict {
         Verdict {
             ok,
             mode,
-            requests_served,
-            requests_refused,
-            exchanges_recorded,
+            requests_served: counts.requests_served,
+            requests_refused: counts.requests_refused,
+            connections_closed_slow_head: counts.connections_closed_slow_head,
+            connections_closed_idle: counts.connections_closed_idle,
+            exchanges_recorded: counts.exchanges_recorded,
             unused_exchanges,
             errors: errors.kept.clone(),
             errors_omitted: errors.omitted,

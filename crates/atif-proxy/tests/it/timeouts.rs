@@ -144,12 +144,20 @@ async fn headers_sent_one_byte_a_second_are_cut_off_at_the_header_timeout() {
     let mut silent = tokio::net::TcpStream::connect(proxy.addr()).await.unwrap();
     let after = closed_after(&mut silent, Instant::now()).await;
     assert!(after < Duration::from_secs(3), "closed after {after:?}");
-    // Neither was a request: the run is untouched.
+    // The agent's own request is still answered.
     assert_eq!(
         crate::post(proxy.url(), "/v1/chat/completions", &crate::chat_request("hi")).await.status,
         200
     );
-    proxy.finish().await.unwrap();
+    // The head cut off was a request lost, which fails the run; the silent connection is only
+    // counted.
+    let verdict = proxy.verdict();
+    assert_eq!((verdict.connections_closed_slow_head, verdict.connections_closed_idle), (1, 1));
+    assert_eq!(
+        errors(proxy.finish().await.unwrap_err()),
+        ["a connection was closed because a request's head did not arrive in full within 0.5 s \
+          (--header-read-timeout); that request was lost"]
+    );
 }
 
 #[tokio::test]
@@ -182,5 +190,11 @@ async fn an_idle_kept_alive_connection_is_closed_at_the_idle_timeout_and_not_bef
     let after = closed_after(&mut stream, idle_from).await;
     assert!(after >= Duration::from_millis(1_000), "closed too early, after {after:?}");
     assert!(after < Duration::from_secs(4), "closed after {after:?}");
+    // Closing an idle connection is counted, and is not a failure of the run (the replay's
+    // one failure is the second request, which the script does not hold).
+    let verdict = proxy.verdict();
+    assert_eq!((verdict.connections_closed_slow_head, verdict.connections_closed_idle), (0, 1));
+    assert_eq!(verdict.errors.len(), 1, "{:?}", verdict.errors);
+    assert!(verdict.errors[0].contains("again"), "{:?}", verdict.errors);
     let _ = proxy.finish().await;
 }
