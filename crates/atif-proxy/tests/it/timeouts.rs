@@ -190,11 +190,11 @@ async fn an_idle_kept_alive_connection_is_closed_at_the_idle_timeout_and_not_bef
     let after = closed_after(&mut stream, idle_from).await;
     assert!(after >= Duration::from_millis(1_000), "closed too early, after {after:?}");
     assert!(after < Duration::from_secs(4), "closed after {after:?}");
-    // Closing an idle connection is counted, and is not a failure of the run (the replay's
-    // one failure is the second request, which the script does not hold).
+    // Closing an idle connection is counted, and is not a failure of the run: the replay's
+    // one failure is the second request, which the script does not hold.
     let verdict = proxy.verdict();
     assert_eq!((verdict.connections_closed_slow_head, verdict.connections_closed_idle), (0, 1));
     assert_eq!(verdict.errors.len(), 1, "{:?}", verdict.errors);
-    assert!(verdict.errors[0].contains("again"), "{:?}", verdict.errors);
+    assert!(verdict.errors[0].contains("made request #2"), "{:?}", verdict.errors);
     let _ = proxy.finish().await;
 }
