@@ -364,35 +364,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     if options.script.is_dir() {
         return Err(Error::ScriptIsDirectory { path: options.script.clone() });
     }
-    let dir_text = |dir: Option<&Path>| dir.map(|dir| dir.to_string_lossy().into_owned());
-    let (cwd, home) = (dir_text(options.cwd()), dir_text(options.home()));
-    let (engine, mcp) = match options.mode {
-        Mode::Replay => {
-            let mut load = LoadOptions::new();
-            load.set_max_bytes(options.max_input_bytes);
-            let script = atif_replay::read_script_with(&options.script, &load)?;
-            let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
-            masks.extend(options.masks.iter().cloned());
-            let normalizer = Normalizer::new(cwd, home, &masks)?;
-            let mcp = McpTape::new(&script.mcp, &normalizer);
-            let mcp = McpState::Replay {
-                tape: Mutex::new(mcp),
-                normalizer: normalizer.clone(),
-                drift: options.drift,
-                tools: crate::mcp_tape::tool_servers(&script.mcp),
-            };
-            let tape = Tape::new(script.exchanges, &normalizer);
-            (Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }, mcp)
-        }
-        Mode::Record => {
-            let normalizer = Normalizer::new(cwd, home, &options.masks)?;
-            // The directories are `<cwd>` and `<home>` in the exchanges, and nowhere else.
-            let recording = Recording { cwd: None, home: None, masks: options.masks.clone() };
-            let recorder =
-                Recorder::new(options.upstream.as_deref(), recording, options.upstream_timeouts)?;
-            (Engine::Record { recorder, normalizer }, McpState::Record(Mutex::new(Vec::new())))
-        }
-    };
+    let (engine, mcp) = engines(options)?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|source| Error::Listen { addr: options.listen, source })?;
@@ -441,6 +413,41 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         ));
     }
     Ok(Proxy { addr, url: base_url(addr), token, shared, shutdown, task })
+}
+
+/// What answers the agent's requests, as `options` say: the script's tape (replay) or the
+/// recorder (record), each with its half for the MCP relays.
+fn engines(options: &Options) -> Result<(Engine, McpState)> {
+    let dir_text = |dir: Option<&Path>| dir.map(|dir| dir.to_string_lossy().into_owned());
+    let (cwd, home) = (dir_text(options.cwd()), dir_text(options.home()));
+    let engines = match options.mode {
+        Mode::Replay => {
+            let mut load = LoadOptions::new();
+            load.set_max_bytes(options.max_input_bytes);
+            let script = atif_replay::read_script_with(&options.script, &load)?;
+            let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
+            masks.extend(options.masks.iter().cloned());
+            let normalizer = Normalizer::new(cwd, home, &masks)?;
+            let mcp = McpTape::new(&script.mcp, &normalizer);
+            let mcp = McpState::Replay {
+                tape: Mutex::new(mcp),
+                normalizer: normalizer.clone(),
+                drift: options.drift,
+                tools: crate::mcp_tape::tool_servers(&script.mcp),
+            };
+            let tape = Tape::new(script.exchanges, &normalizer);
+            (Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }, mcp)
+        }
+        Mode::Record => {
+            let normalizer = Normalizer::new(cwd, home, &options.masks)?;
+            // The directories are `<cwd>` and `<home>` in the exchanges, and nowhere else.
+            let recording = Recording { cwd: None, home: None, masks: options.masks.clone() };
+            let recorder =
+                Recorder::new(options.upstream.as_deref(), recording, options.upstream_timeouts)?;
+            (Engine::Record { recorder, normalizer }, McpState::Record(Mutex::new(Vec::new())))
+        }
+    };
+    Ok(engines)
 }
 
 impl Proxy {
