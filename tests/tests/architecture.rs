@@ -63,10 +63,11 @@ fn closure(graph: &BTreeMap<String, BTreeSet<String>>, root: &str) -> BTreeSet<S
     seen
 }
 
-const OURS: [&str; 11] = [
+const OURS: [&str; 12] = [
     "atif-secrets",
     "atif-fs",
     "atif-schema",
+    "atif-wire",
     "atif-normalize",
     "atif-envelope",
     "atif-view",
@@ -80,17 +81,18 @@ const OURS: [&str; 11] = [
 #[test]
 fn library_crates_depend_only_on_the_layers_below_them() {
     let graph = normal_dependency_graph();
-    let allowed: [(&str, &[&str]); 11] = [
+    let allowed: [(&str, &[&str]); 12] = [
         ("atif-secrets", &[]),
         ("atif-fs", &[]),
         ("atif-schema", &[]),
+        ("atif-wire", &["atif-schema", "atif-secrets"]),
         ("atif-normalize", &["atif-schema", "atif-secrets"]),
         ("atif-envelope", &["atif-schema", "atif-normalize", "atif-secrets"]),
         ("atif-view", &["atif-schema", "atif-normalize", "atif-secrets"]),
         ("atif-golden", &["atif-schema", "atif-normalize", "atif-secrets", "atif-fs"]),
-        ("atif-replay", &["atif-schema", "atif-secrets", "atif-fs"]),
+        ("atif-replay", &["atif-schema", "atif-wire", "atif-secrets", "atif-fs"]),
         ("atif-import", &["atif-schema", "atif-secrets"]),
-        ("atif-proxy", &["atif-schema", "atif-replay", "atif-secrets", "atif-fs"]),
+        ("atif-proxy", &["atif-schema", "atif-wire", "atif-replay", "atif-secrets", "atif-fs"]),
         ("atif-cli", &OURS),
     ];
     for (package, may_use) in allowed {
@@ -110,6 +112,19 @@ fn nobody_who_only_replays_in_process_compiles_an_http_server() {
         assert!(!replay.contains(server), "atif-replay pulls in {server}: {replay:?}");
     }
     assert!(closure(&graph, "atif-proxy").contains("axum"), "the check itself still works");
+}
+
+#[test]
+fn the_wire_protocols_compile_no_http_or_file_code() {
+    let graph = normal_dependency_graph();
+    let wire = closure(&graph, "atif-wire");
+    let forbidden =
+        ["axum", "reqwest", "hyper", "http", "atif-replay", "atif-proxy", "tempfile", "atif-fs"];
+    for package in forbidden {
+        assert!(!wire.contains(package), "atif-wire pulls in {package}: {wire:?}");
+    }
+    let fake = closure(&graph, "atif-fake-provider");
+    assert!(fake.contains("atif-wire") && fake.contains("hyper"), "the check itself still works");
 }
 
 /// The packages `cargo` compiles for `atif-replay` alone (normal dependencies), with `features`.
@@ -152,6 +167,7 @@ fn only_replay_the_proxy_and_the_cli_pull_in_an_async_runtime() {
         "atif-secrets",
         "atif-fs",
         "atif-schema",
+        "atif-wire",
         "atif-normalize",
         "atif-envelope",
         "atif-view",

@@ -88,4 +88,4 @@ pub use config::{Config, DEFAULT_COMMAND, DEFAULT_TEXT, Fault};
 pub use error::{Error, Result};
 pub use sampling::{Plan, Sampling};
 pub use server::{FakeProvider, RecordedRequest, unreachable_url};
-pub use turn::{Protocol, SHELL_TOOLS};
+pub use turn::SHELL_TOOLS;

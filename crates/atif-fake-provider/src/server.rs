@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::thread::JoinHandle;
 
+use atif_wire::Protocol;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
@@ -20,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::sampling::{Sampled, Sampler};
-use crate::turn::{Protocol, Reply, Turn, read_turn};
+use crate::turn::{Reply, Turn, read_turn};
 use crate::wire::{Payload, count_tokens, encode, error_body, model_list};
 use crate::{Config, Error, Fault, Result};
 
@@ -221,11 +222,7 @@ async fn handle(
             let message = format!("request body over {MAX_REQUEST_BYTES} bytes or unreadable");
             return Ok(json_response(
                 status,
-                &error_body(
-                    protocol.unwrap_or(Protocol::ChatCompletions),
-                    status.as_u16(),
-                    &message,
-                ),
+                &error_body(protocol.unwrap_or(Protocol::OpenAiChat), status.as_u16(), &message),
             ));
         }
     };
@@ -263,7 +260,7 @@ async fn handle(
         let message = format!("no endpoint {method} {path}; the fake provider serves {ENDPOINTS}");
         return Ok(json_response(
             StatusCode::NOT_FOUND,
-            &error_body(Protocol::ChatCompletions, 404, &message),
+            &error_body(Protocol::OpenAiChat, 404, &message),
         ));
     };
     let body = match parsed {
@@ -336,9 +333,9 @@ fn simulated_failure(protocol: Protocol, code: u16) -> Response<ReplyBody> {
 /// Which protocol a path belongs to, by its ending (so `/v1` may be missing or doubled).
 fn protocol_of(path: &str) -> Option<Protocol> {
     if path.ends_with("/chat/completions") {
-        Some(Protocol::ChatCompletions)
+        Some(Protocol::OpenAiChat)
     } else if path.ends_with("/responses") {
-        Some(Protocol::Responses)
+        Some(Protocol::OpenAiResponses)
     } else if path.ends_with("/messages") || path.ends_with("/messages/count_tokens") {
         Some(Protocol::AnthropicMessages)
     } else if path.contains("/models/")

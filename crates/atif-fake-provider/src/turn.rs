@@ -1,23 +1,10 @@
 //! Reading a request of any protocol into a [`Turn`], and deciding the scripted [`Reply`].
 
+use atif_wire::Protocol;
 use serde_json::{Map, Value, json};
 
 use crate::Config;
 use crate::example::{Fill, example, property_example, tool_arguments};
-
-/// The four wire protocols the fake provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Protocol {
-    /// OpenAI Chat Completions: `POST /v1/chat/completions`.
-    ChatCompletions,
-    /// OpenAI Responses: `POST /v1/responses`.
-    Responses,
-    /// Anthropic Messages: `POST /v1/messages`.
-    AnthropicMessages,
-    /// Gemini: `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`.
-    Gemini,
-}
 
 /// What the fake provider needs to know about one request, whatever its protocol.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,8 +87,8 @@ pub(crate) fn read_turn(protocol: Protocol, body: &Value, path_model: Option<&st
         token_factor: 1.0,
     };
     match protocol {
-        Protocol::ChatCompletions => read_chat(body, &mut turn),
-        Protocol::Responses => read_responses(body, &mut turn),
+        Protocol::OpenAiChat => read_chat(body, &mut turn),
+        Protocol::OpenAiResponses => read_responses(body, &mut turn),
         Protocol::AnthropicMessages => read_anthropic(body, &mut turn),
         Protocol::Gemini => read_gemini(body, &mut turn),
     }
@@ -313,7 +300,7 @@ mod tests {
     fn a_shell_tool_is_called_with_the_scripted_command() {
         let command = Config::default().command().to_owned();
         check(
-            Protocol::ChatCompletions,
+            Protocol::OpenAiChat,
             json!({"messages": [{"role": "user", "content": "hi"}],
                    "tools": [{"type": "function", "function": {"name": "read"}},
                              {"type": "function", "function": {"name": "bash", "parameters":
@@ -322,7 +309,7 @@ mod tests {
             call("bash", json!({"command": command, "description": "Run the scripted command"})),
         );
         check(
-            Protocol::Responses,
+            Protocol::OpenAiResponses,
             json!({"input": [{"type": "message", "role": "user", "content": "hi"}],
                    "tools": [{"type": "function", "name": "exec_command", "parameters":
                               {"type": "object", "properties": {"cmd": {"type": "string"}}, "required": ["cmd"]}}]}),
@@ -348,7 +335,7 @@ mod tests {
     #[test]
     fn an_array_command_property_gets_an_argv() {
         check(
-            Protocol::Responses,
+            Protocol::OpenAiResponses,
             json!({"input": "hi", "tools": [{"type": "function", "name": "shell", "parameters":
                    {"type": "object", "properties": {"command": {"type": "array"}}}}]}),
             call("shell", json!({"command": ["bash", "-lc", Config::default().command()]})),
@@ -359,13 +346,13 @@ mod tests {
     fn a_tool_result_is_quoted_in_the_final_text() {
         let done = |text: &str| Reply::Text(format!("The command printed: {text}"));
         check(
-            Protocol::ChatCompletions,
+            Protocol::OpenAiChat,
             json!({"messages": [{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "c", "content": "atif-e2e-42\n"}],
                    "tools": [{"type": "function", "function": {"name": "bash"}}]}),
             done("atif-e2e-42"),
         );
         check(
-            Protocol::Responses,
+            Protocol::OpenAiResponses,
             json!({"input": [{"type": "function_call_output", "call_id": "c",
                    "output": "Chunk ID: 1f2e3d\nWall time: 0.0012 seconds\nOutput:\natif-e2e-42\n"}]}),
             done("atif-e2e-42"),
@@ -405,7 +392,7 @@ mod tests {
     #[test]
     fn a_shell_tool_wins_over_an_earlier_tool() {
         check(
-            Protocol::ChatCompletions,
+            Protocol::OpenAiChat,
             json!({"messages": [{"role": "user", "content": "hi"}],
                    "tools": [{"type": "function", "function": {"name": "get_weather"}},
                              {"type": "function", "function": {"name": "Terminal"}}]}),
@@ -416,7 +403,7 @@ mod tests {
     #[test]
     fn without_any_tool_the_reply_is_plain_text() {
         check(
-            Protocol::ChatCompletions,
+            Protocol::OpenAiChat,
             json!({"messages": [{"role": "user", "content": "Generate a title"}]}),
             Reply::Text(Config::default().text().to_owned()),
         );

@@ -1,10 +1,11 @@
 //! Writing a [`Reply`] in each protocol's own shape: one JSON body, or a list of SSE events
 //! framed as the real provider frames them.
 
+use atif_wire::Protocol;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::turn::{Protocol, Reply, Turn};
+use crate::turn::{Reply, Turn};
 
 /// A fixed creation time (2026-01-01T00:00:00Z), so that replies are byte-for-byte reproducible.
 const CREATED: u64 = 1_767_225_600;
@@ -55,14 +56,12 @@ pub(crate) fn encode(
     let usage = Usage::of(turn, reply);
     let id = turn.id_base + turn.n_messages;
     match (protocol, stream) {
-        (Protocol::ChatCompletions, false) => {
-            Payload::Json(chat_completion(turn, reply, usage, id))
-        }
-        (Protocol::ChatCompletions, true) => Payload::Sse(chat_chunks(turn, reply, usage, id)),
-        (Protocol::Responses, false) => {
+        (Protocol::OpenAiChat, false) => Payload::Json(chat_completion(turn, reply, usage, id)),
+        (Protocol::OpenAiChat, true) => Payload::Sse(chat_chunks(turn, reply, usage, id)),
+        (Protocol::OpenAiResponses, false) => {
             Payload::Json(response_object(turn, reply, usage, id, true))
         }
-        (Protocol::Responses, true) => Payload::Sse(response_events(turn, reply, usage, id)),
+        (Protocol::OpenAiResponses, true) => Payload::Sse(response_events(turn, reply, usage, id)),
         (Protocol::AnthropicMessages, false) => {
             Payload::Json(anthropic_message(turn, reply, usage, id))
         }
@@ -86,7 +85,7 @@ pub(crate) fn encode(
 /// The body of an error reply in the protocol's own shape.
 pub(crate) fn error_body(protocol: Protocol, status: u16, message: &str) -> Value {
     match protocol {
-        Protocol::ChatCompletions | Protocol::Responses => json!({
+        Protocol::OpenAiChat | Protocol::OpenAiResponses => json!({
             "error": {"message": message, "type": openai_error_type(status), "param": null, "code": null}
         }),
         Protocol::AnthropicMessages => json!({

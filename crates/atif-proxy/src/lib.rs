@@ -92,6 +92,5 @@ pub use limits::{
     DEFAULT_UPSTREAM_IDLE_TIMEOUT,
 };
 pub use mcp::{McpOptions, McpOutcome, McpTarget, Stop, relay_mcp};
-pub use protocol::Provider;
 pub use server::{Options, Proxy, failed_path, start};
 pub use verdict::{MAX_KEPT, Mode, UnusedExchange, Verdict};

@@ -1,63 +1,50 @@
-//! The wire protocols the server speaks: which endpoints exist, which provider each belongs to,
-//! where its public API lives, and each provider's error JSON shape.
+//! The wire protocols the server speaks: which endpoints exist, which protocol each belongs to,
+//! where its provider's public API lives, and each provider's error JSON shape.
 
+use atif_wire::Protocol;
 use serde_json::{Value, json};
 
-/// A model provider's wire protocol family; it decides the error JSON shape and the default
-/// upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Provider {
-    /// OpenAI: Chat Completions and Responses.
-    OpenAi,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini (the Generative Language API).
-    Gemini,
+/// The provider's public API origin, where a recording without `--upstream` sends a request
+/// of `protocol`.
+pub(crate) fn public_origin(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::OpenAiChat | Protocol::OpenAiResponses => "https://api.openai.com",
+        Protocol::AnthropicMessages => "https://api.anthropic.com",
+        Protocol::Gemini => "https://generativelanguage.googleapis.com",
+    }
 }
 
-impl Provider {
-    /// The provider's public API origin, where a recording without `--upstream` goes.
-    pub fn public_origin(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "https://api.openai.com",
-            Provider::Anthropic => "https://api.anthropic.com",
-            Provider::Gemini => "https://generativelanguage.googleapis.com",
-        }
+/// The protocol a request path most likely belongs to, for the shape of an error about a path
+/// the server does not know (OpenAI's when nothing in the path says otherwise).
+pub(crate) fn guess(path: &str) -> Protocol {
+    if path.contains("/messages") {
+        Protocol::AnthropicMessages
+    } else if path.contains("v1beta") || path.contains(":generateContent") {
+        Protocol::Gemini
+    } else {
+        Protocol::OpenAiChat
     }
+}
 
-    /// The provider a request path most likely belongs to, for the shape of an error about a
-    /// path the server does not know.
-    pub(crate) fn guess(path: &str) -> Provider {
-        if path.contains("/messages") {
-            Provider::Anthropic
-        } else if path.contains("v1beta") || path.contains(":generateContent") {
-            Provider::Gemini
-        } else {
-            Provider::OpenAi
-        }
-    }
-
-    /// An error reply body in this provider's own shape, so its SDK reports `message` as it
-    /// would a real error.
-    pub(crate) fn error_body(self, status: u16, message: &str) -> Value {
-        match self {
-            Provider::OpenAi => json!({
-                "error": {
-                    "message": message,
-                    "type": "invalid_request_error",
-                    "param": null,
-                    "code": "atif_replay",
-                }
-            }),
-            Provider::Anthropic => json!({
-                "type": "error",
-                "error": {"type": anthropic_error_type(status), "message": message},
-            }),
-            Provider::Gemini => json!({
-                "error": {"code": status, "message": message, "status": gemini_status(status)}
-            }),
-        }
+/// An error reply body in the shape of `protocol`'s provider, so its SDK reports `message` as
+/// it would a real error.
+pub(crate) fn error_body(protocol: Protocol, status: u16, message: &str) -> Value {
+    match protocol {
+        Protocol::OpenAiChat | Protocol::OpenAiResponses => json!({
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": null,
+                "code": "atif_replay",
+            }
+        }),
+        Protocol::AnthropicMessages => json!({
+            "type": "error",
+            "error": {"type": anthropic_error_type(status), "message": message},
+        }),
+        Protocol::Gemini => json!({
+            "error": {"code": status, "message": message, "status": gemini_status(status)}
+        }),
     }
 }
 
@@ -148,12 +135,15 @@ impl Endpoint {
         self.is_get()
     }
 
-    /// The provider whose protocol this endpoint is.
-    pub(crate) fn provider(self) -> Provider {
+    /// The protocol this endpoint belongs to (a listing is OpenAI's, a probe Anthropic's).
+    pub(crate) fn protocol(self) -> Protocol {
         match self {
-            Endpoint::ChatCompletions | Endpoint::Responses | Endpoint::Models => Provider::OpenAi,
-            Endpoint::Messages | Endpoint::CountTokens | Endpoint::Probe => Provider::Anthropic,
-            Endpoint::GenerateContent | Endpoint::StreamGenerateContent => Provider::Gemini,
+            Endpoint::ChatCompletions | Endpoint::Models => Protocol::OpenAiChat,
+            Endpoint::Responses => Protocol::OpenAiResponses,
+            Endpoint::Messages | Endpoint::CountTokens | Endpoint::Probe => {
+                Protocol::AnthropicMessages
+            }
+            Endpoint::GenerateContent | Endpoint::StreamGenerateContent => Protocol::Gemini,
         }
     }
 }

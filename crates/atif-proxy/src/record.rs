@@ -9,8 +9,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use atif_replay::{HttpExchange, McpMessage, Recording, Script, SseEvent, SseParser};
+use atif_replay::{McpMessage, Recording, Script};
 use atif_schema::error_chain;
+use atif_wire::{HttpExchange, SseEvent, SseParser};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::Response;
@@ -19,7 +20,7 @@ use serde_json::Value;
 
 use crate::clean::Cleaner;
 use crate::normalize::Normalizer;
-use crate::protocol::{Endpoint, strip_credentials};
+use crate::protocol::{Endpoint, error_body, public_origin, strip_credentials};
 use crate::server::{Logged, Shared, is_hop_header, json_reply, seconds};
 use crate::{Error, Result};
 
@@ -170,8 +171,8 @@ impl Recorder {
         request: &Forward,
         what: &str,
     ) -> ControlFlow<Response, reqwest::Response> {
-        let provider = request.endpoint.provider();
-        let origin = self.upstream.as_deref().unwrap_or(provider.public_origin());
+        let protocol = request.endpoint.protocol();
+        let origin = self.upstream.as_deref().unwrap_or(public_origin(protocol));
         let url = format!("{origin}{}", request.path_and_query);
         let mut upstream_request = self.client.request(request.method.clone(), &url);
         for (name, value) in &request.headers {
@@ -192,7 +193,7 @@ impl Recorder {
                     seconds(self.timeouts.first_byte)
                 );
                 let message = shared.clean(message);
-                return Break(shared.failure(provider, StatusCode::GATEWAY_TIMEOUT, message));
+                return Break(shared.failure(protocol, StatusCode::GATEWAY_TIMEOUT, message));
             }
         };
         let message = format!(
@@ -206,12 +207,12 @@ impl Recorder {
             // whether the upstream is there.
             let response = json_reply(
                 StatusCode::BAD_GATEWAY,
-                &provider.error_body(StatusCode::BAD_GATEWAY.as_u16(), &message),
+                &error_body(protocol, StatusCode::BAD_GATEWAY.as_u16(), &message),
             );
             shared.warn(message);
             return Break(response);
         }
-        Break(shared.failure(provider, StatusCode::BAD_GATEWAY, message))
+        Break(shared.failure(protocol, StatusCode::BAD_GATEWAY, message))
     }
 }
 

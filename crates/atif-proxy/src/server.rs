@@ -8,8 +8,9 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use atif_replay::{CaptureOptions, DriftPolicy, HttpExchange, Recording};
+use atif_replay::{DriftPolicy, Recording};
 use atif_schema::{LoadOptions, error_chain};
+use atif_wire::{CaptureOptions, HttpExchange, Protocol};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
@@ -29,7 +30,7 @@ use crate::limits::{
 use crate::mcp_state::McpState;
 use crate::mcp_tape::McpTape;
 use crate::normalize::Normalizer;
-use crate::protocol::{Endpoint, Provider, SUPPORTED, strip_credentials};
+use crate::protocol::{Endpoint, SUPPORTED, error_body, guess, strip_credentials};
 use crate::record::{Recorder, UpstreamTimeouts};
 use crate::serve::{Closed, ConnectionTimeouts, serve};
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
@@ -488,7 +489,7 @@ impl Proxy {
     }
 
     /// The run so far as an ATIF-v1.8 trajectory captured from the [`traffic`](Self::traffic)
-    /// alone (see `atif_replay::trajectory_from_traffic`): each reply an agent step, tool
+    /// alone (see `atif_wire::trajectory_from_traffic`): each reply an agent step, tool
     /// results joined to their calls, independent conversations as subagents.
     ///
     /// # Errors
@@ -724,7 +725,9 @@ impl Shared {
 
     fn trajectory(&self) -> Result<atif_schema::Trajectory> {
         let traffic = redacted(self.traffic())?;
-        let mut trajectory = atif_replay::trajectory_from_traffic(&traffic, &self.capture)?;
+        // As `Error::Script`, wrapped as atif-replay wraps it, like every error of the traffic.
+        let mut trajectory = atif_wire::trajectory_from_traffic(&traffic, &self.capture)
+            .map_err(|err| Error::Script(err.into()))?;
         crate::mcp_tape::mark_mcp_results(&mut trajectory, &self.mcp.tool_servers());
         Ok(trajectory)
     }
@@ -817,7 +820,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let (method, headers, path) = (parts.method, parts.headers, parts.uri.path().to_owned());
     let path_and_query =
         parts.uri.path_and_query().map_or(path.clone(), |pq| pq.as_str().to_owned());
-    let provider = endpoint.provider();
+    let protocol = endpoint.protocol();
     match &shared.engine {
         Engine::Replay { tape, drift, normalizer } => {
             let seq = shared.next_seq();
@@ -855,7 +858,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 }
                 Answer::Fail(message) => {
                     drop(tape);
-                    shared.failure(provider, StatusCode::BAD_REQUEST, message)
+                    shared.failure(protocol, StatusCode::BAD_REQUEST, message)
                 }
             }
         }
@@ -873,12 +876,12 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
 fn admit(shared: &Shared, parts: &Parts) -> ControlFlow<Response, Endpoint> {
     let (method, path, headers) = (&parts.method, parts.uri.path(), &parts.headers);
     if let Some(reason) = shared.access.refusal(headers, &parts.uri) {
-        return Break(shared.refuse(Provider::guess(path), StatusCode::FORBIDDEN, method, &reason));
+        return Break(shared.refuse(guess(path), StatusCode::FORBIDDEN, method, &reason));
     }
     if let Some(control) = path.strip_prefix("/_atif/") {
         if let Some(reason) = shared.access.control_refusal(headers) {
             return Break(shared.refuse(
-                Provider::OpenAi,
+                Protocol::OpenAiChat,
                 StatusCode::UNAUTHORIZED,
                 method,
                 &reason,
@@ -888,7 +891,7 @@ fn admit(shared: &Shared, parts: &Parts) -> ControlFlow<Response, Endpoint> {
     }
     let Some(endpoint) = Endpoint::of(method.as_str(), path) else {
         let message = format!("unknown endpoint {method} {path}: this server answers {SUPPORTED}");
-        return Break(shared.failure(Provider::guess(path), StatusCode::NOT_FOUND, message));
+        return Break(shared.failure(guess(path), StatusCode::NOT_FOUND, message));
     };
     let content_type = headers.get(header::CONTENT_TYPE);
     if !endpoint.is_get() && !is_json_content_type(content_type) {
@@ -898,7 +901,7 @@ fn admit(shared: &Shared, parts: &Parts) -> ControlFlow<Response, Endpoint> {
             content_type_text(content_type)
         );
         return Break(shared.failure(
-            endpoint.provider(),
+            endpoint.protocol(),
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             message,
         ));
@@ -914,7 +917,7 @@ async fn read_json(
     endpoint: Endpoint,
     body: Body,
 ) -> ControlFlow<Response, (Bytes, Value, Option<OwnedSemaphorePermit>)> {
-    let (method, path, provider) = (&parts.method, parts.uri.path(), endpoint.provider());
+    let (method, path, protocol) = (&parts.method, parts.uri.path(), endpoint.protocol());
     let content_length = parts
         .headers
         .get(header::CONTENT_LENGTH)
@@ -952,7 +955,7 @@ async fn read_json(
                 BodyError::Read(err) => (StatusCode::BAD_REQUEST, err),
             };
             let message = format!("cannot read the request body of {method} {path}: {why}");
-            return Break(shared.failure(provider, status, message));
+            return Break(shared.failure(protocol, status, message));
         }
     };
     if endpoint.is_get() {
@@ -965,7 +968,7 @@ async fn read_json(
                 "the request body of {method} {path} is not valid JSON ({err}); the agent must \
                  send a JSON body"
             );
-            Break(shared.failure(provider, StatusCode::BAD_REQUEST, message))
+            Break(shared.failure(protocol, StatusCode::BAD_REQUEST, message))
         }
     }
 }
@@ -975,12 +978,12 @@ impl Shared {
     /// provider's own shape.
     pub(crate) fn failure(
         &self,
-        provider: Provider,
+        protocol: Protocol,
         status: StatusCode,
         message: String,
     ) -> Response {
         let message = self.cleaner.clean(message);
-        let body = provider.error_body(status.as_u16(), &message);
+        let body = error_body(protocol, status.as_u16(), &message);
         self.fail(message);
         let mut response = json_reply(status, &body);
         // Both OpenAI's and Anthropic's SDKs read this header before their retry rules.
@@ -1013,7 +1016,7 @@ impl Shared {
 
     fn refuse(
         &self,
-        provider: Provider,
+        protocol: Protocol,
         status: StatusCode,
         method: &Method,
         reason: &str,
@@ -1025,7 +1028,7 @@ impl Shared {
         } else if count == MAX_KEPT + 1 {
             self.say("further refused requests are only counted in the verdict");
         }
-        let body = provider.error_body(status.as_u16(), &message);
+        let body = error_body(protocol, status.as_u16(), &message);
         let mut response = json_reply(status, &body);
         response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
         response
@@ -1042,7 +1045,7 @@ async fn mcp_report(shared: &Shared, parts: &Parts, body: Body) -> Response {
             Some(_) => StatusCode::FORBIDDEN,
             None => StatusCode::UNAUTHORIZED,
         };
-        return shared.refuse(Provider::OpenAi, status, &parts.method, &reason);
+        return shared.refuse(Protocol::OpenAiChat, status, &parts.method, &reason);
     }
     let limits = &shared.limits;
     let read =

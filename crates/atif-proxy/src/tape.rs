@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use atif_replay::{HttpExchange, parse_sse};
+use atif_wire::{HttpExchange, parse_sse};
 use axum::body::Bytes;
 use serde_json::Value;
 use similar::TextDiff;
@@ -387,7 +387,7 @@ fn diff(recorded: &Value, now: &Value, exchange: usize, request: usize) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use atif_replay::SseEvent;
+    use atif_wire::SseEvent;
     use serde_json::json;
 
     use super::*;

@@ -11,69 +11,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use atif_schema::error_chain;
-use atif_secrets::{Report, Scanner};
+use atif_secrets::Report;
 use serde_json::{Map, Value};
 
 use crate::record::lock;
-use crate::steps::{self, ResultRecord, Source, StepRecord, TrajectoryRecord};
 use crate::{
     Chunk, ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, Role,
 };
-
-/// Who the captured agent is. A plain value: `CaptureOptions::new(name, version)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CaptureOptions {
-    agent_name: String,
-    agent_version: String,
-    model_name: Option<String>,
-    secrets: Option<Scanner>,
-}
-
-impl CaptureOptions {
-    /// An agent called `name` at `version`, as written in the trajectory's `agent` object.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        CaptureOptions {
-            agent_name: name.into(),
-            agent_version: version.into(),
-            model_name: None,
-            secrets: Some(Scanner::default()),
-        }
-    }
-
-    /// The agent name. Subagents get the name given to [`CaptureHandle::subagent`].
-    pub fn agent_name(&self) -> &str {
-        &self.agent_name
-    }
-
-    /// The agent version.
-    pub fn agent_version(&self) -> &str {
-        &self.agent_version
-    }
-
-    /// The model name written into the trajectory. Default: `None`, meaning the client's
-    /// [`model`](LlmClient::model), or, when the client names none, the `model` of each
-    /// request (and the first one for the `agent` object).
-    pub fn model_name(&self) -> Option<&str> {
-        self.model_name.as_deref()
-    }
-
-    /// Sets [`model_name`](CaptureOptions::model_name).
-    pub fn set_model_name(&mut self, model_name: Option<String>) {
-        self.model_name = model_name;
-    }
-
-    /// The scanner whose secrets become `<redacted:KIND>` markers in the captured trajectory,
-    /// or `None` when secrets are kept. Default: the default [`Scanner`].
-    pub fn secret_scanner(&self) -> Option<&Scanner> {
-        self.secrets.as_ref()
-    }
-
-    /// Sets the secret scanner; `None` keeps secrets in the trajectory, for a local
-    /// investigation only.
-    pub fn set_secret_scanner(&mut self, scanner: Option<Scanner>) {
-        self.secrets = scanner;
-    }
-}
+use atif_wire::CaptureOptions;
+use atif_wire::support::{self as steps, ResultRecord, Source, StepRecord, TrajectoryRecord};
 
 /// What [`capture`] returns: the trajectory, always, and the agent's result.
 #[derive(Debug)]
@@ -92,11 +38,11 @@ impl<T> Captured<T> {
     ///
     /// # Errors
     ///
-    /// [`Error::Schema`] if the typed model cannot hold the captured document (it always
+    /// [`Error::Wire`] (holding `atif_wire::Error::Schema`) if the typed model cannot hold the captured document (it always
     /// can, as the tests check; the error is there for a schema crate that moved on).
     pub fn typed_trajectory(&self) -> Result<atif_schema::Trajectory> {
         atif_schema::Trajectory::from_value(&self.trajectory)
-            .map_err(|source| Error::Schema { source })
+            .map_err(|source| Error::Wire(atif_wire::Error::Schema { source }))
     }
 
     /// The trajectory and the result, as a pair.
@@ -158,13 +104,14 @@ where
     T: Send + 'static,
     E: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
 {
-    let model = options.model_name.clone().or_else(|| client.model().map(str::to_owned));
+    let model =
+        options.model_name().map(str::to_owned).or_else(|| client.model().map(str::to_owned));
     let record = TrajectoryRecord {
-        agent_name: options.agent_name.clone(),
-        agent_version: options.agent_version.clone(),
+        agent_name: options.agent_name().to_owned(),
+        agent_version: options.agent_version().to_owned(),
         model: model.clone(),
         session_id: Some(new_id("session")),
-        trajectory_id: Some(new_id(&options.agent_name)),
+        trajectory_id: Some(new_id(options.agent_name())),
         ..TrajectoryRecord::default()
     };
     let recorder = Arc::new(Recorder {
@@ -208,7 +155,7 @@ where
     // The whole chain: an agent's failure keeps its cause in `source()`, not in its message.
     let crash = result.as_ref().err().map(|err| error_chain(err));
     let mut trajectory = recorder.build(crash.as_deref());
-    let secrets = match &options.secrets {
+    let secrets = match options.secret_scanner() {
         Some(scanner) => scanner.redact_value(&mut trajectory),
         None => Report::new(),
     };

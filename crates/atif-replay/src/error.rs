@@ -20,17 +20,18 @@ use std::path::PathBuf;
 ///   agent): [`Error::AgentFailed`], [`Error::AgentPanicked`], [`Error::UnknownToolCall`];
 /// - [`ErrorKind::Provider`]: the model provider failed, live or as recorded, or answered
 ///   outside its protocol (retry, or look at the provider): [`Error::Provider`],
-///   [`Error::RecordedFailure`], [`Error::LiveClient`], [`Error::Http`], [`Error::WireFormat`];
+///   [`Error::RecordedFailure`], [`Error::LiveClient`], [`Error::Http`], and [`Error::Wire`] holding a
+///   provider's error reply or a body not of its protocol;
 /// - [`ErrorKind::Script`]: a script file, or the traffic of a recording, cannot be read,
 ///   used or saved (fix or re-record it): [`Error::Io`], [`Error::Load`], [`Error::Parse`],
 ///   [`Error::Invalid`], [`Error::UnsupportedVersion`], [`Error::ScriptMissing`],
-///   [`Error::ScriptUnusable`], [`Error::SecretSurvived`], [`Error::Exchange`],
-///   [`Error::Traffic`];
+///   [`Error::ScriptUnusable`], [`Error::SecretSurvived`], and [`Error::Wire`] holding
+///   traffic that cannot be read or captured;
 /// - [`ErrorKind::Usage`]: the calling code asked for something this crate cannot do (fix the
 ///   call): [`Error::Pattern`], [`Error::CallInProgress`], [`Error::MissingModel`],
 ///   [`Error::UnknownRecordMode`], [`Error::ScriptName`];
-/// - [`ErrorKind::Bug`]: a bug in this crate (please report it): [`Error::Schema`],
-///   [`Error::Serialize`].
+/// - [`ErrorKind::Bug`]: a bug in this crate (please report it): [`Error::Serialize`], and
+///   [`Error::Wire`] holding a captured trajectory the typed model refuses.
 ///
 /// Every variant that wraps another failure keeps it as its
 /// [`source`](std::error::Error::source); its message does not repeat it.
@@ -171,18 +172,11 @@ pub enum Error {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// A request or reply does not have the shape of its provider's wire protocol.
-    #[error("malformed {protocol} {what} at {}: {message}", root(pointer))]
-    WireFormat {
-        /// The protocol, such as `OpenAI Chat Completions`.
-        protocol: &'static str,
-        /// `request`, `reply` or `stream`.
-        what: &'static str,
-        /// JSON Pointer of the field (in a stream: `/events/N/data/...`).
-        pointer: String,
-        /// What was expected and what was found.
-        message: String,
-    },
+    /// A provider's traffic could not be read (`atif-wire`): a request or reply not of its
+    /// protocol's shape, the provider's own error reply, or traffic no trajectory can be
+    /// captured from. Its message is the wire error's own; [`Error::kind`] classifies it.
+    #[error(transparent)]
+    Wire(#[from] atif_wire::Error),
     // Script: a script file, or recorded traffic, cannot be used.
     /// A script file could not be read or written.
     #[error("cannot {action} {path}")]
@@ -285,23 +279,6 @@ pub enum Error {
         /// JSON Pointer of the key or string that still matches.
         pointer: String,
     },
-    /// An HTTP exchange of a run does not read as the protocol of its path.
-    #[error("cannot read HTTP exchange #{exchange} ({path})")]
-    Exchange {
-        /// 1-based number of the exchange.
-        exchange: usize,
-        /// Its request path.
-        path: String,
-        /// What was wrong with it.
-        #[source]
-        source: Box<Error>,
-    },
-    /// Traffic from which no trajectory can be captured.
-    #[error("cannot capture a trajectory from this traffic: {message}")]
-    Traffic {
-        /// Why.
-        message: String,
-    },
     // Usage: the calling code asked for something this crate cannot do.
     /// A secret pattern given by the user is not a valid regular expression, or matches the
     /// empty string.
@@ -348,13 +325,6 @@ pub enum Error {
         url: String,
     },
     // Bug: a bug in this crate.
-    /// A captured trajectory could not be read into atif-schema's typed model.
-    #[error("captured trajectory does not fit the typed ATIF model")]
-    Schema {
-        /// What atif-schema said.
-        #[source]
-        source: atif_schema::Error,
-    },
     /// A value could not be serialised to JSON.
     #[error("cannot serialise {what}")]
     Serialize {
@@ -407,16 +377,14 @@ impl Error {
             Error::Provider { .. }
             | Error::RecordedFailure { .. }
             | Error::LiveClient { .. }
-            | Error::Http { .. }
-            | Error::WireFormat { .. } => ErrorKind::Provider,
+            | Error::Http { .. } => ErrorKind::Provider,
+            Error::Wire(wire) => wire_kind(wire),
             Error::Io { .. }
             | Error::Load { .. }
             | Error::Parse { .. }
             | Error::Invalid { .. }
             | Error::UnsupportedVersion { .. }
             | Error::SecretSurvived { .. }
-            | Error::Exchange { .. }
-            | Error::Traffic { .. }
             | Error::ScriptMissing { .. }
             | Error::ScriptUnusable { .. } => ErrorKind::Script,
             Error::Pattern(_)
@@ -424,7 +392,7 @@ impl Error {
             | Error::MissingModel { .. }
             | Error::UnknownRecordMode { .. }
             | Error::ScriptName { .. } => ErrorKind::Usage,
-            Error::Schema { .. } | Error::Serialize { .. } => ErrorKind::Bug,
+            Error::Serialize { .. } => ErrorKind::Bug,
         }
     }
 }
@@ -455,6 +423,18 @@ impl std::fmt::Debug for Error {
 
 /// Why replies went unused: the failure the replay already reported, the agent's own failure,
 /// or, when neither is known, fewer model calls (unless the agent failed unseen).
+/// The kind of a wire error, as it was when this crate read the protocols itself.
+fn wire_kind(error: &atif_wire::Error) -> ErrorKind {
+    match error {
+        atif_wire::Error::Provider { .. } | atif_wire::Error::WireFormat { .. } => {
+            ErrorKind::Provider
+        }
+        atif_wire::Error::Exchange { .. } | atif_wire::Error::Traffic { .. } => ErrorKind::Script,
+        // Schema, and any variant added later: a capture that does not fit the model is a bug.
+        _ => ErrorKind::Bug,
+    }
+}
+
 fn unused_cause(stopped_at: Option<usize>, agent_failed_after: Option<usize>) -> String {
     match (stopped_at, agent_failed_after) {
         (Some(call), _) => format!(
@@ -481,11 +461,6 @@ fn rerecord(command: Option<&str>) -> String {
         Some(command) => format!("\nto re-record the script: {command}"),
         None => String::new(),
     }
-}
-
-/// A JSON Pointer as shown in a message: `/` for the root, which `""` would hide.
-fn root(pointer: &str) -> &str {
-    if pointer.is_empty() { "/" } else { pointer }
 }
 
 /// `at /calls/0: ` before a message about a value inside the file; nothing for the root.

@@ -7,15 +7,13 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
-use crate::wire::{self, StreamAssembler, WireProtocol};
-use crate::{
-    Chunk, ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, SseParser,
-};
+use crate::{Chunk, ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result};
+use atif_wire::{Protocol, SseParser, StreamAssembler};
 
 /// The Anthropic API version the adapter asks for.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
-/// A model provider reached over HTTP, speaking one [`WireProtocol`].
+/// A model provider reached over HTTP, speaking one [`Protocol`].
 ///
 /// Requests are written with [`request_body`](crate::request_body) and replies read with
 /// [`parse_response`](crate::parse_response), or event by event with [`StreamAssembler`] when
@@ -47,7 +45,7 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// ```
 #[derive(Clone)]
 pub struct HttpClient {
-    protocol: WireProtocol,
+    protocol: Protocol,
     url: String,
     model: Option<String>,
     headers: HeaderMap,
@@ -74,7 +72,7 @@ impl HttpClient {
     /// [`Error::Http`] when the key cannot be a header value or the HTTP client cannot start.
     pub fn openai_chat(base_url: &str, api_key: &str) -> Result<Self> {
         let url = format!("{}/chat/completions", base_url.trim_end_matches('/'));
-        HttpClient::new(WireProtocol::OpenAiChat, url, &[("authorization", &bearer(api_key))])
+        HttpClient::new(Protocol::OpenAiChat, url, &[("authorization", &bearer(api_key))])
     }
 
     /// OpenAI Responses at `{base_url}/responses`, authenticated with `api_key` as a bearer
@@ -85,7 +83,7 @@ impl HttpClient {
     /// As for [`openai_chat`](HttpClient::openai_chat).
     pub fn openai_responses(base_url: &str, api_key: &str) -> Result<Self> {
         let url = format!("{}/responses", base_url.trim_end_matches('/'));
-        HttpClient::new(WireProtocol::OpenAiResponses, url, &[("authorization", &bearer(api_key))])
+        HttpClient::new(Protocol::OpenAiResponses, url, &[("authorization", &bearer(api_key))])
     }
 
     /// Anthropic Messages at `{base_url}/v1/messages`, authenticated with `api_key` as
@@ -97,7 +95,7 @@ impl HttpClient {
     pub fn anthropic(base_url: &str, api_key: &str) -> Result<Self> {
         let url = format!("{}/v1/messages", base_url.trim_end_matches('/'));
         let headers = [("x-api-key", api_key), ("anthropic-version", ANTHROPIC_VERSION)];
-        HttpClient::new(WireProtocol::AnthropicMessages, url, &headers)
+        HttpClient::new(Protocol::AnthropicMessages, url, &headers)
     }
 
     /// Gemini at `{base_url}/v1beta/models/{model}:generateContent` (and
@@ -112,10 +110,10 @@ impl HttpClient {
     /// As for [`openai_chat`](HttpClient::openai_chat).
     pub fn gemini(base_url: &str, api_key: &str) -> Result<Self> {
         let url = format!("{}/v1beta/models", base_url.trim_end_matches('/'));
-        HttpClient::new(WireProtocol::Gemini, url, &[("x-goog-api-key", api_key)])
+        HttpClient::new(Protocol::Gemini, url, &[("x-goog-api-key", api_key)])
     }
 
-    fn new(protocol: WireProtocol, url: String, headers: &[(&'static str, &str)]) -> Result<Self> {
+    fn new(protocol: Protocol, url: String, headers: &[(&'static str, &str)]) -> Result<Self> {
         let mut map = HeaderMap::new();
         for (name, value) in headers {
             let value = HeaderValue::from_str(value)
@@ -136,7 +134,7 @@ impl HttpClient {
     }
 
     /// The protocol spoken.
-    pub fn protocol(&self) -> WireProtocol {
+    pub fn protocol(&self) -> Protocol {
         self.protocol
     }
 
@@ -148,7 +146,7 @@ impl HttpClient {
 
     /// The URL a request for `model` posts to.
     fn endpoint(&self, model: Option<&str>, stream: bool) -> Result<String> {
-        if self.protocol != WireProtocol::Gemini {
+        if self.protocol != Protocol::Gemini {
             return Ok(self.url.clone());
         }
         // Gemini's SDKs accept `models/gemini-…` as well as the bare name.
@@ -178,7 +176,7 @@ impl HttpClient {
             request.model.clone_from(&self.model);
         }
         let url = self.endpoint(request.model.as_deref(), stream)?;
-        let body = wire::request_body(self.protocol, &request, stream);
+        let body = atif_wire::request_body(self.protocol, &request, stream);
         let bytes = serde_json::to_vec(&body)
             .map_err(|source| Error::Serialize { what: "request", source })?;
         let response = self
@@ -197,7 +195,7 @@ impl HttpClient {
         let text = response.text().await.unwrap_or_default();
         let detail = match serde_json::from_str::<Value>(&text) {
             Ok(body) => match body.get("error") {
-                Some(error) => wire::provider_message(error),
+                Some(error) => atif_wire::support::provider_message(error),
                 None => text,
             },
             Err(_) => text,
@@ -219,13 +217,15 @@ impl LlmClient for HttpClient {
     async fn complete(&self, request: LlmRequest) -> Result<LlmResponse, LlmError> {
         let (response, url) = self.send(&request, false).await?;
         let bytes = response.bytes().await.map_err(|source| transport(&url, source))?;
-        let body: Value = serde_json::from_slice(&bytes).map_err(|err| Error::WireFormat {
-            protocol: self.protocol.name(),
-            what: "reply",
-            pointer: String::new(),
-            message: format!("the body is not JSON ({err})"),
+        let body: Value = serde_json::from_slice(&bytes).map_err(|err| {
+            Error::Wire(atif_wire::Error::WireFormat {
+                protocol: self.protocol.name(),
+                what: "reply",
+                pointer: String::new(),
+                message: format!("the body is not JSON ({err})"),
+            })
         })?;
-        wire::parse_response(self.protocol, &body)
+        Ok(atif_wire::parse_response(self.protocol, &body)?)
     }
 
     fn model(&self) -> Option<&str> {
@@ -262,12 +262,12 @@ impl LlmClient for HttpClient {
                     }
                 }
                 if !assembler.is_complete() {
-                    return Err(Error::WireFormat {
+                    return Err(Error::Wire(atif_wire::Error::WireFormat {
                         protocol: protocol.name(),
                         what: "stream",
                         pointer: String::new(),
                         message: "the stream ended before its final event".to_owned(),
-                    });
+                    }));
                 }
                 let whole = assembler.finish()?;
                 for call in whole.tool_calls {

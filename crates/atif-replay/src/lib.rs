@@ -23,11 +23,10 @@
 //! change in what the agent asks the model shows up as a failure naming the call.
 //!
 //! The providers' wire protocols (OpenAI Chat Completions and Responses, Anthropic Messages,
-//! Gemini) are mapped once, here: [`parse_request`], [`parse_response`] and [`parse_stream`]
-//! read request bodies and replies (whole or as server-sent events) into [`LlmRequest`] and
-//! [`LlmResponse`], and [`request_body`] writes a request back. Only with the cargo feature
-//! `http` does this crate do HTTP: `HttpClient` is an [`LlmClient`] for each of the four
-//! protocols, through the same mapping.
+//! Gemini) are mapped once, in `atif-wire`, whose request and response types ([`LlmRequest`],
+//! [`LlmResponse`] and their parts) and recorded traffic ([`HttpExchange`], [`SseEvent`]) this
+//! crate's API speaks and re-exports. Only with the cargo feature `http` does this crate do
+//! HTTP: `HttpClient` is an [`LlmClient`] for each of the four protocols, through that mapping.
 //!
 //! One word per idea, here and in `atif-proxy` and the CLI: a *script* is the file of a
 //! model's recorded replies ([`Script`], replayed by [`ReplayClient`]), and asking it for one
@@ -36,7 +35,7 @@
 //! `atif-fake-provider` over HTTP); a *call* is one model request and its reply (`call #n`,
 //! [`ReplayClient::calls`]); a *drift* is a request that differs from the one recorded
 //! ([`DriftPolicy`], `--drift`); to *capture* is to turn a run into an ATIF trajectory, in
-//! process ([`capture`]) or from HTTP traffic ([`trajectory_from_traffic`]).
+//! process ([`capture`]) or from HTTP traffic (`atif_wire::trajectory_from_traffic`).
 //!
 //! Script reading, writing and redaction ([`read_script`], [`write_script`], [`redact_file`])
 //! are plain functions that need no async runtime.
@@ -74,7 +73,6 @@
 mod capture;
 mod client;
 mod error;
-mod exchange;
 mod fake_client;
 #[cfg(feature = "http")]
 mod http;
@@ -84,19 +82,18 @@ mod replay;
 mod script;
 mod script_client;
 mod secrets;
-mod steps;
-mod traffic;
-mod wire;
 
 /// The credential shapes redacted by default, as `(kind, regex)`: those of `atif-secrets`.
 pub use atif_secrets::DEFAULT_PATTERNS as DEFAULT_SECRET_PATTERNS;
-pub use capture::{CaptureHandle, CaptureOptions, Captured, capture};
-pub use client::{
-    Chunk, ChunkStream, Content, FinishReason, LlmClient, LlmRequest, LlmResponse, Message, Role,
-    ToolCall, ToolDefinition, Usage,
+/// The model-call types of `atif-wire` that this crate's API speaks (the [`LlmClient`] seam,
+/// scripts, capture), so that an agent needs no second import for them.
+pub use atif_wire::{
+    CaptureOptions, Chunk, Content, FinishReason, HttpExchange, LlmRequest, LlmResponse, Message,
+    Role, SseEvent, ToolCall, ToolDefinition, Usage,
 };
+pub use capture::{CaptureHandle, Captured, capture};
+pub use client::{ChunkStream, LlmClient};
 pub use error::{Error, ErrorKind, LlmError, Result};
-pub use exchange::{HttpExchange, Recording, SseEvent, SseParser, parse_sse};
 pub use fake_client::FakeClient;
 #[cfg(feature = "http")]
 pub use http::{ANTHROPIC_VERSION, HttpClient};
@@ -104,13 +101,8 @@ pub use mcp::{McpMessage, McpSide};
 pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, DriftPolicy, ReplayClient, ReplayOptions};
 pub use script::{
-    OLDEST_SCRIPT_VERSION, RecordedCall, SCRIPT_FORMAT, SCRIPT_VERSION, Script, parse_script,
-    read_script, read_script_with, redact_file, redact_json, redact_script, request_fingerprint,
-    write_script, write_script_owned,
+    OLDEST_SCRIPT_VERSION, RecordedCall, Recording, SCRIPT_FORMAT, SCRIPT_VERSION, Script,
+    parse_script, read_script, read_script_with, redact_file, redact_json, redact_script,
+    request_fingerprint, write_script, write_script_owned,
 };
 pub use script_client::{RECORD_ENV, RecordMode, ScriptClient, ScriptOptions};
-pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
-pub use wire::{
-    StreamAssembler, WireProtocol, anthropic_response, gemini_model_from_path, openai_response,
-    parse_request, parse_response, parse_stream, request_body,
-};

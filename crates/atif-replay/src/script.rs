@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::secrets::Redactor;
-use crate::{Chunk, Error, HttpExchange, LlmRequest, LlmResponse, McpMessage, Recording, Result};
+use crate::{Chunk, Error, HttpExchange, LlmRequest, LlmResponse, McpMessage, Result};
 
 /// The value of a script's `format` field.
 pub const SCRIPT_FORMAT: &str = "atif-replay-script";
@@ -71,6 +71,26 @@ impl Script {
             mcp: Vec::new(),
         }
     }
+}
+
+/// What a recording replaced and masked, so a replay can do the same.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Recording {
+    /// The recording's working directory, as scripts written before atif stopped saving it
+    /// held it: an absolute path (a user name, often) has no place in a committed file.
+    /// [`write_script`](crate::write_script) never writes it; the exchanges say `<cwd>` where
+    /// the directory was, and a replay writes its own working directory there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The recording's home directory, as older scripts held it; never written, as `cwd`
+    /// (the exchanges say `<home>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub home: Option<String>,
+    /// The user's `--mask` patterns: regexes whose matches are ignored when requests are
+    /// compared (a replay adds its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub masks: Vec<String>,
 }
 
 /// One recorded model call.

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use atif_proxy::{DriftPolicy, Options, Proxy};
-use atif_replay::CaptureOptions;
+use atif_wire::CaptureOptions;
 
 use crate::cmd::common::{invalid, max_input_bytes};
 use crate::output;

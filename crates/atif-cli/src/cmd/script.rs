@@ -4,11 +4,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use atif_replay::{
-    Content, HttpExchange, LlmResponse, RecordedCall, Script, WireProtocol, gemini_model_from_path,
-    parse_response, parse_stream,
-};
+use atif_replay::{RecordedCall, Script};
 use atif_schema::Expected;
+use atif_wire::{
+    Content, HttpExchange, LlmResponse, Protocol, gemini_model_from_path, parse_response,
+    parse_stream,
+};
 use serde_json::{Value, json};
 
 use crate::cmd::common::{Format, invalid, print, read_input_expecting};
@@ -258,7 +259,7 @@ fn describe_exchange(exchange: &HttpExchange) -> String {
     if exchange.status != 200 {
         let _ = write!(text, "; status {}", exchange.status);
     }
-    let protocol = WireProtocol::from_path(&exchange.path).filter(|_| exchange.status < 300);
+    let protocol = Protocol::from_path(&exchange.path).filter(|_| exchange.status < 300);
     let reply = match (protocol, &exchange.body, &exchange.events) {
         (Some(protocol), Some(body), _) => Some(parse_response(protocol, body)),
         (Some(protocol), None, Some(events)) => Some(parse_stream(protocol, events)),

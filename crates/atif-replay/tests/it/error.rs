@@ -3,7 +3,8 @@
 
 use std::error::Error as _;
 
-use atif_replay::{Error, ErrorKind, WireProtocol, parse_response};
+use atif_replay::{Error, ErrorKind};
+use atif_wire::{Protocol, parse_response};
 use serde_json::json;
 
 use crate::chain;
@@ -16,10 +17,12 @@ fn as_test_prints(err: Error) -> String {
 
 #[test]
 fn debug_of_a_nested_error_prints_the_chain_one_cause_a_line() {
-    let wire =
-        parse_response(WireProtocol::AnthropicMessages, &json!({"content": "hi"})).unwrap_err();
-    let exchange =
-        Error::Exchange { exchange: 2, path: "/v1/messages".to_owned(), source: Box::new(wire) };
+    let wire = parse_response(Protocol::AnthropicMessages, &json!({"content": "hi"})).unwrap_err();
+    let exchange = Error::Wire(atif_wire::Error::Exchange {
+        exchange: 2,
+        path: "/v1/messages".to_owned(),
+        source: Box::new(wire),
+    });
     let agent = Error::AgentFailed { message: chain(&exchange), source: Box::new(exchange) };
     assert_eq!(
         as_test_prints(agent),
@@ -109,7 +112,13 @@ fn each_error_names_the_group_of_what_the_caller_can_do() {
     );
     let io = std::io::Error::new(std::io::ErrorKind::NotFound, "gone");
     check(Error::Io { action: "read", path: "s.json".into(), source: io }, ErrorKind::Script);
-    check(Error::Traffic { message: "no calls".to_owned() }, ErrorKind::Script);
+    check(
+        Error::Wire(atif_wire::Error::Traffic { message: "no calls".to_owned() }),
+        ErrorKind::Script,
+    );
+    let malformed = parse_response(Protocol::OpenAiChat, &json!({"choices": 1})).unwrap_err();
+    check(Error::Wire(malformed), ErrorKind::Provider);
+    check(Error::Wire(atif_wire::Error::provider("overloaded")), ErrorKind::Provider);
     check(Error::CallInProgress { call: 1 }, ErrorKind::Usage);
     let bad: serde_json::Error = serde_json::from_str::<u8>("x").unwrap_err();
     check(Error::Serialize { what: "script", source: bad }, ErrorKind::Bug);

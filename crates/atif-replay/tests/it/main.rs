@@ -12,7 +12,6 @@ mod replay;
 mod script;
 mod script_client;
 mod secrets;
-mod traffic;
 
 use std::sync::Arc;
 

@@ -342,26 +342,6 @@ pub fn parse_sse(bytes: &[u8]) -> Vec<SseEvent> {
     parser.take_events()
 }
 
-/// What a recording replaced and masked, so a replay can do the same.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Recording {
-    /// The recording's working directory, as scripts written before atif stopped saving it
-    /// held it: an absolute path (a user name, often) has no place in a committed file.
-    /// [`write_script`](crate::write_script) never writes it; the exchanges say `<cwd>` where
-    /// the directory was, and a replay writes its own working directory there.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// The recording's home directory, as older scripts held it; never written, as `cwd`
-    /// (the exchanges say `<home>`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub home: Option<String>,
-    /// The user's `--mask` patterns: regexes whose matches are ignored when requests are
-    /// compared (a replay adds its own).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub masks: Vec<String>,
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

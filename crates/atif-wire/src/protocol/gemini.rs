@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::{Draft, Wire, count, join_texts, text_of, tool_fields};
+use crate::protocol::{Draft, Wire, count, join_texts, text_of, tool_fields};
 use crate::{
     FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage,
 };

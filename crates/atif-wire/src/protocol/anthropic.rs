@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::{Draft, Wire, count, text_of, tool_fields};
+use crate::protocol::{Draft, Wire, count, text_of, tool_fields};
 use crate::{LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition, Usage};
 
 pub(super) fn request(wire: &Wire, body: &Value) -> Result<LlmRequest> {

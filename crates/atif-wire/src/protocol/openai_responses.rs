@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::wire::{Draft, Wire, arguments_text, count, provider_error, text_of, tool_fields};
+use crate::protocol::{Draft, Wire, arguments_text, count, provider_error, text_of, tool_fields};
 use crate::{
     Error, FinishReason, LlmRequest, LlmResponse, Message, Result, Role, ToolCall, ToolDefinition,
     Usage,
@@ -104,7 +104,7 @@ fn input_item(wire: &Wire, item: &Value, at: &str, out: &mut Vec<Message>) -> Re
 /// A function call's JSON-encoded `arguments`, or a custom tool call's free-form `input`.
 fn call_arguments(item: &Value) -> Value {
     match (item.get("arguments"), item.get("input")) {
-        (Some(Value::String(text)), _) => crate::wire::parse_arguments(text),
+        (Some(Value::String(text)), _) => crate::protocol::parse_arguments(text),
         (Some(other), _) => other.clone(),
         (None, Some(input)) => input.clone(),
         (None, None) => Value::Object(Map::new()),

@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::protocol::{self, Protocol};
 use crate::steps::{self, ResultRecord, Source, StepRecord, TrajectoryRecord};
-use crate::wire::{self, WireProtocol};
 use crate::{CaptureOptions, Error, HttpExchange, LlmRequest, LlmResponse, Result, Role};
 
 /// The parameters of a request that say how the model was asked to answer, as they go into an
@@ -119,17 +119,17 @@ struct Call {
 
 /// Reads one exchange; `None` for one that is no successful model call.
 fn read_exchange(exchange: &HttpExchange) -> Result<Option<Call>> {
-    let Some(protocol) = WireProtocol::from_path(&exchange.path) else { return Ok(None) };
+    let Some(protocol) = Protocol::from_path(&exchange.path) else { return Ok(None) };
     if !(200..300).contains(&exchange.status) {
         return Ok(None);
     }
-    let mut request = wire::parse_request(protocol, &exchange.request)?;
+    let mut request = protocol::parse_request(protocol, &exchange.request)?;
     if request.model.is_none() {
-        request.model = wire::gemini_model_from_path(&exchange.path).map(str::to_owned);
+        request.model = protocol::gemini_model_from_path(&exchange.path).map(str::to_owned);
     }
     let response = match (&exchange.events, &exchange.body) {
-        (Some(events), _) => wire::parse_stream(protocol, events),
-        (None, Some(body)) => wire::parse_response(protocol, body),
+        (Some(events), _) => protocol::parse_stream(protocol, events),
+        (None, Some(body)) => protocol::parse_response(protocol, body),
         (None, None) => return Ok(None),
     };
     let response = match response {

@@ -4,15 +4,15 @@
 use atif_schema::error_chain;
 use serde_json::{Value, json};
 
-use crate::wire::{
-    SseEvent, StreamAssembler, WireProtocol, gemini_model_from_path, parse_request, parse_response,
+use crate::protocol::{
+    Protocol, SseEvent, StreamAssembler, gemini_model_from_path, parse_request, parse_response,
     parse_stream, request_body,
 };
 use crate::{
     Chunk, Error, FinishReason, LlmRequest, Message, Role, ToolCall, ToolDefinition, Usage,
 };
 
-use WireProtocol::{AnthropicMessages, Gemini, OpenAiChat, OpenAiResponses};
+use Protocol::{AnthropicMessages, Gemini, OpenAiChat, OpenAiResponses};
 
 fn events(items: &[(Option<&str>, Value)]) -> Vec<SseEvent> {
     items.iter().map(|(name, data)| SseEvent::new(*name, data.clone())).collect()
@@ -37,15 +37,15 @@ fn message_text(error: Error) -> String {
 
 #[test]
 fn request_paths_name_their_protocol() {
-    assert_eq!(WireProtocol::from_path("/v1/chat/completions"), Some(OpenAiChat));
-    assert_eq!(WireProtocol::from_path("/v1/responses"), Some(OpenAiResponses));
-    assert_eq!(WireProtocol::from_path("/v1/messages?beta=true"), Some(AnthropicMessages));
-    assert_eq!(WireProtocol::from_path("/v1/messages/count_tokens"), None);
+    assert_eq!(Protocol::from_path("/v1/chat/completions"), Some(OpenAiChat));
+    assert_eq!(Protocol::from_path("/v1/responses"), Some(OpenAiResponses));
+    assert_eq!(Protocol::from_path("/v1/messages?beta=true"), Some(AnthropicMessages));
+    assert_eq!(Protocol::from_path("/v1/messages/count_tokens"), None);
     assert_eq!(
-        WireProtocol::from_path("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"),
+        Protocol::from_path("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"),
         Some(Gemini)
     );
-    assert_eq!(WireProtocol::from_path("/v1/models"), None);
+    assert_eq!(Protocol::from_path("/v1/models"), None);
     assert_eq!(
         gemini_model_from_path("/v1beta/models/gemini-2.5-pro:generateContent"),
         Some("gemini-2.5-pro")

@@ -1,8 +1,8 @@
 //! Capture from traffic: hand-written exchanges of each protocol become trajectories that
 //! validate in both profiles.
 
-use atif_replay::{CaptureOptions, Error, HttpExchange, SseEvent, trajectory_from_traffic};
 use atif_schema::{Profile, StepSource, Trajectory, ValidateOptions, validate};
+use atif_wire::{CaptureOptions, Error, HttpExchange, SseEvent, trajectory_from_traffic};
 use serde_json::{Value, json};
 
 use crate::chain;

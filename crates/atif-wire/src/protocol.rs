@@ -22,10 +22,13 @@ use crate::{
     ToolDefinition, Usage,
 };
 
-/// A provider wire protocol.
+/// A provider wire protocol: the one enum of them, shared by `atif-replay`, `atif-proxy` and
+/// `atif-fake-provider`.
+///
+/// Deliberately exhaustive: a protocol added here must be handled by every crate that speaks
+/// them, and the compiler then names each place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum WireProtocol {
+pub enum Protocol {
     /// OpenAI Chat Completions, `POST /v1/chat/completions`.
     OpenAiChat,
     /// OpenAI Responses, `POST /v1/responses`.
@@ -36,19 +39,19 @@ pub enum WireProtocol {
     Gemini,
 }
 
-impl WireProtocol {
+impl Protocol {
     /// The protocol of a request path (a query string is ignored), or `None` for a path that
     /// is no model call (such as `/v1/models` or `/v1/messages/count_tokens`).
-    pub fn from_path(path: &str) -> Option<WireProtocol> {
+    pub fn from_path(path: &str) -> Option<Protocol> {
         let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
         if path.ends_with("/chat/completions") {
-            Some(WireProtocol::OpenAiChat)
+            Some(Protocol::OpenAiChat)
         } else if path.ends_with("/responses") {
-            Some(WireProtocol::OpenAiResponses)
+            Some(Protocol::OpenAiResponses)
         } else if path.ends_with("/messages") {
-            Some(WireProtocol::AnthropicMessages)
+            Some(Protocol::AnthropicMessages)
         } else if path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent") {
-            Some(WireProtocol::Gemini)
+            Some(Protocol::Gemini)
         } else {
             None
         }
@@ -57,15 +60,15 @@ impl WireProtocol {
     /// The protocol's name, as error messages write it.
     pub fn name(self) -> &'static str {
         match self {
-            WireProtocol::OpenAiChat => "OpenAI Chat Completions",
-            WireProtocol::OpenAiResponses => "OpenAI Responses",
-            WireProtocol::AnthropicMessages => "Anthropic Messages",
-            WireProtocol::Gemini => "Gemini generateContent",
+            Protocol::OpenAiChat => "OpenAI Chat Completions",
+            Protocol::OpenAiResponses => "OpenAI Responses",
+            Protocol::AnthropicMessages => "Anthropic Messages",
+            Protocol::Gemini => "Gemini generateContent",
         }
     }
 }
 
-impl fmt::Display for WireProtocol {
+impl fmt::Display for Protocol {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -99,22 +102,22 @@ pub fn gemini_model_from_path(path: &str) -> Option<&str> {
 ///
 /// [`Error::WireFormat`] naming the JSON Pointer of a field that is missing or of the wrong
 /// type.
-pub fn parse_request(protocol: WireProtocol, body: &Value) -> Result<LlmRequest> {
+pub fn parse_request(protocol: Protocol, body: &Value) -> Result<LlmRequest> {
     let wire = Wire::new(protocol, "request", "");
     if !body.is_object() {
         return Err(wire.unexpected("", "a JSON object", body));
     }
     let mut request = match protocol {
-        WireProtocol::OpenAiChat => openai_chat::request(&wire, body)?,
-        WireProtocol::OpenAiResponses => openai_responses::request(&wire, body)?,
-        WireProtocol::AnthropicMessages => anthropic::request(&wire, body)?,
-        WireProtocol::Gemini => gemini::request(&wire, body)?,
+        Protocol::OpenAiChat => openai_chat::request(&wire, body)?,
+        Protocol::OpenAiResponses => openai_responses::request(&wire, body)?,
+        Protocol::AnthropicMessages => anthropic::request(&wire, body)?,
+        Protocol::Gemini => gemini::request(&wire, body)?,
     };
     let mapped = match protocol {
-        WireProtocol::OpenAiChat => &["model", "messages", "tools"][..],
-        WireProtocol::OpenAiResponses => &["model", "instructions", "input", "tools"][..],
-        WireProtocol::AnthropicMessages => &["model", "system", "messages", "tools"][..],
-        WireProtocol::Gemini => &["model", "contents", "systemInstruction", "tools"][..],
+        Protocol::OpenAiChat => &["model", "messages", "tools"][..],
+        Protocol::OpenAiResponses => &["model", "instructions", "input", "tools"][..],
+        Protocol::AnthropicMessages => &["model", "system", "messages", "tools"][..],
+        Protocol::Gemini => &["model", "contents", "systemInstruction", "tools"][..],
     };
     if let Value::Object(fields) = body {
         for (key, value) in fields {
@@ -144,10 +147,10 @@ pub fn parse_request(protocol: WireProtocol, body: &Value) -> Result<LlmRequest>
 ///
 /// [`Error::WireFormat`] naming the JSON Pointer of a field that is missing or of the wrong
 /// type; [`Error::Provider`] when the reply is the provider's error object.
-pub fn parse_response(protocol: WireProtocol, body: &Value) -> Result<LlmResponse> {
+pub fn parse_response(protocol: Protocol, body: &Value) -> Result<LlmResponse> {
     let wire = Wire::new(protocol, "reply", "");
     // Gemini's `streamGenerateContent` without `alt=sse` sends its pieces as one JSON array.
-    if let (WireProtocol::Gemini, Value::Array(pieces)) = (protocol, body) {
+    if let (Protocol::Gemini, Value::Array(pieces)) = (protocol, body) {
         let events: Vec<SseEvent> =
             pieces.iter().map(|piece| SseEvent::new(None, piece.clone())).collect();
         let mut response = parse_stream(protocol, &events)?;
@@ -161,10 +164,10 @@ pub fn parse_response(protocol: WireProtocol, body: &Value) -> Result<LlmRespons
         return Err(provider_error(error));
     }
     let mut response = match protocol {
-        WireProtocol::OpenAiChat => openai_chat::response(&wire, body)?,
-        WireProtocol::OpenAiResponses => openai_responses::response(&wire, body)?,
-        WireProtocol::AnthropicMessages => anthropic::response(&wire, body)?,
-        WireProtocol::Gemini => gemini::response(&wire, body)?,
+        Protocol::OpenAiChat => openai_chat::response(&wire, body)?,
+        Protocol::OpenAiResponses => openai_responses::response(&wire, body)?,
+        Protocol::AnthropicMessages => anthropic::response(&wire, body)?,
+        Protocol::Gemini => gemini::response(&wire, body)?,
     };
     response.raw = Some(body.clone());
     Ok(response)
@@ -183,7 +186,7 @@ pub fn parse_response(protocol: WireProtocol, body: &Value) -> Result<LlmRespons
 ///
 /// [`Error::WireFormat`] naming the event (`/events/N/data/...`) whose data is not what the
 /// protocol sends; [`Error::Provider`] for an error event.
-pub fn parse_stream(protocol: WireProtocol, events: &[SseEvent]) -> Result<LlmResponse> {
+pub fn parse_stream(protocol: Protocol, events: &[SseEvent]) -> Result<LlmResponse> {
     let mut assembler = StreamAssembler::new(protocol);
     for event in events {
         assembler.push(event)?;
@@ -197,17 +200,17 @@ pub fn parse_stream(protocol: WireProtocol, events: &[SseEvent]) -> Result<LlmRe
 /// `toolConfig` as given). Anthropic requires `max_tokens`: 4096 when the parameters do not
 /// set it. For Gemini the model goes into the path (see [`gemini_model_from_path`]), not the
 /// body. [`parse_request`] reads the body back into the same request.
-pub fn request_body(protocol: WireProtocol, request: &LlmRequest, stream: bool) -> Value {
+pub fn request_body(protocol: Protocol, request: &LlmRequest, stream: bool) -> Value {
     let mut body = match protocol {
-        WireProtocol::OpenAiChat => openai_chat::body(request),
-        WireProtocol::OpenAiResponses => openai_responses::body(request),
-        WireProtocol::AnthropicMessages => anthropic::body(request),
-        WireProtocol::Gemini => gemini::body(request),
+        Protocol::OpenAiChat => openai_chat::body(request),
+        Protocol::OpenAiResponses => openai_responses::body(request),
+        Protocol::AnthropicMessages => anthropic::body(request),
+        Protocol::Gemini => gemini::body(request),
     };
     for (key, value) in &request.params {
         body.insert(key.clone(), value.clone());
     }
-    if protocol != WireProtocol::Gemini {
+    if protocol != Protocol::Gemini {
         if let Some(model) = &request.model {
             body.insert("model".to_owned(), Value::String(model.clone()));
         }
@@ -215,11 +218,11 @@ pub fn request_body(protocol: WireProtocol, request: &LlmRequest, stream: bool) 
             body.insert("stream".to_owned(), Value::Bool(true));
         }
     }
-    if stream && protocol == WireProtocol::OpenAiChat && !body.contains_key("stream_options") {
+    if stream && protocol == Protocol::OpenAiChat && !body.contains_key("stream_options") {
         // Without it, a Chat Completions stream carries no token counts.
         body.insert("stream_options".to_owned(), serde_json::json!({"include_usage": true}));
     }
-    if protocol == WireProtocol::AnthropicMessages && !body.contains_key("max_tokens") {
+    if protocol == Protocol::AnthropicMessages && !body.contains_key("max_tokens") {
         body.insert("max_tokens".to_owned(), Value::from(4096));
     }
     Value::Object(body)
@@ -233,7 +236,7 @@ pub fn request_body(protocol: WireProtocol, request: &LlmRequest, stream: bool) 
 /// are for the caller to send from it).
 #[derive(Debug)]
 pub struct StreamAssembler {
-    protocol: WireProtocol,
+    protocol: Protocol,
     wire: Wire,
     events: usize,
     draft: Draft,
@@ -241,7 +244,7 @@ pub struct StreamAssembler {
 
 impl StreamAssembler {
     /// An assembler for a stream of `protocol`.
-    pub fn new(protocol: WireProtocol) -> Self {
+    pub fn new(protocol: Protocol) -> Self {
         StreamAssembler {
             protocol,
             wire: Wire::new(protocol, "stream", "/events/0/data"),
@@ -284,10 +287,10 @@ impl StreamAssembler {
     /// [`Error::WireFormat`] when a tool call never got a name or an id.
     pub fn finish(self) -> Result<LlmResponse> {
         let usage = match self.protocol {
-            WireProtocol::OpenAiChat => openai_chat::usage(&self.draft.usage),
-            WireProtocol::OpenAiResponses => openai_responses::usage(&self.draft.usage),
-            WireProtocol::AnthropicMessages => anthropic::usage(&self.draft.usage),
-            WireProtocol::Gemini => gemini::usage(&self.draft.usage),
+            Protocol::OpenAiChat => openai_chat::usage(&self.draft.usage),
+            Protocol::OpenAiResponses => openai_responses::usage(&self.draft.usage),
+            Protocol::AnthropicMessages => anthropic::usage(&self.draft.usage),
+            Protocol::Gemini => gemini::usage(&self.draft.usage),
         };
         self.draft.into_response(&self.wire, usage)
     }
@@ -300,14 +303,14 @@ impl StreamAssembler {
         // name, which is all a stream with the field left out still carries.
         let event_type = || data.get("type").and_then(Value::as_str).or(name).unwrap_or_default();
         match self.protocol {
-            WireProtocol::OpenAiChat => openai_chat::event(&self.wire, &mut self.draft, data),
-            WireProtocol::OpenAiResponses => {
+            Protocol::OpenAiChat => openai_chat::event(&self.wire, &mut self.draft, data),
+            Protocol::OpenAiResponses => {
                 openai_responses::event(&self.wire, &mut self.draft, event_type(), data)
             }
-            WireProtocol::AnthropicMessages => {
+            Protocol::AnthropicMessages => {
                 anthropic::event(&self.wire, &mut self.draft, event_type(), data)
             }
-            WireProtocol::Gemini => gemini::event(&self.wire, &mut self.draft, data),
+            Protocol::Gemini => gemini::event(&self.wire, &mut self.draft, data),
         }
     }
 }
@@ -315,13 +318,13 @@ impl StreamAssembler {
 /// Where in a document the mapping is, for errors.
 #[derive(Debug, Clone)]
 struct Wire {
-    protocol: WireProtocol,
+    protocol: Protocol,
     what: &'static str,
     base: String,
 }
 
 impl Wire {
-    fn new(protocol: WireProtocol, what: &'static str, base: &str) -> Self {
+    fn new(protocol: Protocol, what: &'static str, base: &str) -> Self {
         Wire { protocol, what, base: base.to_owned() }
     }
 
@@ -574,7 +577,7 @@ pub(crate) fn provider_error(error: &Value) -> Error {
 
 /// The text of a provider's error object: `kind: message` where it has both, the kind being
 /// OpenAI's and Anthropic's `type` or Gemini's `status`.
-pub(crate) fn provider_message(error: &Value) -> String {
+pub fn provider_message(error: &Value) -> String {
     match error {
         Value::String(text) => text.clone(),
         _ => match error.get("message").and_then(Value::as_str) {
@@ -594,23 +597,23 @@ fn kind(value: &Value) -> &'static str {
 }
 
 /// Reads an OpenAI Chat Completions reply: [`parse_response`] with
-/// [`WireProtocol::OpenAiChat`].
+/// [`Protocol::OpenAiChat`].
 ///
 /// # Errors
 ///
 /// As for [`parse_response`].
 pub fn openai_response(raw: &Value) -> Result<LlmResponse> {
-    parse_response(WireProtocol::OpenAiChat, raw)
+    parse_response(Protocol::OpenAiChat, raw)
 }
 
 /// Reads an Anthropic Messages reply: [`parse_response`] with
-/// [`WireProtocol::AnthropicMessages`].
+/// [`Protocol::AnthropicMessages`].
 ///
 /// # Errors
 ///
 /// As for [`parse_response`].
 pub fn anthropic_response(raw: &Value) -> Result<LlmResponse> {
-    parse_response(WireProtocol::AnthropicMessages, raw)
+    parse_response(Protocol::AnthropicMessages, raw)
 }
 
 #[cfg(test)]

@@ -1,5 +1,11 @@
 //! Recorded steps written as an ATIF trajectory through atif-schema's builder: the one ATIF
-//! writer of this crate, shared by [`capture`](crate::capture) and capture from traffic.
+//! writer shared by capture from traffic and `atif-replay`'s capture in process (through the
+//! hidden `support` module).
+
+#![allow(
+    missing_docs,
+    reason = "not public API: the fields are reached only through the hidden `support` module"
+)]
 
 use atif_schema::{
     Agent, AgentStepBuilder, JsonObject, Metrics, StepBuilder, Trajectory, TrajectoryBuilder,
@@ -10,23 +16,23 @@ use crate::{Error, Result, ToolCall, ToolDefinition, Usage};
 
 /// A trajectory being recorded: the agent, its steps and its subagents.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct TrajectoryRecord {
-    pub(crate) agent_name: String,
-    pub(crate) agent_version: String,
+pub struct TrajectoryRecord {
+    pub agent_name: String,
+    pub agent_version: String,
     /// The agent's model; without one, the first step's.
-    pub(crate) model: Option<String>,
-    pub(crate) session_id: Option<String>,
-    pub(crate) trajectory_id: Option<String>,
-    pub(crate) tool_definitions: Vec<ToolDefinition>,
-    pub(crate) steps: Vec<StepRecord>,
-    pub(crate) extra: Option<JsonObject>,
+    pub model: Option<String>,
+    pub session_id: Option<String>,
+    pub trajectory_id: Option<String>,
+    pub tool_definitions: Vec<ToolDefinition>,
+    pub steps: Vec<StepRecord>,
+    pub extra: Option<JsonObject>,
     /// Embedded subagents; each needs a `trajectory_id`.
-    pub(crate) subagents: Vec<TrajectoryRecord>,
+    pub subagents: Vec<TrajectoryRecord>,
 }
 
 /// Who a recorded step is from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Source {
+pub enum Source {
     System,
     User,
     Agent,
@@ -34,30 +40,30 @@ pub(crate) enum Source {
 
 /// One recorded step. Agent-only fields are ignored on system and user steps.
 #[derive(Debug, Clone)]
-pub(crate) struct StepRecord {
-    pub(crate) source: Source,
-    pub(crate) timestamp: Option<String>,
-    pub(crate) message: String,
-    pub(crate) model_name: Option<String>,
-    pub(crate) reasoning: Option<String>,
-    pub(crate) tool_calls: Vec<ToolCall>,
+pub struct StepRecord {
+    pub source: Source,
+    pub timestamp: Option<String>,
+    pub message: String,
+    pub model_name: Option<String>,
+    pub reasoning: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
     /// The model call's token counts; an agent step with usage stands for one LLM call.
-    pub(crate) usage: Option<Usage>,
-    pub(crate) results: Vec<ResultRecord>,
-    pub(crate) extra: Option<JsonObject>,
+    pub usage: Option<Usage>,
+    pub results: Vec<ResultRecord>,
+    pub extra: Option<JsonObject>,
 }
 
 /// One observation result: the result of a call, or a reference to subagents it started.
 #[derive(Debug, Clone)]
-pub(crate) struct ResultRecord {
-    pub(crate) source_call_id: Option<String>,
-    pub(crate) content: Option<String>,
+pub struct ResultRecord {
+    pub source_call_id: Option<String>,
+    pub content: Option<String>,
     /// `trajectory_id`s of embedded subagents.
-    pub(crate) refs: Vec<String>,
+    pub refs: Vec<String>,
 }
 
 impl StepRecord {
-    pub(crate) fn new(source: Source, message: impl Into<String>) -> Self {
+    pub fn new(source: Source, message: impl Into<String>) -> Self {
         StepRecord {
             source,
             timestamp: None,
@@ -74,7 +80,7 @@ impl StepRecord {
     /// The result of call `call_id` of this step, created in call order when it is new (so
     /// results reported out of order, by concurrent tools, still read in call order).
     /// `None` when the step made no such call.
-    pub(crate) fn result_for(&mut self, call_id: &str) -> Option<&mut ResultRecord> {
+    pub fn result_for(&mut self, call_id: &str) -> Option<&mut ResultRecord> {
         let call_idx = self.tool_calls.iter().position(|call| call.id == call_id)?;
         let existing = self
             .results
@@ -115,7 +121,7 @@ impl StepRecord {
 ///
 /// [`Error::Schema`] when the builder refuses the record (it is built so that it never does;
 /// the error is there for a schema crate that moved on).
-pub(crate) fn build(record: &TrajectoryRecord) -> Result<Trajectory> {
+pub fn build(record: &TrajectoryRecord) -> Result<Trajectory> {
     builder(record)?.build().map_err(|source| Error::Schema { source })
 }
 
