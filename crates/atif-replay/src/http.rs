@@ -15,8 +15,8 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 
 /// A model provider reached over HTTP, speaking one [`Protocol`].
 ///
-/// Requests are written with [`request_body`](crate::request_body) and replies read with
-/// [`parse_response`](crate::parse_response), or event by event with [`StreamAssembler`] when
+/// Requests are written with [`request_body`](atif_wire::request_body) and replies read with
+/// [`parse_response`](atif_wire::parse_response), or event by event with [`StreamAssembler`] when
 /// streamed, so what a recording saves is what the capture from traffic reads. Wrap it in a
 /// [`RecordingClient`](crate::RecordingClient) to record a script from a live provider.
 ///

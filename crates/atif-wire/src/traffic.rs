@@ -34,7 +34,7 @@ pub const REQUEST_PARAMS: &[&str] = &[
     "toolConfig",
 ];
 
-/// Turns the HTTP exchanges of an agent's run (a script's [`exchanges`](crate::Script::exchanges),
+/// Turns the HTTP exchanges of an agent's run (a script's `exchanges` in `atif-replay`,
 /// or what a proxy saw) into an ATIF-v1.8 trajectory (built with atif-schema's builder, so it
 /// validates in both profiles).
 ///
