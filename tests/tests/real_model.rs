@@ -31,8 +31,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use atif_replay::{
     HttpClient, LlmClient, LlmRequest, LlmResponse, Message, RecordingClient, ReplayClient,
-    ToolDefinition, WireProtocol,
+    ToolDefinition,
 };
+use atif_wire::Protocol;
 use serde_json::{Value, json};
 use tests::e2e;
 
@@ -199,7 +200,7 @@ fn check_repeated_names_in_stream(script: &Path) {
             .filter_map(|name| name.as_str().map(str::to_owned))
             .collect();
         repeated |= names.len() > 1;
-        let parsed = atif_replay::parse_stream(WireProtocol::OpenAiChat, events).unwrap();
+        let parsed = atif_wire::parse_stream(Protocol::OpenAiChat, events).unwrap();
         for call in &parsed.tool_calls {
             assert!(
                 call.name == "get_weather" || call.name == "add",

@@ -368,7 +368,7 @@ fn llama_cpp_stream() -> Vec<SseEvent> {
 #[test]
 fn a_name_repeated_in_every_delta_is_read_once_and_unreported_usage_gives_no_metrics() {
     let events = llama_cpp_stream();
-    let parsed = atif_replay::parse_stream(atif_replay::WireProtocol::OpenAiChat, &events).unwrap();
+    let parsed = atif_wire::parse_stream(atif_wire::Protocol::OpenAiChat, &events).unwrap();
     assert_eq!(parsed.tool_calls.len(), 1);
     assert_eq!(parsed.tool_calls[0].name, "get_weather");
     assert_eq!(parsed.tool_calls[0].arguments, json!({"city": "Paris"}));
@@ -387,8 +387,7 @@ fn a_name_repeated_in_every_delta_is_read_once_and_unreported_usage_gives_no_met
         SseEvent::new(None, json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gemma", "choices": [],
             "usage": {"prompt_tokens": 0, "completion_tokens": 9, "total_tokens": 9}})),
     );
-    let parsed =
-        atif_replay::parse_stream(atif_replay::WireProtocol::OpenAiChat, &reported).unwrap();
+    let parsed = atif_wire::parse_stream(atif_wire::Protocol::OpenAiChat, &reported).unwrap();
     assert!(!parsed.usage_unknown, "a usage of 0 prompt tokens is a count: {parsed:?}");
 }
 
