@@ -58,6 +58,20 @@ fn check(agent: Agent) {
         .filter(|path| asks_npm_registry(path))
         .collect();
     assert!(registry.is_empty(), "asked npm's registry for {registry:?}: {context}");
+    // What the CLI sends its base URL besides model calls, as users run it: each such probe
+    // must be one `atif record` answers and records without owing it in a replay
+    // (atif-proxy's `Endpoint::Probe`), so a new one here needs a look there.
+    let probes: Vec<String> = requests
+        .iter()
+        .filter(|request| !is_model_call(&request.method, &request.path))
+        .filter(|request| !asks_npm_registry(&request.path))
+        .map(|request| format!("{} {}", request.method, request.path))
+        .collect();
+    let expected: &[&str] = match agent {
+        Agent::ClaudeCode => &["HEAD /api/hello"],
+        Agent::Codex | Agent::GeminiCli | Agent::OpenCode | Agent::Pi => &[],
+    };
+    assert_eq!(probes, expected, "{context}");
     assert!(
         !run.session_files.is_empty(),
         "no session file under {}: {context}",
@@ -101,4 +115,13 @@ fn opencode_completes_a_tool_loop() {
 #[test]
 fn pi_completes_a_tool_loop() {
     check(Agent::Pi);
+}
+
+/// Whether a request is a model call of one of the providers' protocols (its query aside).
+fn is_model_call(method: &str, path: &str) -> bool {
+    let path = path.split('?').next().unwrap_or_default();
+    let gemini = path.starts_with("/v1beta/models/")
+        && (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"));
+    method == "POST"
+        && (gemini || matches!(path, "/v1/messages" | "/v1/chat/completions" | "/v1/responses"))
 }
