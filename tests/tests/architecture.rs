@@ -89,7 +89,10 @@ fn library_crates_depend_only_on_the_layers_below_them() {
         ("atif-normalize", &["atif-schema", "atif-secrets"]),
         ("atif-envelope", &["atif-schema", "atif-normalize", "atif-secrets"]),
         ("atif-view", &["atif-schema", "atif-normalize", "atif-secrets"]),
-        ("atif-golden", &["atif-schema", "atif-normalize", "atif-secrets", "atif-fs"]),
+        (
+            "atif-golden",
+            &["atif-schema", "atif-normalize", "atif-envelope", "atif-secrets", "atif-fs"],
+        ),
         ("atif-replay", &["atif-schema", "atif-wire", "atif-secrets", "atif-fs"]),
         ("atif-import", &["atif-schema", "atif-secrets"]),
         ("atif-proxy", &["atif-schema", "atif-wire", "atif-replay", "atif-secrets", "atif-fs"]),

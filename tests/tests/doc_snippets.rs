@@ -29,6 +29,10 @@ const CONTEXT: &[(&str, &str)] = &[
          pub fn run_against_live_model() -> serde_json::Value { serde_json::json!({}) }\n",
     ),
     (
+        "docs/live.md",
+        "pub fn run_my_agent() -> (serde_json::Value, bool) { (serde_json::json!({}), true) }\n",
+    ),
+    (
         "docs/replay.md",
         "pub async fn my_agent(handle: CaptureHandle, task: &'static str) -> Result<String, LlmError> {\n\
          \x20   handle.client().complete(LlmRequest::new(vec![Message::user(task)])).await.map(|reply| reply.text())\n\

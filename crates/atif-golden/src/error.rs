@@ -61,6 +61,37 @@ pub enum Error {
         /// The pending file the actual run was written to, if one was written.
         pending: Option<PathBuf>,
     },
+    /// Live runs against the model were refused: on CI (`CI` set) they need `ATIF_LIVE=1`.
+    #[error(
+        "refusing to run live on CI (CI is set): live runs call the model and cost money; set {variable}=1 to run them anyway"
+    )]
+    LiveRefused {
+        /// The variable that allows them (`ATIF_LIVE`).
+        variable: &'static str,
+    },
+    /// Live runs moved away from their envelope golden: the verdict is `changed`.
+    #[error(
+        "live runs moved from the envelope golden {}: {verdict}if this change is intended, re-record the envelope with: {command}",
+        path.display()
+    )]
+    EnvelopeChanged {
+        /// The envelope golden.
+        path: std::path::PathBuf,
+        /// The verdict, naming each field that moved, its effect, p-values and runs.
+        verdict: Box<atif_envelope::Verdict>,
+        /// The command that re-records the envelope.
+        command: String,
+    },
+    /// An envelope golden or the runs for it cannot be used: no runs, runs with and without
+    /// an outcome, or an envelope file that is malformed (the message names its JSON Pointer).
+    #[error("cannot check or write the envelope golden {}", path.display())]
+    Envelope {
+        /// The envelope golden.
+        path: std::path::PathBuf,
+        /// What atif-envelope refused.
+        #[source]
+        source: atif_envelope::Error,
+    },
     /// The project file (`atif.toml`) is not what it should be: not TOML, an unknown key, a
     /// bad glob, preset or mask. The message names the place and what was expected.
     #[error("{}: {message}", path.display())]
@@ -144,7 +175,8 @@ pub enum Error {
 }
 
 impl Error {
-    /// Whether this is a failed check (missing golden, schema version change, behaviour change)
+    /// Whether this is a failed check (missing golden, schema version change, behaviour change,
+    /// live runs that moved from their envelope)
     /// rather than something broken (unreadable file, bad settings).
     ///
     /// The `atif check` command exits 1 for these and 2 for the rest.
@@ -154,6 +186,7 @@ impl Error {
             Error::MissingGolden { .. }
                 | Error::SchemaVersionChanged { .. }
                 | Error::BehaviourChanged { .. }
+                | Error::EnvelopeChanged { .. }
         )
     }
 

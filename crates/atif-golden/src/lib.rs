@@ -14,6 +14,9 @@
 //!   test failures of [`Error`] ([`Error::MissingGolden`], [`Error::SchemaVersionChanged`],
 //!   [`Error::BehaviourChanged`]), and [`Error::Load`] for what is not a trajectory.
 //! - [`assert_golden!`], which names the golden after the test function.
+//! - [`LiveEnvelope`] (and [`live_envelope!`], which names it after the test): N live runs
+//!   of the agent, checked against an envelope golden of their behaviour
+//!   ([`atif_envelope`]); refused on CI unless `ATIF_LIVE=1`.
 //! - [`Mode`], chosen by the `ATIF_GOLDEN` environment variable ([`MODE_ENV`]) and `CI`.
 //! - [`Settings`], an insta-style value bindable to a scope.
 //! - The [`review`] module: the reviewer's side, behind `atif golden`:
@@ -74,6 +77,7 @@
 mod check;
 mod error;
 mod file;
+mod live;
 mod macros;
 mod mode;
 mod name;
@@ -85,6 +89,7 @@ mod update;
 
 pub use check::{Checked, GoldenFile, Outcome, canonical_text, check, check_file, check_value};
 pub use error::{Error, Result};
+pub use live::{LIVE_ENV, LiveEnvelope, LiveOutcome};
 #[doc(hidden)]
 pub use macros::__private;
 pub use mode::{MODE_ENV, Mode, is_ci};

@@ -73,6 +73,63 @@ macro_rules! __assert_golden_impl {
     }};
 }
 
+/// A [`LiveEnvelope`](crate::LiveEnvelope) of `runs` runs, its envelope golden named after the
+/// test function as [`assert_golden!`] names a golden, with `.envelope.json` for `.json`:
+/// `live_envelope!(runs: 20)` in `fn triage()` of the integration test `live` uses
+/// `tests/golden/live__triage.envelope.json`.
+///
+/// ```text
+/// live_envelope!(runs: 20)
+/// live_envelope!(runs: 20, &settings)
+/// live_envelope!(name: "case_a", runs: 20)
+/// live_envelope!(name: "case_a", runs: 20, &settings)
+/// ```
+///
+/// Without settings it uses those bound to the thread ([`Settings::bind`](crate::Settings::bind)).
+/// It evaluates to a [`Result`](crate::Result): [`Error::LiveRefused`](crate::Error::LiveRefused)
+/// on CI unless `ATIF_LIVE=1`, [`Error::DuplicateGolden`](crate::Error::DuplicateGolden) when
+/// another assertion of this process uses the same file.
+#[macro_export]
+macro_rules! live_envelope {
+    (name: $name:expr, runs: $runs:expr, $settings:expr $(,)?) => {
+        $crate::__live_envelope_impl!(::std::option::Option::Some($name), $runs, $settings)
+    };
+    (name: $name:expr, runs: $runs:expr $(,)?) => {
+        $crate::__live_envelope_impl!(
+            ::std::option::Option::Some($name),
+            $runs,
+            &$crate::Settings::clone_current()
+        )
+    };
+    (runs: $runs:expr, $settings:expr $(,)?) => {
+        $crate::__live_envelope_impl!(::std::option::Option::None, $runs, $settings)
+    };
+    (runs: $runs:expr $(,)?) => {
+        $crate::__live_envelope_impl!(
+            ::std::option::Option::None,
+            $runs,
+            &$crate::Settings::clone_current()
+        )
+    };
+}
+
+/// Expands `live_envelope!`: captures the caller's function path and manifest folder.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __live_envelope_impl {
+    ($name:expr, $runs:expr, $settings:expr) => {{
+        fn f() {}
+        $crate::__private::live_envelope(
+            ::std::env!("CARGO_MANIFEST_DIR"),
+            ::std::env!("CARGO_PKG_NAME"),
+            $crate::__private::type_name_of(f),
+            $name,
+            $runs,
+            $settings,
+        )
+    }};
+}
+
 /// Normalises a trajectory and hands its canonical text to `insta::assert_snapshot!`, so a
 /// team on `cargo insta review` keeps its workflow (cargo feature `insta`).
 ///
@@ -136,6 +193,30 @@ pub mod __private {
             Ok(outcome) => super::print_outcome(&outcome),
             Err(err) => panic!("{}", error_chain(&err)),
         }
+    }
+
+    /// The body of `live_envelope!`.
+    ///
+    /// # Errors
+    /// As [`LiveEnvelope::new`](crate::LiveEnvelope::new), and when the file is claimed twice.
+    pub fn live_envelope(
+        manifest_dir: &str,
+        package: &str,
+        function_path: &str,
+        name: Option<&str>,
+        runs: u32,
+        settings: &Settings,
+    ) -> crate::Result<crate::LiveEnvelope> {
+        let test = crate::current_test_name(function_path);
+        let dir = settings.resolved_golden_dir(Path::new(manifest_dir));
+        let path = dir.join(crate::live::envelope_file_name(function_path, name));
+        crate::name::claim(&path, &test)?;
+        let mut live = crate::LiveEnvelope::new(path, runs, settings)?;
+        if settings.update_command().is_none() {
+            let command = format!("{}=update cargo test -p {package} {test}", crate::MODE_ENV);
+            live.set_update_command(&command);
+        }
+        Ok(live)
     }
 
     /// The body of `assert_trajectory_snapshot!`: the canonical text, or a panic.

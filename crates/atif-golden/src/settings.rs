@@ -30,6 +30,7 @@ thread_local! {
 /// | `max_diff_places`    | `3` changed places (steps, subagents) in a failure's diff     |
 /// | `report_file`        | `None`: the file named by `ATIF_GOLDEN_REPORT`, if set        |
 /// | `project_file`       | `true`: [`assert_golden!`](crate::assert_golden) applies `atif.toml`, found upward from the crate's folder |
+/// | `live`               | `None`: live runs ([`LiveEnvelope`](crate::LiveEnvelope)) are allowed unless `CI` is set and `ATIF_LIVE` is not `1` |
 ///
 /// The project file ([`ProjectConfig`](crate::ProjectConfig)) sets a golden's preset, volatile
 /// keys and masks, token tolerance and content comparison; a setting made here
@@ -53,6 +54,7 @@ pub struct Settings {
     max_diff_places: usize,
     report_file: Option<PathBuf>,
     project_file: bool,
+    live: Option<bool>,
     /// Which of the settings the project file may set were set here, and so win over it.
     set_here: SetHere,
 }
@@ -79,6 +81,7 @@ impl Default for Settings {
             report_file: None,
             project_file: true,
             set_here: SetHere::default(),
+            live: None,
         }
     }
 }
@@ -241,6 +244,19 @@ impl Settings {
     /// The report file set on these settings, if any.
     pub fn report_file(&self) -> Option<&Path> {
         self.report_file.as_deref()
+    }
+
+    /// Allows (`Some(true)`) or refuses (`Some(false)`) live runs whatever the environment;
+    /// `None` (the default) refuses them on CI (`CI` set) unless `ATIF_LIVE=1`, since live runs
+    /// call the model and cost money.
+    pub fn set_live(&mut self, live: Option<bool>) -> &mut Settings {
+        self.live = live;
+        self
+    }
+
+    /// Whether live runs are allowed or refused whatever the environment, if set.
+    pub fn live(&self) -> Option<bool> {
+        self.live
     }
 
     /// Whether [`assert_golden!`](crate::assert_golden) applies the project file, `atif.toml`,

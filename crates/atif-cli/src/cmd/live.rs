@@ -6,15 +6,13 @@ use std::process::{ExitCode, Stdio};
 
 use anyhow::Context;
 use atif_envelope::Run;
+use atif_golden::LIVE_ENV;
 use atif_proxy::Options;
 use serde_json::{Value, json};
 
 use crate::cmd::envelope::{VerdictArgs, conclude};
 use crate::cmd::proxy::{agent_env, capture_for, runtime, start};
 use crate::output;
-
-/// The variable that allows live runs on CI, where they would otherwise be refused.
-const LIVE_ENV: &str = "ATIF_LIVE";
 
 /// Arguments of `atif live`.
 #[derive(Debug, clap::Args)]

@@ -6,6 +6,7 @@ mod check;
 mod file;
 #[cfg(feature = "insta")]
 mod insta;
+mod live;
 mod macros;
 mod pending;
 
