@@ -19,6 +19,10 @@ pub(crate) struct Args {
     /// The runs' trajectories: imported logs, a benchmark's output, `atif live --trajectories`.
     #[arg(value_name = "RUN", required = true)]
     runs: Vec<String>,
+    /// Each run's outcome, in the order of the runs, comma-separated: `pass` or `fail`
+    /// (`pass,fail,pass`); the envelope then holds the pass rate, and the verdict pass@k.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    outcomes: Vec<OutcomeArg>,
     #[command(flatten)]
     pub(crate) verdict: VerdictArgs,
 }
@@ -52,6 +56,12 @@ pub(crate) struct VerdictArgs {
     format: Format,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OutcomeArg {
+    Pass,
+    Fail,
+}
+
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 enum OrderArg {
     #[default]
@@ -81,10 +91,18 @@ impl VerdictArgs {
 /// input that is not a trajectory or an envelope, 2 when a file cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let options = args.verdict.normalize_options()?;
-    let mut runs = Vec::with_capacity(args.runs.len());
-    for path in &args.runs {
+    let (n_outcomes, n_runs) = (args.outcomes.len(), args.runs.len());
+    if n_outcomes > 0 && n_outcomes != n_runs {
+        return Err(invalid(anyhow::anyhow!(
+            "--outcomes gives {n_outcomes} outcome(s) for {n_runs} run(s); expected one per run, in their order"
+        )));
+    }
+    let mut runs = Vec::with_capacity(n_runs);
+    for (idx, path) in args.runs.iter().enumerate() {
         let trajectory = load_trajectory(path)?;
-        runs.push(Run::new(path, trajectory, &options).map_err(invalid)?);
+        let mut run = Run::new(path, trajectory, &options).map_err(invalid)?;
+        run.set_passed(args.outcomes.get(idx).map(|outcome| *outcome == OutcomeArg::Pass));
+        runs.push(run);
     }
     conclude(&args.golden, &runs, &args.verdict, "envelope")
 }

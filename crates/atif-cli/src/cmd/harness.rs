@@ -12,8 +12,9 @@
 //! - `{"op": "stop"}`: stops that server; answers `{"code": N, "stderr": TEXT}`, the exit
 //!   status and the standard error `atif serve` gives when it is stopped (the failures it
 //!   printed during the run, then its verdict).
-//! - `{"op": "check", "args": ["atif", "check", ...]}`: runs the `atif check` command line;
-//!   answers `{"code": N, "stdout": TEXT, "stderr": TEXT}`, what the process would have given.
+//! - `{"op": "check", "args": ["atif", "check", ...]}`: runs the `atif check` (or `atif
+//!   envelope`) command line; answers `{"code": N, "stdout": TEXT, "stderr": TEXT}`, what the
+//!   process would have given.
 //!
 //! The environment (`ATIF_GOLDEN`, `CI`, `NO_COLOR`) is the harness's, read when each check runs.
 
@@ -148,10 +149,11 @@ fn stop(runtime: &tokio::runtime::Runtime, proxy: Proxy, options: &Options) -> V
     json!({"code": code, "stderr": stderr})
 }
 
-/// Runs an `atif check` command line in-process; other subcommands are refused.
+/// Runs an `atif check` or `atif envelope` command line in-process; other subcommands are
+/// refused.
 fn check(args: &[String], run_line: &dyn Fn(&[String]) -> LineOutcome) -> Value {
-    if args.get(1).map(String::as_str) != Some("check") {
-        return json!({"code": 2, "stderr": "error: the harness runs only `atif check` command lines\n"});
+    if !matches!(args.get(1).map(String::as_str), Some("check" | "envelope")) {
+        return json!({"code": 2, "stderr": "error: the harness runs only `atif check` and `atif envelope` command lines\n"});
     }
     let outcome = run_line(args);
     json!({"code": outcome.code, "stdout": outcome.stdout, "stderr": outcome.stderr})

@@ -168,3 +168,38 @@ fn a_missing_or_malformed_envelope_is_exit_1_saying_what_to_do() {
     let not_a_run = atif(dir.path(), &["envelope", "g.json", "bad.json"]);
     assert_eq!(not_a_run.status.code(), Some(1), "{}", stderr(&not_a_run));
 }
+
+#[test]
+fn outcomes_give_the_pass_rate_and_must_be_one_per_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden_runs = write_runs(dir.path(), "golden", 20, 2);
+    let all_pass = vec!["pass"; 20].join(",");
+    let made = atif(
+        dir.path(),
+        &with_runs(&["envelope", "--update", "g.json", "--outcomes", &all_pass], &golden_runs),
+    );
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+    let text = std::fs::read_to_string(dir.path().join("g.json")).unwrap();
+    assert!(text.contains("\"passed_runs\": 20"), "{text}");
+
+    let new_runs = write_runs(dir.path(), "new", 20, 2);
+    let mostly_fail = [vec!["fail"; 15], vec!["pass"; 5]].concat().join(",");
+    let checked = atif(
+        dir.path(),
+        &with_runs(&["envelope", "g.json", "--outcomes", &mostly_fail], &new_runs),
+    );
+    assert_eq!(checked.status.code(), Some(1), "{}", stderr(&checked));
+    assert!(
+        stdout(&checked).contains("  pass_rate: passed 5/20 runs, was 20/20"),
+        "{}",
+        stdout(&checked)
+    );
+
+    let short =
+        atif(dir.path(), &with_runs(&["envelope", "g.json", "--outcomes", "pass,fail"], &new_runs));
+    assert_eq!(short.status.code(), Some(1));
+    assert_eq!(
+        stderr(&short),
+        "error: --outcomes gives 2 outcome(s) for 20 run(s); expected one per run, in their order\n"
+    );
+}

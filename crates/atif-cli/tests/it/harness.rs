@@ -133,6 +133,9 @@ fn the_harness_serves_a_script_and_stops_with_the_verdict_atif_serve_gives() {
     let nothing = harness.ask(&json!({"op": "stop"}));
     assert_eq!(nothing, json!({"code": 2, "stderr": "error: no server is running\n"}));
     let other = harness.ask(&json!({"op": "check", "args": ["atif", "serve", "--script", "x"]}));
-    assert_eq!(other["stderr"], json!("error: the harness runs only `atif check` command lines\n"));
+    assert_eq!(
+        other["stderr"],
+        json!("error: the harness runs only `atif check` and `atif envelope` command lines\n")
+    );
     harness.finish();
 }
