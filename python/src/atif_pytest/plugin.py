@@ -14,6 +14,7 @@ import shlex
 import site
 import subprocess
 import sysconfig
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -24,6 +25,7 @@ from atif_pytest._binary import find_atif
 from atif_pytest._errors import AtifError
 from atif_pytest._golden import MODE_ENV, GoldenOptions, check, golden_mode, is_ci
 from atif_pytest._harness import Harness
+from atif_pytest._live import LiveOptions, refusal, run_live
 from atif_pytest._names import base_name, sanitize
 from atif_pytest._server import Server, Verdict
 
@@ -42,8 +44,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--atif-upstream",
         metavar="URL",
-        help="with --atif-record: the provider origin to record from (default: each protocol's "
-        "public endpoint)",
+        help="with --atif-record, and for atif_live tests: the provider origin to record from "
+        "(default: each protocol's public endpoint); replays ignore it",
     )
     group.addoption(
         "--atif-update",
@@ -145,13 +147,17 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "atif_script(path): the replay script of this test, instead of the default"
     )
+    config.addinivalue_line(
+        "markers",
+        "atif_live(runs=N, max_cost_tokens=None, order='exact', alpha=None): run the test body N "
+        "times against the live model and check the envelope golden of its behaviour "
+        "(--atif-update writes it; refused on CI unless ATIF_LIVE=1)",
+    )
     try:
         golden_mode(os.environ.get(MODE_ENV), os.environ.get("CI"))
     except AtifError as err:
         raise pytest.UsageError(str(err)) from None
     record = config.getoption("--atif-record")
-    if config.getoption("--atif-upstream") and not record:
-        raise pytest.UsageError("--atif-upstream only applies to recording: add --atif-record")
     if record and is_ci(os.environ.get("CI")):
         raise pytest.UsageError(
             f"--atif-record is refused on CI (CI={os.environ.get('CI')}): recording calls the "
@@ -246,6 +252,76 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_sep("-", "atif")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    """Runs a test marked ``atif_live`` N times, each against the live model through a recording
+    server of its own, then checks the envelope golden of the runs (docs/live.md)."""
+    marker = pyfuncitem.get_closest_marker("atif_live")
+    if marker is None:
+        return None
+    why = refusal()
+    if why is not None:
+        pytest.skip(why)
+    state: _State = pyfuncitem.config.stash[_STATE]
+    try:
+        options = LiveOptions.from_marker(marker)
+    except AtifError as err:
+        pytest.fail(str(err), pytrace=False)
+    names = pyfuncitem._fixtureinfo.argnames
+    arguments = {name: pyfuncitem.funcargs[name] for name in names}
+    envelope = state.golden_dir / f"{base_name(pyfuncitem.path, pyfuncitem.nodeid)}.envelope.json"
+    # The runs' scripts and trajectories are the session's scratch: only the envelope is kept.
+    with tempfile.TemporaryDirectory(prefix="atif-live-") as scratch:
+        runs = run_live(
+            lambda: pyfuncitem.obj(**arguments),
+            options,
+            harness=state.harness(),
+            scratch=Path(scratch),
+            upstream=state.upstream,
+            environment=lambda server: AtifReplay(
+                server.url, server.script, True, server, state.upstream
+            ).environment(state.dummy_keys),
+        )
+        failure = _check_envelope(state, pyfuncitem, envelope, runs, options)
+    if failure is not None:
+        pytest.fail(failure, pytrace=False)
+    return True
+
+
+def _check_envelope(state: "_State", item: pytest.Item, envelope: Path, runs, options: LiveOptions) -> Optional[str]:
+    """Checks (or writes) the envelope of ``runs`` with `atif envelope`; the failure, or None."""
+    update = state.update or os.environ.get(MODE_ENV, "").strip().lower() == "update"
+    shown = _shown(envelope, state.cwd)
+    command = state.pytest_command("--atif-update", item)
+    if not update and not envelope.is_file():
+        return f"no envelope golden at {shown}; record it from live runs with: {command}"
+    args = ["atif", "envelope", str(envelope), *(str(run.path) for run in runs)]
+    args += ["--outcomes", ",".join("pass" if run.passed else "fail" for run in runs)]
+    if options.alpha is not None:
+        args += ["--alpha", repr(options.alpha)]
+    if update:
+        envelope.parent.mkdir(parents=True, exist_ok=True)
+        args += ["--update", "--order", options.order]
+    done = state.harness().request({"op": "check", "args": args})
+    code = done.get("code")
+    stdout = str(done.get("stdout", "")).rstrip()
+    stderr = str(done.get("stderr", "")).rstrip()
+    item.user_properties.append(("atif.envelope", shown))
+    if code == 0:
+        if update:
+            state.golden_lines.append(f"wrote envelope golden {shown} ({len(runs)} runs)")
+            item.user_properties.append(("atif.verdict", "written"))
+        else:
+            item.user_properties.append(("atif.verdict", stdout.split(":", 1)[0].replace(" ", "-")))
+            item.add_report_section("call", "atif live", stdout)
+        return None
+    if code == 1:
+        item.user_properties.append(("atif.verdict", "changed"))
+        report = "\n".join(text for text in (stdout, stderr) if text)
+        return f"live runs moved from the envelope golden {shown}:\n{report}\nif this change is intended, re-record it: {command}"
+    return f"atif envelope could not check {shown} (exit {code}):\n{stderr or stdout or '(it printed nothing)'}"
 
 
 @pytest.fixture
