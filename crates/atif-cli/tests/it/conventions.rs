@@ -541,7 +541,7 @@ fn help_completions_and_man_pages_come_from_the_binary_and_name_what_it_knows() 
     }
     // `--preset <TAB>` offers the preset names, not file names.
     let bash = stdout(&fixture.run(&["completions", "bash"], Stdio::piped(), Stdio::piped()));
-    let offered = "--preset)\n                    COMPREPLY=($(compgen -W \"claude-code codex gemini-cli opencode pi\"";
+    let offered = "--preset)\n                    COMPREPLY=($(compgen -W \"claude-code codex gemini-cli opencode pi otel\"";
     assert!(bash.contains(offered), "{bash}");
     let output = fixture.run(&["man", "pages"], Stdio::piped(), Stdio::piped());
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
