@@ -95,6 +95,24 @@ pub fn path_with_cache() -> OsString {
 // The one copy of these lives in atif-test-support; the end-to-end tests reach it from here.
 pub use atif_test_support::{atif_binary, describe};
 
+/// `atif` to run in `dir` as a user's shell would, with nothing of this machine's environment
+/// but `path`: a fresh `HOME` under `dir`, `LANG`, no real keys, proxies or `CI`, and a
+/// placeholder OpenAI key, since the SDKs refuse to start without one.
+pub fn atif_in_clean_env(dir: &Path, path: OsString) -> Command {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home).expect("the test's temp folder is writable");
+    let mut command = Command::new(atif_binary());
+    command
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("LANG", "C.UTF-8")
+        .env("OPENAI_API_KEY", "sk-atif-e2e-not-a-key")
+        .current_dir(dir)
+        .stdin(Stdio::null());
+    command
+}
+
 /// The folder of the committed end-to-end assets (`tests/e2e`: pins, Python agents).
 pub fn assets_dir() -> PathBuf {
     workspace_root().join("tests").join("e2e")

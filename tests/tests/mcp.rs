@@ -360,23 +360,11 @@ fn messages_len(script: &Value) -> usize {
 /// Runs `atif ARGS` in `dir` with a clean environment: no real keys, no proxies, no CI, the
 /// MCP servers on `PATH` only when `with_servers`.
 fn atif_in(dir: &Path, args: &[std::ffi::OsString], with_servers: bool) -> std::process::Output {
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
     let path = match with_servers {
         true => e2e::path_with_cache(),
         false => std::env::var_os("PATH").unwrap_or_default(),
     };
-    Command::new(e2e::atif_binary())
-        .args(args)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", &home)
-        .env("LANG", "C.UTF-8")
-        .env("OPENAI_API_KEY", "sk-atif-e2e-not-a-key")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    e2e::atif_in_clean_env(dir, path).args(args).output().unwrap()
 }
 
 #[test]

@@ -26,7 +26,7 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use atif_replay::{
@@ -262,17 +262,8 @@ fn function_names(trajectory: &Value) -> Vec<String> {
 
 /// Runs `atif ARGS` in `dir` with a clean environment: no real keys, no proxies, no CI.
 fn atif(dir: &Path, args: &[OsString]) -> Output {
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    Command::new(e2e::atif_binary())
+    e2e::atif_in_clean_env(dir, std::env::var_os("PATH").unwrap_or_default())
         .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", &home)
-        .env("LANG", "C.UTF-8")
-        .env("OPENAI_API_KEY", "sk-atif-e2e-not-a-key")
-        .current_dir(dir)
-        .stdin(Stdio::null())
         .output()
         .unwrap()
 }

@@ -180,7 +180,7 @@ fn binary_tarball(binary: &Path, root: &Path, out: &Path, name: &str) -> anyhow:
     copy(binary, &staging.join(exe("atif")))?;
     copy(&root.join("README.md"), &staging.join("README.md"))?;
     let tarball = out.join(format!("{name}.tar.gz"));
-    run_command(Command::new("tar").arg("-czf").arg(&tarball).arg("-C").arg(out).arg(name))?;
+    crate::e2e::run(Command::new("tar").arg("-czf").arg(&tarball).arg("-C").arg(out).arg(name))?;
     std::fs::remove_dir_all(&staging)
         .with_context(|| format!("cannot remove {}", staging.display()))?;
     Ok(tarball)
@@ -263,15 +263,6 @@ fn copy(from: &Path, to: &Path) -> anyhow::Result<()> {
     std::fs::copy(from, to)
         .map(drop)
         .with_context(|| format!("cannot copy {} to {}", from.display(), to.display()))
-}
-
-fn run_command(command: &mut Command) -> anyhow::Result<()> {
-    let program = command.get_program().to_string_lossy().into_owned();
-    let status = command.status().with_context(|| format!("cannot run `{program}`"))?;
-    if !status.success() {
-        bail!("`{program}` failed ({status})");
-    }
-    Ok(())
 }
 
 #[cfg(test)]

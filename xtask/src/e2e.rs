@@ -266,7 +266,8 @@ fn install_chromium() -> anyhow::Result<()> {
     .context("cannot install Chromium with apt-get")
 }
 
-fn run(command: &mut Command) -> anyhow::Result<()> {
+/// Runs `command`, failing with its name when it cannot start or exits non-zero.
+pub(crate) fn run(command: &mut Command) -> anyhow::Result<()> {
     let program = command.get_program().to_string_lossy().into_owned();
     let status = command.status().with_context(|| format!("cannot run `{program}`"))?;
     if !status.success() {
