@@ -127,6 +127,22 @@ def test_one_more_tool_call_fails_with_shape_deltas_explanation_and_diff(pyteste
     assert golden_file(pytester, "test_agent__test_weather.json.new").is_file()
 
 
+def test_junitxml_holds_the_golden_its_verdict_and_each_shape_delta_as_properties(pytester):
+    pytester.makepyfile(test_agent=AGENT_TESTS)
+    pytester.runpytest("--atif-update").assert_outcomes(passed=1)
+    pytester.runpytest("--junitxml=pass.xml").assert_outcomes(passed=1)
+    passed = (pytester.path / "pass.xml").read_text()
+    assert '<property name="atif.golden" value="tests/golden/test_agent__test_weather.json" />' in passed
+    assert '<property name="atif.verdict" value="matched" />' in passed
+    assert "atif.delta." not in passed
+    (pytester.path / "calls.txt").write_text("2")
+    pytester.runpytest("--junitxml=fail.xml").assert_outcomes(failed=1)
+    failed = (pytester.path / "fail.xml").read_text()
+    assert '<property name="atif.verdict" value="behaviour-changed" />' in failed
+    assert '<property name="atif.delta.step_count" value="step_count: 3 -&gt; 4" />' in failed
+    assert '<property name="atif.delta.functions" value="functions: step 3 added lookup (1 -&gt; 2 calls)" />' in failed
+
+
 def test_the_pending_goldens_of_xdist_workers_reach_the_summary(pytester):
     pytester.makepyfile(test_agent=AGENT_TESTS + AGENT_TESTS.replace("def test_weather", "def test_weather_again"))
     pytester.runpytest("--atif-update").assert_outcomes(passed=2)

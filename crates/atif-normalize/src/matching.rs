@@ -162,7 +162,7 @@ impl MatchOptions {
 
 /// What [`match_runs`] found: whether the run passes, the differences the modes allowed, and
 /// those they did not.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MatchOutcome {
     /// Differences the modes allow, each saying which mode allows it.
     pub allowed: Vec<String>,

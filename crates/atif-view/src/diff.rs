@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use atif_normalize::{Delta, StepChange, StepChangeKind};
+use atif_normalize::{Delta, MatchOutcome, StepChange, StepChangeKind};
 use serde_json::Value;
 
 use crate::error::Result;
@@ -49,7 +49,7 @@ pub fn render_diff(
     out.push_str("<header>\n<h1>");
     escape_into(&mut out, &title);
     out.push_str("</h1>\n");
-    summary(&mut out, deltas, changes, names, first.map(|idx| &rows[idx]));
+    summary(&mut out, (deltas, changes), names, first.map(|idx| &rows[idx]), options);
     let max_tokens = max_step_tokens(golden).max(max_step_tokens(actual));
     if let Some(idx) = first {
         // The first divergence, in the header too: seen without scrolling, in any viewer.
@@ -148,20 +148,29 @@ fn align<'c>(golden: &Value, actual: &Value, changes: &'c [StepChange]) -> Vec<R
 /// The verdict, the deltas, the step changes and a link to the first divergence.
 fn summary(
     out: &mut String,
-    deltas: &[Delta],
-    changes: &[StepChange],
+    (deltas, changes): (&[Delta], &[StepChange]),
     names: (&str, &str),
     first: Option<&Row<'_>>,
+    options: &ViewOptions,
 ) {
     out.push_str("<p>");
     escape_into(out, names.0);
     out.push_str(" ⟷ ");
     escape_into(out, names.1);
-    match deltas.is_empty() {
-        true => out.push_str(": <span class=\"verdict same\">the same Shape</span></p>\n"),
-        false => {
+    match (options.match_outcome().map(MatchOutcome::passed), deltas.is_empty()) {
+        (Some(true), _) => out.push_str(
+            ": <span class=\"verdict same\">the run matches under the match modes</span></p>\n",
+        ),
+        (Some(false), _) => out.push_str(
+            ": <span class=\"verdict changed\">the run does not match under the match modes</span></p>\n",
+        ),
+        (None, true) => out.push_str(": <span class=\"verdict same\">the same Shape</span></p>\n"),
+        (None, false) => {
             out.push_str(": <span class=\"verdict changed\">the behaviour changed</span></p>\n")
         }
+    }
+    if let Some(outcome) = options.match_outcome() {
+        match_modes(out, options.match_modes(), outcome);
     }
     if let Some(change) = first.and_then(|row| row.change) {
         let step = change.actual_step.or(change.golden_step).unwrap_or(0);
@@ -197,6 +206,32 @@ fn summary(
         }
         out.push_str("</ul></details>\n");
     }
+}
+
+/// The match modes the check judged by, the differences they forbid (each one a failure) and
+/// those they allow, each naming the mode that allows it: what failed, not merely what moved.
+fn match_modes(out: &mut String, modes: &[String], outcome: &MatchOutcome) {
+    out.push_str("<div class=\"modes\"><p>match modes: ");
+    match modes.is_empty() {
+        true => out.push_str("exact"),
+        false => escape_into(out, &modes.join(", ")),
+    }
+    out.push_str("</p>\n<ul>");
+    for (class, lines) in [("failure", &outcome.failures), ("allowed", &outcome.allowed)] {
+        for line in lines {
+            let _ = write!(out, "<li class=\"{class}\"><b>{class}</b> ");
+            escape_into(out, line);
+            out.push_str("</li>");
+        }
+    }
+    out.push_str("</ul>\n");
+    if !outcome.allowed.is_empty() {
+        out.push_str(
+            "<p class=\"note\">The steps below are marked where the runs differ; a difference \
+             the modes allow is not a failure.</p>\n",
+        );
+    }
+    out.push_str("</div>\n");
 }
 
 /// The rows, with long stretches of unchanged ones folded.

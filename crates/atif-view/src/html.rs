@@ -11,8 +11,10 @@ const STYLE: &str = include_str!("page.css");
 /// The script of every page, inline, allowed by its hash.
 const SCRIPT: &str = include_str!("page.js");
 
-/// Appends `text` to `out` with the five characters that matter in HTML text and attribute
-/// values replaced by entities, so no string from a trajectory is ever read as markup.
+/// Appends `text` to `out` with the five characters that matter in markup replaced by entities,
+/// so no string from a trajectory is ever read as markup, and the control characters XML 1.0
+/// cannot hold (all but tab, line feed and carriage return) dropped. The one escaper of the
+/// workspace: HTML pages and the CLI's JUnit XML both use it (`&#39;` is valid in both).
 pub(crate) fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
@@ -21,6 +23,8 @@ pub(crate) fn escape_into(out: &mut String, text: &str) {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c.is_control() => {}
             c => out.push(c),
         }
     }
@@ -82,6 +86,13 @@ mod tests {
         let mut escaped = String::new();
         escape_into(&mut escaped, "<script>alert('x')</script> & \"q\"");
         assert_eq!(escaped, "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;");
+    }
+
+    #[test]
+    fn control_characters_xml_cannot_hold_are_dropped_and_white_space_kept() {
+        let mut escaped = String::new();
+        escape_into(&mut escaped, "a\u{1b}[31mb\u{0}\tc\nd\re\u{7f}");
+        assert_eq!(escaped, "a[31mb\tc\nd\re");
     }
 
     #[test]

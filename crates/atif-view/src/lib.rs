@@ -46,3 +46,14 @@ pub use diff::render_diff;
 pub use error::{Error, Result};
 pub use options::{Image, ViewOptions};
 pub use run::{image_paths, render_run};
+
+/// Helpers for other crates of this workspace (the CLI's JUnit XML), not a public API.
+#[doc(hidden)]
+pub mod _support {
+    /// `text` as markup text or an attribute value, escaped by the one escaper pages use.
+    pub fn escape_markup(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        crate::html::escape_into(&mut out, text);
+        out
+    }
+}

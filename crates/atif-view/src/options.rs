@@ -1,6 +1,9 @@
-//! What a page is drawn with beyond the trajectory: its title and the images it embeds.
+//! What a page is drawn with beyond the trajectory: its title, the images it embeds, and the
+//! match modes a diff page's check judged by.
 
 use std::collections::BTreeMap;
+
+use atif_normalize::MatchOutcome;
 
 use crate::error::{Error, Result};
 
@@ -17,6 +20,8 @@ const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/w
 pub struct ViewOptions {
     title: Option<String>,
     images: BTreeMap<String, Image>,
+    match_modes: Vec<String>,
+    match_outcome: Option<MatchOutcome>,
 }
 
 /// One image's bytes and media type.
@@ -74,6 +79,30 @@ impl ViewOptions {
         }
         self.images.insert(path.to_owned(), Image { media_type: media_type.to_owned(), bytes });
         Ok(self)
+    }
+
+    /// Sets the match modes a diff page's check judged by (each as the user named it, such as
+    /// `sequence any-order`) and what `atif_normalize::match_runs` found under them. The page's
+    /// verdict is then theirs: it lists the differences the modes forbid and those they allow.
+    /// Default: none, and the page judges by the Shape deltas.
+    pub fn set_match_modes(
+        &mut self,
+        modes: Vec<String>,
+        outcome: MatchOutcome,
+    ) -> &mut ViewOptions {
+        self.match_modes = modes;
+        self.match_outcome = Some(outcome);
+        self
+    }
+
+    /// The match modes set by [`ViewOptions::set_match_modes`], as named there.
+    pub fn match_modes(&self) -> &[String] {
+        &self.match_modes
+    }
+
+    /// What the match modes found, when set.
+    pub fn match_outcome(&self) -> Option<&MatchOutcome> {
+        self.match_outcome.as_ref()
     }
 
     /// The image added for `path`, if any.

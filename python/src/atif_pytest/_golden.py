@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Optional
 
@@ -142,6 +144,9 @@ class CheckOutcome:
     matched: bool
     report: str
     pending: bool
+    # The check's JUnit properties, as `atif check --junit` writes them: `verdict`, and one
+    # `delta.FIELD` per Shape delta (the report's line for it).
+    properties: tuple[tuple[str, str], ...] = field(default=())
 
 
 def check(
@@ -167,18 +172,36 @@ def check(
     args += options.args()
     if update:
         args.append("--update")
-    done = harness.request({"op": "check", "args": args})
+    # The deltas as properties come from the check's own JUnit file, so the plugin's JUnit
+    # (pytest's --junitxml) and `atif check --junit` say the same.
+    with tempfile.TemporaryDirectory(prefix="atif-junit-") as scratch:
+        junit = Path(scratch) / "check.xml"
+        done = harness.request({"op": "check", "args": args + ["--junit", str(junit)]})
+        properties = _junit_properties(junit)
     code = done.get("code")
     stdout = str(done.get("stdout", "")).rstrip()
     stderr = str(done.get("stderr", "")).rstrip()
     if code == 0:
-        return CheckOutcome(True, stdout, pending=False)
+        return CheckOutcome(True, stdout, pending=False, properties=properties)
     if code == 1:
         report = "\n".join(text for text in (stdout, stderr) if text)
-        return CheckOutcome(False, report, pending="\npending: " in f"\n{report}")
+        pending = "\npending: " in f"\n{report}"
+        return CheckOutcome(False, report, pending=pending, properties=properties)
     raise AtifError(
         f"atif check could not compare with the golden {_shown(golden, cwd)} "
         f"(exit {code}):\n{stderr or stdout or '(it printed nothing)'}"
+    )
+
+
+def _junit_properties(path: Path) -> tuple[tuple[str, str], ...]:
+    """The properties of the one test case of an `atif check --junit` file; none when the check
+    wrote no file (it stopped before a verdict)."""
+    try:
+        root = ElementTree.parse(path).getroot()
+    except (OSError, ElementTree.ParseError):
+        return ()
+    return tuple(
+        (str(prop.get("name", "")), str(prop.get("value", ""))) for prop in root.iter("property")
     )
 
 

@@ -487,6 +487,11 @@ class AtifGolden:
             cwd=state.cwd,
             options=options,
         )
+        # pytest's --junitxml holds them as properties of this test case (record_property).
+        if outcome.properties:
+            request.node.user_properties.append(("atif.golden", _shown(golden, state.cwd)))
+        for name, value in outcome.properties:
+            request.node.user_properties.append((f"atif.{name}", value))
         if outcome.matched:
             # Name what the run wrote (`created golden …`, `changed golden …`), not what matched.
             if outcome.report.startswith(("created", "changed")):

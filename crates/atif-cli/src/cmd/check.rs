@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use atif_golden::review::OutcomeKind;
 use atif_golden::{Mode, Outcome, Settings};
-use atif_normalize::PRESETS;
+use atif_normalize::{DiffOptions, NormalizeOptions, PRESETS};
+use atif_view::ViewOptions;
 use serde_json::json;
 
 use crate::cmd::ci;
@@ -80,7 +81,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     };
     let again = hint.as_ref().map(|_| actual.clone());
     if let Some(path) = &args.html {
-        write_check_page(path, args, &actual, &chosen)?;
+        write_check_page(path, args, &actual, &chosen, &ViewOptions::new())?;
     }
     let artifacts = ci::artifacts_dir(args.artifacts.as_deref());
     // The bundle of a failing check needs the run after the check has taken it.
@@ -92,7 +93,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let checked = golden_file.check_json(actual, display_name(&args.run.actual), &settings);
     args.run.normalize.secrets.report("check", &checked.redacted)?;
     if let Some(verdict) = verdict_of(&args.golden, &checked.result) {
-        leave_for_ci(args, &verdict, artifacts.as_deref(), kept.as_deref(), &settings)?;
+        let options = (settings.normalize_options(), &settings.diff_options());
+        let bundle = Bundle { dir: artifacts.as_deref(), run: kept.as_deref(), options };
+        leave_for_ci(args, &verdict, &bundle, &ViewOptions::new())?;
     }
     match checked.result {
         Ok(outcome) => {
@@ -191,10 +194,45 @@ fn check_matching(
             return Err(anyhow::Error::new(err).context(format!("cannot read {}", args.golden)));
         }
     };
-    let golden = (&golden[..], args.golden.as_str());
-    let actual = (actual, args.run.actual.as_str());
-    let modes = (&args.matching, &chosen.config);
-    crate::cmd::matching::judge(golden, actual, &chosen.options, modes, args.format)
+    let judged = crate::cmd::matching::judge(
+        (&golden[..], args.golden.as_str()),
+        (actual, args.run.actual.as_str()),
+        &chosen.options,
+        (&args.matching, &chosen.config),
+        args.format,
+    )?;
+    // The page, the JUnit file and the bundle say what the modes decided, not the Shape.
+    let view = judged.view();
+    if let Some(path) = &args.html {
+        write_check_page(path, args, actual, chosen, &view)?;
+    }
+    let failed = !judged.outcome.passed();
+    let verdict = ci::Verdict {
+        golden: args.golden.clone(),
+        verdict: if failed { "behaviour-changed" } else { "matched" }.to_owned(),
+        failed,
+        deltas: judged
+            .outcome
+            .failures
+            .iter()
+            .map(|line| (delta_field(line), line.clone()))
+            .collect(),
+        message: judged.outcome.to_string(),
+    };
+    let compare = args.run.compare.to_options(&chosen.config);
+    let artifacts = ci::artifacts_dir(args.artifacts.as_deref());
+    let bundle = Bundle {
+        dir: artifacts.as_deref(),
+        run: Some(actual),
+        options: (&chosen.options, &compare),
+    };
+    leave_for_ci(args, &verdict, &bundle, &view)?;
+    Ok(judged.exit_code())
+}
+
+/// The field a report line names: the words before its first colon (`step_count: 3 -> 4`).
+fn delta_field(line: &str) -> String {
+    line.split(':').next().unwrap_or_default().to_owned()
 }
 
 /// The JSON document of a check that passed (or updated the golden).
@@ -269,12 +307,13 @@ fn write_check_page(
     args: &Args,
     actual: &[u8],
     chosen: &crate::cmd::common::Chosen,
+    view: &ViewOptions,
 ) -> anyhow::Result<()> {
     let golden_bytes = read_input(&args.golden)?;
     let golden = Side { bytes: &golden_bytes, name: &args.golden };
     let actual = Side { bytes: actual, name: display_name(&args.run.actual) };
     let compare = args.run.compare.to_options(&chosen.config);
-    write_diff_page(path, &golden, &actual, &chosen.options, &compare)
+    write_diff_page(path, &golden, &actual, (&chosen.options, &compare), view)
 }
 
 /// The check's outcome as CI files name it, for a check that ran to a verdict.
@@ -290,11 +329,8 @@ fn verdict_of(golden: &str, result: &Result<Outcome, atif_golden::Error>) -> Opt
             let deltas = match err {
                 atif_golden::Error::BehaviourChanged { deltas, .. } => deltas
                     .iter()
-                    .map(|line| {
-                        // Each line is the report's `field: what moved`.
-                        let field = line.split(':').next().unwrap_or_default();
-                        (field.to_owned(), line.clone())
-                    })
+                    // Each line is the report's `field: what moved`.
+                    .map(|line| (delta_field(line), line.clone()))
                     .collect(),
                 _ => Vec::new(),
             };
@@ -305,13 +341,21 @@ fn verdict_of(golden: &str, result: &Result<Outcome, atif_golden::Error>) -> Opt
     Some(ci::Verdict { golden: golden.to_owned(), verdict, failed, deltas, message })
 }
 
-/// The JUnit file, the step summary's row and, for a failing check, the artifacts bundle.
+/// What the bundle of a failing check is made from: its folder (none: no bundle), the run's
+/// bytes, and the options both sides are normalised and compared with.
+struct Bundle<'a> {
+    dir: Option<&'a Path>,
+    run: Option<&'a [u8]>,
+    options: (&'a NormalizeOptions, &'a DiffOptions),
+}
+
+/// The JUnit file, the step summary's row and, for a failing check, the artifacts bundle, its
+/// page drawn with `view`.
 fn leave_for_ci(
     args: &Args,
     verdict: &ci::Verdict,
-    artifacts: Option<&Path>,
-    run: Option<&[u8]>,
-    settings: &Settings,
+    bundle: &Bundle<'_>,
+    view: &ViewOptions,
 ) -> anyhow::Result<()> {
     if let Some(path) = &args.junit {
         ci::write_junit(path, verdict)?;
@@ -319,8 +363,10 @@ fn leave_for_ci(
     let fields = verdict.deltas.iter().map(|(field, _)| field.as_str()).collect();
     let row = ci::SummaryRow { golden: &args.golden, verdict: &verdict.verdict, fields };
     ci::append_step_summary(&[row])?;
-    let (Some(dir), Some(run), true) = (artifacts, run, verdict.failed) else { return Ok(()) };
-    let normalize = settings.normalize_options();
+    let (Some(dir), Some(run), true) = (bundle.dir, bundle.run, verdict.failed) else {
+        return Ok(());
+    };
+    let normalize = bundle.options.0;
     let name = display_name(&args.run.actual);
     let normalized = normalized_document(run, name, normalize)?.to_canonical_string();
     // A missing golden has no other side: the run and the report are the bundle.
@@ -328,7 +374,7 @@ fn leave_for_ci(
         Ok(golden_bytes) => {
             let golden = Side { bytes: &golden_bytes, name: &args.golden };
             let actual = Side { bytes: run, name };
-            Some(diff_page(&golden, &actual, normalize, &settings.diff_options())?)
+            Some(diff_page(&golden, &actual, bundle.options, view)?)
         }
         Err(_) => None,
     };

@@ -5,6 +5,9 @@
 use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 
+// The one escaper of the workspace, which pages use too.
+use atif_view::_support::escape_markup as xml_escape;
+
 use crate::cmd::common::write_atomically;
 
 /// The environment variable naming the artifacts folder, as `--artifacts` does.
@@ -148,25 +151,6 @@ pub(crate) fn append_step_summary(rows: &[SummaryRow<'_>]) -> anyhow::Result<()>
         })?;
     file.write_all(text.as_bytes())?;
     Ok(())
-}
-
-/// `text` as XML character data or an attribute value: the five special characters escaped,
-/// and the control characters XML 1.0 cannot hold dropped.
-fn xml_escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// `text` for a Markdown table cell: one line, its pipes and backticks escaped.

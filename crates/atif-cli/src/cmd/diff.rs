@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use atif_normalize::{Delta, NormalizedDocument, StepChange, StepChangeKind};
+use atif_view::ViewOptions;
 use serde_json::{Value, json};
 
 use crate::cmd::common::{
@@ -66,11 +67,18 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             return Err(err);
         }
     };
+    let compare = args.run.compare.to_options(&chosen.config);
     if args.matching.is_set(&chosen.config) {
         let golden = (&golden_bytes[..], args.golden.as_str());
         let actual = (&actual_bytes[..], args.run.actual.as_str());
         let modes = (&args.matching, &chosen.config);
-        return crate::cmd::matching::judge(golden, actual, &options, modes, args.format);
+        let judged = crate::cmd::matching::judge(golden, actual, &options, modes, args.format)?;
+        if let Some(path) = &args.html {
+            let golden = Side { bytes: &golden_bytes, name: display_name(&args.golden) };
+            let actual = Side { bytes: &actual_bytes, name: display_name(&args.run.actual) };
+            write_diff_page(path, &golden, &actual, (&options, &compare), &judged.view())?;
+        }
+        return Ok(judged.exit_code());
     }
     let (golden, actual) = atif_normalize::support::join(
         || normalized_document(&golden_bytes, &args.golden, &options),
@@ -80,16 +88,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.html {
         let golden = Side { bytes: &golden_bytes, name: display_name(&args.golden) };
         let actual = Side { bytes: &actual_bytes, name: display_name(&args.run.actual) };
-        write_diff_page(
-            path,
-            &golden,
-            &actual,
-            &options,
-            &args.run.compare.to_options(&chosen.config),
-        )?;
+        write_diff_page(path, &golden, &actual, (&options, &compare), &ViewOptions::new())?;
     }
-    let comparison =
-        atif_normalize::compare(&golden, &actual, &args.run.compare.to_options(&chosen.config));
+    let comparison = atif_normalize::compare(&golden, &actual, &compare);
     let (deltas, changes) = (comparison.deltas(), comparison.changes());
     let changed = !comparison.is_same();
     let mut report_options = atif_normalize::ReportOptions::new();

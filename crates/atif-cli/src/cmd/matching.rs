@@ -4,8 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use atif_normalize::{
-    ArgumentMatch, Band, MatchOptions, NormalizeOptions, SequenceMatch, match_runs,
+    ArgumentMatch, Band, MatchOptions, MatchOutcome, NormalizeOptions, SequenceMatch, match_runs,
 };
+use atif_view::ViewOptions;
 
 use atif_golden::GoldenConfig;
 
@@ -55,6 +56,34 @@ impl MatchArgs {
             || self.token_band.is_some()
     }
 
+    /// The modes in force, as a user names them (`sequence any-order`): the flags given, else
+    /// the project file's keys; the defaults (exact, no band) are left out.
+    fn describe(&self, config: &GoldenConfig) -> Vec<String> {
+        let mut modes = Vec::new();
+        if let Some(sequence) = self.sequence.or(config.sequence()) {
+            modes.push(format!("sequence {}", sequence.as_str()));
+        }
+        if let Some(arguments) = self.arguments.as_ref().or(config.arguments()) {
+            modes.push(format!("arguments {}", argument_name(arguments)));
+        }
+        modes.extend(self.arguments_for.iter().map(|spec| format!("arguments for {spec}")));
+        if let Some(tolerance) = self.number_tolerance {
+            modes.push(format!("number tolerance {tolerance}"));
+        }
+        for (name, band) in [
+            ("step band", self.step_band),
+            ("LLM calls band", self.llm_calls_band),
+            ("token band", self.token_band),
+        ] {
+            let Some(band) = band else { continue };
+            match band.absolute {
+                0 => modes.push(format!("{name} {}%", band.relative * 100.0)),
+                absolute => modes.push(format!("{name} {absolute}")),
+            }
+        }
+        modes
+    }
+
     /// The options: the flags, else the project file's keys, else exact.
     fn to_options(&self, config: &GoldenConfig) -> anyhow::Result<MatchOptions> {
         let mut options = MatchOptions::default();
@@ -76,15 +105,36 @@ impl MatchArgs {
     }
 }
 
-/// Judges `actual` against `golden` (JSON text of trajectories) by the match modes: prints the
-/// outcome, exit 0 when it passes and 1 when not; 1 for an input that is not a trajectory.
+/// What the match modes found, and the modes as the user named them.
+#[derive(Debug)]
+pub(crate) struct Judged {
+    pub(crate) outcome: MatchOutcome,
+    pub(crate) modes: Vec<String>,
+}
+
+impl Judged {
+    /// Exit 0 when the run passes, 1 when not.
+    pub(crate) fn exit_code(&self) -> ExitCode {
+        if self.outcome.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    }
+
+    /// The options of a page that shows this verdict.
+    pub(crate) fn view(&self) -> ViewOptions {
+        let mut view = ViewOptions::new();
+        view.set_match_modes(self.modes.clone(), self.outcome.clone());
+        view
+    }
+}
+
+/// Judges `actual` against `golden` (JSON text of trajectories) by the match modes and prints
+/// the outcome; an input that is not a trajectory is an error (exit 1).
 pub(crate) fn judge(
     (golden, golden_name): (&[u8], &str),
     (actual, actual_name): (&[u8], &str),
     normalize: &NormalizeOptions,
     (args, config): (&MatchArgs, &GoldenConfig),
     format: Format,
-) -> anyhow::Result<ExitCode> {
+) -> anyhow::Result<Judged> {
     let read = |bytes: &[u8], name: &str| -> anyhow::Result<serde_json::Value> {
         let value = atif_schema::parse_trajectory(bytes, display_name(name))?;
         atif_normalize::normalize(&value, normalize).map_err(invalid)
@@ -105,7 +155,19 @@ pub(crate) fn judge(
         })?,
         _ => print(|out| write!(out, "{outcome}"))?,
     }
-    Ok(if outcome.passed() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(Judged { outcome, modes: args.describe(config) })
+}
+
+/// An argument mode as `--arguments` takes it.
+fn argument_name(mode: &ArgumentMatch) -> String {
+    match mode {
+        ArgumentMatch::Exact => "exact".to_owned(),
+        ArgumentMatch::Ignore => "ignore".to_owned(),
+        ArgumentMatch::Subset => "subset".to_owned(),
+        ArgumentMatch::Superset => "superset".to_owned(),
+        ArgumentMatch::Paths(paths) => format!("paths:{}", paths.join(",")),
+        other => format!("{other:?}").to_lowercase(),
+    }
 }
 
 fn parse_sequence(text: &str) -> Result<SequenceMatch, String> {

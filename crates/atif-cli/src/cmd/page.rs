@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use atif_normalize::{DiffOptions, NormalizeOptions};
+use atif_view::ViewOptions;
 
 use crate::cmd::common::write_atomically;
 use crate::cmd::normalize::normalized_document;
@@ -19,19 +20,20 @@ pub(crate) fn write_diff_page(
     path: &Path,
     golden: &Side<'_>,
     actual: &Side<'_>,
-    normalize: &NormalizeOptions,
-    compare: &DiffOptions,
+    (normalize, compare): (&NormalizeOptions, &DiffOptions),
+    view: &ViewOptions,
 ) -> anyhow::Result<()> {
-    let page = diff_page(golden, actual, normalize, compare)?;
+    let page = diff_page(golden, actual, (normalize, compare), view)?;
     write_atomically(path, |out| out.write_all(page.as_bytes()))
 }
 
 /// The page of [`write_diff_page`], as text.
+/// `view` carries what else the page shows, such as the match modes the check judged by.
 pub(crate) fn diff_page(
     golden: &Side<'_>,
     actual: &Side<'_>,
-    normalize: &NormalizeOptions,
-    compare: &DiffOptions,
+    (normalize, compare): (&NormalizeOptions, &DiffOptions),
+    view: &ViewOptions,
 ) -> anyhow::Result<String> {
     let golden_doc = normalized_document(golden.bytes, golden.name, normalize)?;
     let actual_doc = normalized_document(actual.bytes, actual.name, normalize)?;
@@ -41,6 +43,5 @@ pub(crate) fn diff_page(
     };
     let (golden_run, actual_run) = (golden_doc.into_value(), actual_doc.into_value());
     let names = (golden.name, actual.name);
-    let options = atif_view::ViewOptions::new();
-    Ok(atif_view::render_diff(&golden_run, &actual_run, &deltas, &changes, names, &options)?)
+    Ok(atif_view::render_diff(&golden_run, &actual_run, &deltas, &changes, names, view)?)
 }

@@ -150,3 +150,81 @@ fn the_project_file_sets_the_modes_and_flags_override_it() {
         stderr(&bad)
     );
 }
+
+#[test]
+fn with_match_modes_the_page_junit_and_bundle_say_what_the_modes_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path(), "g.json", &["grep", "read"], "a");
+    write_run(dir.path(), "swapped.json", &["read", "grep"], "b");
+    let check = |args: &[&str]| {
+        let mut all = vec!["check"];
+        all.extend_from_slice(args);
+        atif_command(&all).current_dir(dir.path()).env_remove("CI").output().unwrap()
+    };
+    // The changed arguments fail under any order; the page lists the failures the modes found.
+    let failing = check(&[
+        "--sequence",
+        "any-order",
+        "--html",
+        "fail.html",
+        "--junit",
+        "fail.xml",
+        "--artifacts",
+        "bundle",
+        "g.json",
+        "swapped.json",
+    ]);
+    assert_eq!(failing.status.code(), Some(1), "{}", stderr(&failing));
+    let page = std::fs::read_to_string(dir.path().join("fail.html")).unwrap();
+    assert!(page.contains("the run does not match under the match modes"), "{page}");
+    assert!(page.contains("<p>match modes: sequence any-order</p>"), "{page}");
+    assert!(
+        page.contains(
+            "<li class=\"failure\"><b>failure</b> missing call(s): grep, read (any-order)</li>"
+        ),
+        "{page}"
+    );
+    assert!(!page.contains("the behaviour changed"), "the modes' verdict, not the Shape's: {page}");
+    let xml = std::fs::read_to_string(dir.path().join("fail.xml")).unwrap();
+    assert!(xml.contains("<property name=\"verdict\" value=\"behaviour-changed\"/>"), "{xml}");
+    assert!(xml.contains("<failure message=\"the run does not match its golden"), "{xml}");
+    let bundled = std::fs::read_to_string(dir.path().join("bundle/g.html")).unwrap();
+    assert!(bundled.contains("match modes: sequence any-order"), "{bundled}");
+    assert!(
+        dir.path().join("bundle/g.json").is_file()
+            && dir.path().join("bundle/g.report.txt").is_file()
+    );
+    assert!(!dir.path().join("g.json.new").exists(), "nothing is written beside the golden");
+
+    write_run(dir.path(), "swapped-a.json", &["read", "grep"], "a");
+    let passing = check(&[
+        "--sequence",
+        "any-order",
+        "--html",
+        "pass.html",
+        "--junit",
+        "pass.xml",
+        "g.json",
+        "swapped-a.json",
+    ]);
+    assert_eq!(passing.status.code(), Some(0), "{}", stdout(&passing));
+    let page = std::fs::read_to_string(dir.path().join("pass.html")).unwrap();
+    assert!(page.contains("the run matches under the match modes"), "{page}");
+    assert!(
+        page.contains("<li class=\"allowed\"><b>allowed</b> calls reordered: grep, read -&gt; read, grep (any-order)</li>"),
+        "{page}"
+    );
+    assert!(!page.contains("class=\"failure\""), "{page}");
+    let xml = std::fs::read_to_string(dir.path().join("pass.xml")).unwrap();
+    assert!(
+        xml.contains("<property name=\"verdict\" value=\"matched\"/>") && !xml.contains("<failure"),
+        "{xml}"
+    );
+    let diffed = diff(
+        dir.path(),
+        &["--sequence", "any-order", "--html", "diff.html", "g.json", "swapped-a.json"],
+    );
+    assert_eq!(diffed.status.code(), Some(0));
+    let page = std::fs::read_to_string(dir.path().join("diff.html")).unwrap();
+    assert!(page.contains("the run matches under the match modes"), "{page}");
+}
