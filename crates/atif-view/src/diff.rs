@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::html::{close_page, escape_into, open_page};
-use crate::lane::{Lane, StepMark};
+use crate::lane::{Lane, StepMark, SubagentMarks, str_at};
 use crate::options::ViewOptions;
 use crate::run::{check_trajectory, jump_bar, max_step_tokens, shape_table};
 
@@ -42,8 +42,10 @@ pub fn render_diff(
     check_trajectory(golden)?;
     check_trajectory(actual)?;
     let title = options.title().map_or_else(|| "atif diff".to_owned(), str::to_owned);
-    let rows = align(golden, actual, changes);
-    let first = rows.iter().position(|row| row.kind.is_some());
+    let mut rows = align(golden, actual, changes);
+    mark_subagent_rows(&mut rows, (golden, actual), changes);
+    let first = rows.iter().position(Row::is_marked);
+    let subagent_marks = subagent_marks(golden, actual, changes);
     let mut out = String::with_capacity(4096);
     open_page(&mut out, &title, "diff");
     out.push_str("<header>\n<h1>");
@@ -54,8 +56,14 @@ pub fn render_diff(
     if let Some(idx) = first {
         // The first divergence, in the header too: seen without scrolling, in any viewer.
         let preview = [
-            (Lane { prefix: "pg", options, max_tokens }, golden),
-            (Lane { prefix: "pa", options, max_tokens }, actual),
+            (
+                Lane { prefix: "pg", options, max_tokens, subagent_marks: &subagent_marks[0] },
+                golden,
+            ),
+            (
+                Lane { prefix: "pa", options, max_tokens, subagent_marks: &subagent_marks[1] },
+                actual,
+            ),
         ];
         out.push_str("<div class=\"preview\">");
         write_row(&mut out, &rows[idx], &format!("preview-{}", idx + 1), &preview, true);
@@ -71,8 +79,8 @@ pub fn render_diff(
     out.push_str("</header>\n");
     jump_bar(&mut out, &[golden, actual], true);
     let lanes = [
-        (Lane { prefix: "g", options, max_tokens }, golden),
-        (Lane { prefix: "a", options, max_tokens }, actual),
+        (Lane { prefix: "g", options, max_tokens, subagent_marks: &subagent_marks[0] }, golden),
+        (Lane { prefix: "a", options, max_tokens, subagent_marks: &subagent_marks[1] }, actual),
     ];
     out.push_str("<main>\n<div class=\"row heads\">");
     for name in [names.0, names.1] {
@@ -94,6 +102,15 @@ struct Row<'c> {
     actual: Option<usize>,
     kind: Option<&'c StepChangeKind>,
     change: Option<&'c StepChange>,
+    /// The changes inside the subagents this row's steps delegated to.
+    inner: Vec<&'c StepChange>,
+}
+
+impl Row<'_> {
+    /// Whether the row is marked: its steps changed, or a subagent they delegated to did.
+    fn is_marked(&self) -> bool {
+        self.kind.is_some() || !self.inner.is_empty()
+    }
 }
 
 /// Pairs the steps of the two runs: the root's step changes, in order, place the inserted,
@@ -114,7 +131,13 @@ fn align<'c>(golden: &Value, actual: &Value, changes: &'c [StepChange]) -> Vec<R
             _ => until_g.saturating_sub(g).min(until_a.saturating_sub(a)),
         };
         for _ in 0..pairs.min(n_golden - g.min(n_golden)).min(n_actual - a.min(n_actual)) {
-            rows.push(Row { golden: Some(g), actual: Some(a), kind: None, change: None });
+            rows.push(Row {
+                golden: Some(g),
+                actual: Some(a),
+                kind: None,
+                change: None,
+                inner: Vec::new(),
+            });
             (g, a) = (g + 1, a + 1);
         }
         let (golden_idx, actual_idx) = match change.kind {
@@ -129,6 +152,7 @@ fn align<'c>(golden: &Value, actual: &Value, changes: &'c [StepChange]) -> Vec<R
             actual: actual_idx,
             kind: Some(&change.kind),
             change: Some(change),
+            inner: Vec::new(),
         };
         rows.push(row);
     }
@@ -138,11 +162,90 @@ fn align<'c>(golden: &Value, actual: &Value, changes: &'c [StepChange]) -> Vec<R
             actual: (a < n_actual).then_some(a),
             kind: None,
             change: None,
+            inner: Vec::new(),
         };
         rows.push(row);
         (g, a) = (g + 1, a + 1);
     }
     rows
+}
+
+/// Gives each row the changes inside the subagents its steps delegated to (by the outermost
+/// subagent's agent name), so a change deep in a subagent marks the root step that holds it.
+fn mark_subagent_rows<'c>(rows: &mut [Row<'c>], runs: (&Value, &Value), changes: &'c [StepChange]) {
+    let inner: Vec<&StepChange> = changes.iter().filter(|c| !c.subagent.is_empty()).collect();
+    if inner.is_empty() {
+        return;
+    }
+    for row in rows.iter_mut() {
+        let mut names = BTreeSet::new();
+        for (run, idx) in [(runs.0, row.golden), (runs.1, row.actual)] {
+            if let Some(idx) = idx {
+                names.extend(delegated_to(run, idx));
+            }
+        }
+        row.inner = inner.iter().copied().filter(|c| names.contains(&c.subagent[0])).collect();
+    }
+}
+
+/// The agent names of the embedded subagents step `idx` of `run` delegates to.
+fn delegated_to(run: &Value, idx: usize) -> BTreeSet<String> {
+    let results = run
+        .get("steps")
+        .and_then(|steps| steps.get(idx))
+        .and_then(|step| step.pointer("/observation/results"))
+        .and_then(Value::as_array);
+    let ids: BTreeSet<&str> = results
+        .map_or(&[][..], Vec::as_slice)
+        .iter()
+        .filter_map(|result| result.get("subagent_trajectory_ref").and_then(Value::as_array))
+        .flatten()
+        .filter_map(|reference| str_at(reference, "/trajectory_id"))
+        .collect();
+    subagents(run)
+        .filter(|sub| str_at(sub, "/trajectory_id").is_some_and(|id| ids.contains(id)))
+        .filter_map(|sub| str_at(sub, "/agent/name").map(str::to_owned))
+        .collect()
+}
+
+fn subagents(run: &Value) -> impl Iterator<Item = &Value> {
+    run.get("subagent_trajectories").and_then(Value::as_array).into_iter().flatten()
+}
+
+/// The embedded subagent at `path` (agent names, outermost first) inside `run`.
+fn subagent_at<'v>(run: &'v Value, path: &[String]) -> Option<&'v Value> {
+    path.iter().try_fold(run, |inside, name| {
+        subagents(inside).find(|sub| str_at(sub, "/agent/name") == Some(name.as_str()))
+    })
+}
+
+/// The marks of the changed steps inside subagents, for the golden lane and the actual lane.
+fn subagent_marks(golden: &Value, actual: &Value, changes: &[StepChange]) -> [SubagentMarks; 2] {
+    let mut marks = [SubagentMarks::new(), SubagentMarks::new()];
+    for change in changes.iter().filter(|c| !c.subagent.is_empty() && !c.is_whole_trajectory()) {
+        let class = match change.kind {
+            StepChangeKind::Inserted => "inserted",
+            StepChangeKind::Removed => "removed",
+            _ => "changed",
+        };
+        let (g, a) = (change.golden_step.map(|n| n - 1), change.actual_step.map(|n| n - 1));
+        let fields = match (
+            subagent_at(golden, &change.subagent),
+            subagent_at(actual, &change.subagent),
+            g,
+            a,
+        ) {
+            (Some(sub_g), Some(sub_a), Some(g), Some(a)) => differing_fields(sub_g, g, sub_a, a),
+            _ => BTreeSet::new(),
+        };
+        let mark = StepMark { class, fields, first: false, note: change.details.join("; ") };
+        for (side, idx) in [(0, g), (1, a)] {
+            if let Some(idx) = idx {
+                marks[side].insert((change.subagent.clone(), idx), mark.clone());
+            }
+        }
+    }
+    marks
 }
 
 /// The verdict, the deltas, the step changes and a link to the first divergence.
@@ -172,8 +275,10 @@ fn summary(
     if let Some(outcome) = options.match_outcome() {
         match_modes(out, options.match_modes(), outcome);
     }
-    if let Some(change) = first.and_then(|row| row.change) {
-        let step = change.actual_step.or(change.golden_step).unwrap_or(0);
+    let first_change = first.and_then(|row| row.change.or(row.inner.first().copied()));
+    if let (Some(row), Some(change)) = (first, first_change) {
+        // The root step the row holds: for a change inside a subagent, the step delegating to it.
+        let step = row.actual.or(row.golden).map_or(0, |idx| idx + 1);
         let _ = write!(
             out,
             "<p class=\"firstlink\"><a href=\"#first\">first divergence, step {step}</a>: "
@@ -242,7 +347,7 @@ fn write_rows(
     first: Option<usize>,
 ) {
     let changed: Vec<usize> =
-        rows.iter().enumerate().filter(|(_, r)| r.kind.is_some()).map(|(i, _)| i).collect();
+        rows.iter().enumerate().filter(|(_, r)| r.is_marked()).map(|(i, _)| i).collect();
     // A row is shown open when it is a change or within CONTEXT rows of one.
     let near = |idx: usize| {
         let at = changed.partition_point(|&c| c + CONTEXT < idx);
@@ -279,6 +384,7 @@ fn write_row(
         Some(StepChangeKind::Inserted) => "inserted",
         Some(StepChangeKind::Removed) => "removed",
         Some(_) => "changed",
+        None if !row.inner.is_empty() => "inside",
         None => "",
     };
     let step = row.actual.or(row.golden).map_or(0, |i| i + 1);
@@ -291,7 +397,10 @@ fn write_row(
         (Some(g), Some(a), Some(_)) => differing_fields(lanes[0].1, g, lanes[1].1, a),
         _ => BTreeSet::new(),
     };
-    let note = row.change.map(|change| change.details.join("; ")).unwrap_or_default();
+    let note = match row.change {
+        Some(change) => change.details.join("; "),
+        None => row.inner.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "),
+    };
     for ((lane, run), step_idx) in lanes.iter().zip([row.golden, row.actual]) {
         out.push_str("<div class=\"cell\">");
         match step_idx {

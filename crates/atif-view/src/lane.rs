@@ -33,6 +33,13 @@ pub(crate) struct StepMark {
     pub(crate) note: String,
 }
 
+/// The marks of steps inside subagents, by the subagent's path (the agent names of the
+/// subagents it is in, outermost first, itself last) and the step's 0-based index.
+pub(crate) type SubagentMarks = BTreeMap<(Vec<String>, usize), StepMark>;
+
+/// No marks inside subagents: a run page's.
+pub(crate) static NO_SUBAGENT_MARKS: SubagentMarks = BTreeMap::new();
+
 /// What every step of one lane shares: the id prefix, the images and the scale of the bars.
 pub(crate) struct Lane<'a> {
     /// Prefixes every element id of this lane (`s` on a run page, `g` and `a` on a diff page).
@@ -41,6 +48,8 @@ pub(crate) struct Lane<'a> {
     pub(crate) options: &'a ViewOptions,
     /// The largest prompt + completion count of one step in the page, the width of a full bar.
     pub(crate) max_tokens: u64,
+    /// The marks of the steps of this lane's subagents.
+    pub(crate) subagent_marks: &'a SubagentMarks,
 }
 
 /// One trajectory being drawn: its embedded subagents by `trajectory_id` and which of them a
@@ -48,6 +57,8 @@ pub(crate) struct Lane<'a> {
 struct Drawing<'v> {
     /// The element id prefix of this trajectory's steps.
     id: String,
+    /// The agent names of the subagents this trajectory is in, itself last; empty for the root.
+    path: Vec<String>,
     depth: usize,
     crashed: bool,
     n_steps: usize,
@@ -60,7 +71,7 @@ impl Lane<'_> {
     /// Writes the trajectory `run`'s steps as an `<ol>`, with `marks` by 0-based step index
     /// (root steps only).
     pub(crate) fn steps(&self, out: &mut String, run: &Value, marks: &BTreeMap<usize, StepMark>) {
-        self.trajectory(out, run, format!("{}-", self.prefix), marks, 0);
+        self.trajectory(out, run, (format!("{}-", self.prefix), Vec::new()), marks, 0);
     }
 
     /// Writes step `idx` (0-based) of the trajectory `run` alone, as a one-item `<ol>`, marked
@@ -70,6 +81,7 @@ impl Lane<'_> {
         let Some(step) = steps.get(idx) else { return };
         let mut drawing = Drawing {
             id: format!("{}-", self.prefix),
+            path: Vec::new(),
             depth: 0,
             crashed: run.pointer("/extra/crashed").and_then(Value::as_bool) == Some(true),
             n_steps: steps.len(),
@@ -81,17 +93,20 @@ impl Lane<'_> {
         out.push_str("</ol>\n");
     }
 
+    /// Writes the trajectory `run`, its element ids prefixed with `id` and its subagent path
+    /// `path`, with `marks` by 0-based step index.
     fn trajectory(
         &self,
         out: &mut String,
         run: &Value,
-        id: String,
+        (id, path): (String, Vec<String>),
         marks: &BTreeMap<usize, StepMark>,
         depth: usize,
     ) {
         let steps = run.get("steps").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         let mut drawing = Drawing {
             id,
+            path,
             depth,
             crashed: run.pointer("/extra/crashed").and_then(Value::as_bool) == Some(true),
             n_steps: steps.len(),
@@ -112,7 +127,7 @@ impl Lane<'_> {
             .collect();
         for (key, (number, sub)) in rest {
             let sub_id = format!("{}a{number}-", drawing.id);
-            self.subagent(out, sub, &key, sub_id, depth + 1);
+            self.subagent(out, sub, &key, (sub_id, &drawing.path), depth + 1);
         }
     }
 
@@ -182,8 +197,12 @@ impl Lane<'_> {
             escape_into(out, model);
             out.push_str("</span>");
         }
-        if !mark.class.is_empty() {
-            let _ = write!(out, " <span class=\"mark\">{}</span>", mark.class);
+        match mark.class {
+            "" => {}
+            "inside" => out.push_str(" <span class=\"mark\">changed inside a subagent</span>"),
+            class => {
+                let _ = write!(out, " <span class=\"mark\">{class}</span>");
+            }
         }
         if mark.first {
             out.push_str(" <span class=\"mark first\">first divergence</span>");
@@ -281,7 +300,7 @@ impl Lane<'_> {
         match drawing.subagents.get(&key) {
             Some(&(number, sub)) if !key.is_empty() && drawing.drawn.insert(key.clone()) => {
                 let id = format!("{}a{number}-", drawing.id);
-                self.subagent(out, sub, &key, id, drawing.depth + 1);
+                self.subagent(out, sub, &key, (id, &drawing.path), drawing.depth + 1);
             }
             _ => {
                 out.push_str("<p class=\"subref\">subagent ");
@@ -292,12 +311,35 @@ impl Lane<'_> {
         }
     }
 
-    fn subagent(&self, out: &mut String, sub: &Value, key: &str, id: String, depth: usize) {
+    /// A subagent in a fold of its own, inside the trajectory whose path is `parent`; on a diff
+    /// page, its steps carry the marks of the changes inside it.
+    fn subagent(
+        &self,
+        out: &mut String,
+        sub: &Value,
+        key: &str,
+        (id, parent): (String, &[String]),
+        depth: usize,
+    ) {
         let name = str_at(sub, "/agent/name").unwrap_or(key);
         let n_steps = sub.get("steps").and_then(Value::as_array).map_or(0, Vec::len);
-        out.push_str("<details class=\"subagent\" open><summary>subagent <b>");
+        let mut path = parent.to_vec();
+        path.push(name.to_owned());
+        let marks: BTreeMap<usize, StepMark> = self
+            .subagent_marks
+            .range((path.clone(), 0)..)
+            .take_while(|((at, _), _)| *at == path)
+            .map(|((_, idx), mark)| (*idx, mark.clone()))
+            .collect();
+        let class = if marks.is_empty() { "subagent" } else { "subagent changed" };
+        let _ = write!(out, "<details class=\"{class}\" open><summary>subagent <b>");
         escape_into(out, name);
         let _ = write!(out, "</b> · {n_steps} steps");
+        if !marks.is_empty() {
+            let plural = if marks.len() == 1 { "" } else { "s" };
+            let _ =
+                write!(out, " · <span class=\"mark\">{} step{plural} marked</span>", marks.len());
+        }
         if let Some(model) = str_at(sub, "/agent/model_name") {
             out.push_str(" · <span class=\"model\">");
             escape_into(out, model);
@@ -307,7 +349,7 @@ impl Lane<'_> {
         if depth > MAX_DEPTH {
             out.push_str("<p class=\"flag\">nested too deep to draw</p>\n");
         } else {
-            self.trajectory(out, sub, id, &BTreeMap::new(), depth);
+            self.trajectory(out, sub, (id, path), &marks, depth);
         }
         out.push_str("</details>\n");
     }

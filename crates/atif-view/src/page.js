@@ -59,7 +59,7 @@
   function nextError() { return jump(document.querySelectorAll("main li.step.error"), "error"); }
   function nextChange() {
     return jump(document.querySelectorAll(
-      "main .row.inserted, main .row.removed, main .row.changed"), "change");
+      "main .row.inserted, main .row.removed, main .row.changed, main .row.inside"), "change");
   }
   function on(id, event, handler) {
     var el = document.getElementById(id);

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::html::{close_page, escape_into, open_page};
-use crate::lane::{Lane, step_has_error, step_tools, str_at};
+use crate::lane::{Lane, NO_SUBAGENT_MARKS, step_has_error, step_tools, str_at};
 use crate::options::ViewOptions;
 
 /// Renders the normalised trajectory `run` as one self-contained HTML page.
@@ -35,7 +35,8 @@ pub fn render_run(run: &Value, options: &ViewOptions) -> Result<String> {
     out.push_str("</header>\n");
     jump_bar(&mut out, &[run], false);
     out.push_str("<main>\n");
-    let lane = Lane { prefix: "s", options, max_tokens: max_step_tokens(run) };
+    let max_tokens = max_step_tokens(run);
+    let lane = Lane { prefix: "s", options, max_tokens, subagent_marks: &NO_SUBAGENT_MARKS };
     lane.steps(&mut out, run, &BTreeMap::new());
     out.push_str("</main>\n");
     close_page(&mut out);

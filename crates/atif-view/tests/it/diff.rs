@@ -185,3 +185,44 @@ fn two_runs_with_the_same_shape_say_so_and_mark_nothing() {
     assert!(!page.contains("class=\"firstlink\"") && !page.contains("id=\"first\""));
     assert!(rows(&page).iter().all(|(class, ..)| class.is_empty()));
 }
+
+#[test]
+fn a_change_inside_a_subagent_marks_its_steps_and_the_root_step_that_delegated_to_it() {
+    // Step 10 of 30 delegates to an embedded subagent whose second step changes, and nothing
+    // else does: the delegating row is the first divergence, open, not folded away.
+    let mut golden = run(30, |i| format!("f{i}"));
+    golden["steps"][9]["observation"] = json!({"results": [{
+        "source_call_id": "c10", "content": "delegated",
+        "subagent_trajectory_ref": [{"trajectory_id": "sub-1"}]}]});
+    let sub = run(3, |_| "search".to_owned());
+    golden["subagent_trajectories"] = json!([{
+        "trajectory_id": "sub-1", "schema_version": "ATIF-v1.8",
+        "agent": {"name": "researcher", "version": "1"}, "steps": sub["steps"].clone()}]);
+    let mut actual = golden.clone();
+    actual["subagent_trajectories"][0]["steps"][1]["tool_calls"][0]["function_name"] =
+        json!("fetch");
+    let page = page(&golden, &actual);
+    let rows = rows(&page);
+    let some = |n: usize| Some(n.to_string());
+    assert_eq!(rows[9], ("inside first".to_owned(), some(10), some(10)), "{rows:#?}");
+    assert_eq!(rows.iter().filter(|(class, ..)| !class.is_empty()).count(), 1, "{rows:#?}");
+    let header = &page[page.find("<header>").unwrap()..page.find("</header>").unwrap()];
+    assert!(
+        header.contains("<a href=\"#first\">first divergence, step 10</a>: subagent &quot;researcher&quot;: step 2 (agent) changed"),
+        "{header}"
+    );
+    let main = &page[page.find("<main>").unwrap()..];
+    assert!(main.contains("<span class=\"mark\">changed inside a subagent</span>"), "{main}");
+    // Both lanes draw the subagent with its second step marked, the differing call highlighted.
+    for lane in ["g", "a"] {
+        let at = main.find(&format!("id=\"{lane}-a1-2\"")).unwrap();
+        let step = &main[main[..at].rfind("<li ").unwrap()..];
+        let step = &step[..step.find("</li>").unwrap()];
+        assert!(step.starts_with("<li class=\"step src-agent changed\""), "{step}");
+        assert!(step.contains("<div class=\"call differs\">"), "{step}");
+        let other = &main[main.find(&format!("id=\"{lane}-a1-1\"")).unwrap() - 40..];
+        assert!(!other[..other.find("</li>").unwrap()].contains("changed"), "{other}");
+    }
+    assert_eq!(main.matches("<details class=\"subagent changed\" open>").count(), 2);
+    assert!(main.contains("1 step marked"));
+}
