@@ -470,3 +470,261 @@ fn a_python_agent_on_the_mcp_sdk_records_model_and_tools_on_one_tape_and_replays
     let stderr = String::from_utf8_lossy(&drifted.stderr);
     assert!(stderr.contains("MCP server `files`: tools/call of `read_text_file` was never recorded (recorded: read_media_file)"), "{stderr}");
 }
+
+/// The MCP tools the Claude Code run calls, by Claude Code's names for them.
+const CLAUDE_MCP_TOOLS: &str = "mcp__files__read_text_file,mcp__memory__create_entities";
+
+/// A fake model that makes Claude Code search for the two MCP tools (it offers an MCP tool
+/// only after a `ToolSearch`), read `notes.txt` through server-filesystem, and store what it
+/// says as a note through server-memory.
+fn claude_mcp_provider() -> atif_fake_provider::FakeProvider {
+    use atif_fake_provider::{Config, ScriptedCall};
+    let call = |name: &str, arguments: Value| ScriptedCall { name: name.to_owned(), arguments };
+    let mut config = Config::default();
+    config.set_calls(vec![
+        call("ToolSearch", json!({"query": format!("select:{CLAUDE_MCP_TOOLS}")})),
+        call("mcp__files__read_text_file", json!({"path": "notes.txt"})),
+        call(
+            "mcp__memory__create_entities",
+            json!({"entities": [{"name": "meeting", "entityType": "note",
+                   "observations": ["the meeting moved to Thursday"]}]}),
+        ),
+    ]);
+    atif_fake_provider::FakeProvider::start(config).unwrap()
+}
+
+/// A Claude Code sandbox with `notes.txt` and an MCP config naming both servers through
+/// `atif mcp`, by their bare commands, so `PATH` decides whether they can start.
+fn claude_mcp_sandbox(root: &Path) -> tests::agents::Sandbox {
+    use tests::agents::{Agent, Sandbox};
+    // Claude Code is pointed at the run's server by `atif`, which sets ANTHROPIC_BASE_URL.
+    let sandbox = Sandbox::new(Agent::ClaudeCode, root, "http://127.0.0.1:9").unwrap();
+    std::fs::write(sandbox.cwd().join("notes.txt"), "the meeting moved to Thursday\n").unwrap();
+    let atif = e2e::atif_binary();
+    // server-memory resolves a relative MEMORY_FILE_PATH against its own package folder.
+    let memory_file = sandbox.cwd().join("memory.jsonl");
+    let config = json!({"mcpServers": {
+        "files": {"type": "stdio", "command": atif,
+                  "args": ["mcp", "--name", "files", "--", "mcp-server-filesystem", "."]},
+        "memory": {"type": "stdio", "command": atif,
+                   "args": ["mcp", "--name", "memory", "--", "mcp-server-memory"],
+                   "env": {"MEMORY_FILE_PATH": memory_file}},
+    }});
+    std::fs::write(sandbox.cwd().join("mcp.json"), config.to_string()).unwrap();
+    sandbox
+}
+
+/// Claude Code's command line: the prompt, the MCP config alone, the two MCP tools allowed.
+fn claude_mcp_argv(program: &Path) -> Vec<std::ffi::OsString> {
+    let prompt = "Read notes.txt and keep what it says as a note.";
+    let args = ["-p", prompt, "--output-format", "stream-json", "--verbose"];
+    let mut argv = vec![program.as_os_str().to_owned()];
+    argv.extend(args.map(std::ffi::OsString::from));
+    argv.extend(
+        ["--mcp-config", "mcp.json", "--strict-mcp-config", "--allowedTools"].map(Into::into),
+    );
+    argv.push(CLAUDE_MCP_TOOLS.into());
+    argv
+}
+
+/// The text of each tool result Claude Code reports on its stream, in order.
+fn claude_tool_results(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| event["type"] == "user")
+        .flat_map(|event| event["message"]["content"].as_array().cloned().unwrap_or_default())
+        .filter(|block| block["type"] == "tool_result")
+        .map(|block| block["content"].to_string())
+        .collect()
+}
+
+/// A trajectory's text with a run's working directory and HOME as placeholders.
+fn with_placeholders(text: &str, sandbox: &tests::agents::Sandbox) -> String {
+    text.replace(&sandbox.cwd().display().to_string(), "<cwd>")
+        .replace(&sandbox.home().display().to_string(), "<home>")
+}
+
+/// Replays `script` with Claude Code in a fresh sandbox `root/name`, with neither server's
+/// package on `PATH` (only Claude Code's executable is): the sandbox, the run and the
+/// trajectory captured from the traffic.
+fn claude_mcp_replay(
+    root: &Path,
+    name: &str,
+    program: &Path,
+    script: &Path,
+) -> (tests::agents::Sandbox, tests::agents::AgentRun, PathBuf) {
+    use std::ffi::OsString;
+    let sandbox = claude_mcp_sandbox(&root.join(name));
+    let bin = root.join(name).join("bin-without-servers");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(program, bin.join("claude")).unwrap();
+    let mut path = vec![bin];
+    path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    let path = std::env::join_paths(path).unwrap();
+    let trajectory = root.join(name).join("trajectory.json");
+    let mut argv: Vec<OsString> = vec![e2e::atif_binary().into(), "replay".into()];
+    argv.extend(["--script".into(), script.into()]);
+    argv.extend(["--trajectory".into(), trajectory.clone().into(), "--".into()]);
+    argv.extend(claude_mcp_argv(Path::new("claude")));
+    let mut command = sandbox.command_for(&argv);
+    command.env("PATH", &path);
+    let run = sandbox.run(command).unwrap();
+    (sandbox, run, trajectory)
+}
+
+/// A copy of the script at `from`, changed by `edit`, written to `to`.
+fn edited_script(from: &Path, to: &Path, edit: impl FnOnce(&mut Value)) -> PathBuf {
+    let mut script: Value = serde_json::from_str(&std::fs::read_to_string(from).unwrap()).unwrap();
+    edit(&mut script);
+    std::fs::write(to, serde_json::to_string_pretty(&script).unwrap()).unwrap();
+    to.to_path_buf()
+}
+
+/// `atif check` of a captured trajectory against the committed golden `name`, with the run's
+/// directories and the dates masked (`cargo xtask golden-update mcp` rewrites it).
+fn check_golden(name: &str, trajectory: &Path, sandbox: &tests::agents::Sandbox) {
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden").join(name);
+    let mut command = Command::new(e2e::atif_binary());
+    command.env_remove("CI").args(["check", "--update-command", "cargo xtask golden-update mcp"]);
+    for (dir, placeholder) in [(sandbox.cwd(), "<cwd>"), (sandbox.home(), "<home>")] {
+        let dir = dir.display().to_string();
+        let slug: String =
+            dir.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
+        command.arg("--mask").arg(format!("{}={placeholder}", regex::escape(&dir)));
+        command.arg("--mask").arg(format!("{}={placeholder}-slug", regex::escape(&slug)));
+    }
+    command.args(["--mask", r"\d{4}-\d{2}-\d{2}=<date>"]);
+    // Claude Code names the kernel release, which another machine may not share.
+    command.args(["--mask", r"OS Version: [^\n]*=OS Version: <os>"]);
+    let checked = command.arg(&golden).arg(trajectory).output().unwrap();
+    assert!(checked.status.success(), "{}: {}", golden.display(), e2e::describe(&checked));
+}
+
+#[test]
+fn claude_code_reads_a_file_and_stores_a_note_through_mcp_and_replays_bit_for_bit_without_the_servers()
+ {
+    use std::ffi::OsString;
+    use tests::agents::Agent;
+    let Some(program) = Agent::ClaudeCode.program() else { return };
+    if server("mcp-server-filesystem").is_none() || server("mcp-server-memory").is_none() {
+        return;
+    }
+    let provider = claude_mcp_provider();
+    let root = tempfile::tempdir().unwrap();
+    let script = root.path().join("agent.script.json");
+
+    let recorded = claude_mcp_sandbox(&root.path().join("record"));
+    let recorded_trajectory = root.path().join("record.trajectory.json");
+    let mut argv: Vec<OsString> = vec![e2e::atif_binary().into(), "record".into()];
+    argv.extend(["--script".into(), script.clone().into(), "--upstream".into()]);
+    argv.extend([provider.url().into(), "--trajectory".into(), recorded_trajectory.clone().into()]);
+    argv.push("--".into());
+    argv.extend(claude_mcp_argv(&program));
+    let live = recorded.run(recorded.command_for(&argv)).unwrap();
+    assert!(live.status.success(), "record: {}\n{}\n{}", live.status, live.stdout, live.stderr);
+    let results = claude_tool_results(&live.stdout);
+    assert_eq!(results.len(), 3, "ToolSearch, read, store: {}", live.stdout);
+    assert!(results[1].contains("the meeting moved to Thursday"), "{results:?}");
+    let memory = std::fs::read_to_string(recorded.cwd().join("memory.jsonl")).unwrap();
+    assert!(memory.contains("the meeting moved to Thursday"), "server-memory stored: {memory}");
+    drop(provider);
+
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&script).unwrap()).unwrap();
+    let calls: Vec<(String, String)> = saved["mcp"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["message"]["method"] == "tools/call")
+        .map(|m| {
+            (
+                m["server"].as_str().unwrap().to_owned(),
+                m["message"]["params"]["name"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [("files", "read_text_file"), ("memory", "create_entities")];
+    assert_eq!(calls, expected.map(|(s, t)| (s.to_owned(), t.to_owned())), "{saved}");
+
+    // Another directory and HOME, the model gone and neither server on PATH: only Claude Code.
+    let (replayed, replay, replayed_trajectory) =
+        claude_mcp_replay(root.path(), "replay", &program, &script);
+    assert!(
+        replay.status.success(),
+        "replay: {}\n{}\n{}",
+        replay.status,
+        replay.stdout,
+        replay.stderr
+    );
+    assert_eq!(claude_tool_results(&replay.stdout), results);
+    assert!(!replayed.cwd().join("memory.jsonl").exists(), "no server ran in the replay");
+
+    // The trajectories captured from the traffic are the same, byte for byte, but for the
+    // directories, and each marks the MCP tool results with their server.
+    let captured =
+        |file: &Path, sandbox| with_placeholders(&std::fs::read_to_string(file).unwrap(), sandbox);
+    let recorded_text = captured(&recorded_trajectory, &recorded);
+    assert_eq!(captured(&replayed_trajectory, &replayed), recorded_text);
+    for server in ["files", "memory"] {
+        assert!(
+            recorded_text.contains(&format!("\"mcp_server\": \"{server}\"")),
+            "{recorded_text}"
+        );
+    }
+    check_golden("mcp__claude_code_capture.json", &recorded_trajectory, &recorded);
+    check_golden("mcp__claude_code_capture.json", &replayed_trajectory, &replayed);
+
+    // A tool result that changed on the tape fails as drift of the next model request,
+    // naming the tool and its server.
+    let changed = edited_script(&script, &root.path().join("changed.script.json"), |script| {
+        for message in script["mcp"].as_array_mut().unwrap() {
+            let text = message.to_string();
+            if message["from"] == "server" && text.contains("moved to Thursday") {
+                *message = serde_json::from_str(&text.replace("Thursday", "Friday")).unwrap();
+                break;
+            }
+        }
+    });
+    let (_, drifted, _) = claude_mcp_replay(root.path(), "changed", &program, &changed);
+    assert!(!drifted.status.success(), "{}", drifted.stderr);
+    assert!(
+        drifted.stderr.contains("the result of tool `mcp__files__read_text_file` (call toolu_fake_4) changed: MCP server `files` answered otherwise than when it was recorded"),
+        "{}",
+        drifted.stderr
+    );
+
+    // A recorded tool call the agent no longer makes, and a call the tape never saw.
+    let longer = edited_script(&script, &root.path().join("longer.script.json"), |script| {
+        let messages = script["mcp"].as_array_mut().unwrap();
+        let mut call = messages
+            .iter()
+            .find(|m| m["message"]["params"]["name"] == "read_text_file")
+            .unwrap()
+            .clone();
+        call["message"]["id"] = json!(9999);
+        call["message"]["params"]["arguments"] = json!({"path": "todo.txt"});
+        messages.push(call);
+    });
+    let (_, fewer, _) = claude_mcp_replay(root.path(), "fewer", &program, &longer);
+    assert!(!fewer.status.success(), "{}", fewer.stderr);
+    assert!(
+        fewer.stderr.contains("1 of the 3 recorded MCP calls were never made"),
+        "{}",
+        fewer.stderr
+    );
+    assert!(fewer.stderr.contains("files: tools/call of `read_text_file`"), "{}", fewer.stderr);
+    let renamed = edited_script(&script, &root.path().join("renamed.script.json"), |script| {
+        for message in script["mcp"].as_array_mut().unwrap() {
+            if message["message"]["params"]["name"] == "create_entities" {
+                message["message"]["params"]["name"] = json!("add_observations");
+            }
+        }
+    });
+    let (_, extra, _) = claude_mcp_replay(root.path(), "extra", &program, &renamed);
+    assert!(!extra.status.success(), "{}", extra.stderr);
+    assert!(
+        extra.stderr.contains("MCP server `memory`: tools/call of `create_entities` was never recorded (recorded: add_observations)"),
+        "{}",
+        extra.stderr
+    );
+}

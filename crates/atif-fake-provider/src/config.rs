@@ -29,6 +29,17 @@ pub struct Config {
     end_delay: Duration,
     keepalives: bool,
     sampling: Option<Sampling>,
+    calls: Vec<ScriptedCall>,
+}
+
+/// One tool call of a scripted sequence (see [`Config::set_calls`]): the tool's name and the
+/// arguments it is called with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScriptedCall {
+    /// The tool's name as the agent offers it, e.g. `mcp__files__read_text_file`.
+    pub name: String,
+    /// The arguments, a JSON object.
+    pub arguments: serde_json::Value,
 }
 
 /// A failure the fake provider simulates on every model request, for tests of what sits between
@@ -61,6 +72,7 @@ impl Default for Config {
             end_delay: Duration::ZERO,
             keepalives: false,
             sampling: None,
+            calls: Vec::new(),
         }
     }
 }
@@ -172,6 +184,21 @@ impl Config {
     /// Turns the seeded sampling mode on (`Some`) or off.
     pub fn set_sampling(&mut self, sampling: Option<Sampling>) {
         self.sampling = sampling;
+    }
+
+    /// The scripted tool calls, in order. Default none: the reply follows the tool loop.
+    pub fn calls(&self) -> &[ScriptedCall] {
+        &self.calls
+    }
+
+    /// Scripts the tool calls of a conversation: a request whose conversation already holds
+    /// `n` tool results is answered with call `n` of this list when the request offers that
+    /// tool (by name, or through a tool-search tool such as Claude Code's `ToolSearch`, whose
+    /// result loads the tool). Past the list, or when the tool is not offered, the reply
+    /// follows the usual tool loop. This lets an agent call several tools, MCP tools among
+    /// them, with chosen arguments.
+    pub fn set_calls(&mut self, calls: Vec<ScriptedCall>) {
+        self.calls = calls;
     }
 }
 

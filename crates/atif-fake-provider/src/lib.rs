@@ -21,6 +21,9 @@
 //! The replies follow one deterministic tool loop, so that an agent completes one tool-using
 //! turn:
 //!
+//! 0. if scripted calls are set ([`Config::set_calls`], `--call NAME=JSON`) and the
+//!    conversation holds N tool results, the reply is scripted call N when its tool is
+//!    offered;
 //! 1. if the request's last message is a tool result, the reply is the final text
 //!    `The command printed: …`, quoting the result (see [`Config::quote_pattern`]);
 //! 2. else, when the request asks for JSON with a schema, the reply is a small JSON value
@@ -84,7 +87,7 @@ mod server;
 mod turn;
 mod wire;
 
-pub use config::{Config, DEFAULT_COMMAND, DEFAULT_TEXT, Fault};
+pub use config::{Config, DEFAULT_COMMAND, DEFAULT_TEXT, Fault, ScriptedCall};
 pub use error::{Error, Result};
 pub use sampling::{Plan, Sampling};
 pub use server::{FakeProvider, RecordedRequest, unreachable_url};

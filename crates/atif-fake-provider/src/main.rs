@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use atif_fake_provider::{
-    Config, DEFAULT_COMMAND, DEFAULT_TEXT, FakeProvider, Fault, SHELL_TOOLS, Sampling,
+    Config, DEFAULT_COMMAND, DEFAULT_TEXT, FakeProvider, Fault, SHELL_TOOLS, Sampling, ScriptedCall,
 };
 
 /// The help text; the defaults come from the library's constants, printed on one line each.
@@ -21,6 +21,7 @@ A scripted fake model server (OpenAI Chat Completions and Responses, Anthropic M
 Prints `listening on http://HOST:PORT` as its first line, then serves until killed.
 
 Each reply, in this order of preference:
+  call N of --call, when the conversation holds N tool results and that tool is offered;
   the final text `The command printed: ...` after a tool result;
   JSON fitting the schema a structured request gives;
   a call of the first shell tool offered, with --command;
@@ -32,6 +33,8 @@ options:
   --listen ADDR          address to listen on (default 127.0.0.1:0, a free port)
   --command CMD          shell command a shell tool is called with (default: {command})
   --text TEXT            plain-text reply when no tool is offered (default: {text})
+  --call NAME=JSON       script the next tool call: NAME with the JSON object of arguments
+                         (repeatable, in order)
   --model ID             a model id GET /v1/models lists (repeatable; default fake-model)
   --fail-status CODE     answer every model request with this HTTP status
   --cut-after N          cut every reply after N SSE events (a JSON body after half of it)
@@ -86,6 +89,7 @@ fn main() -> ExitCode {
 fn parse(args: &[String]) -> Result<Option<Config>, String> {
     let mut config = Config::default();
     let mut models = Vec::new();
+    let mut calls = Vec::new();
     let mut sampling: Option<Sampling> = None;
     let mut args = args.iter();
     while let Some(flag) = args.next() {
@@ -104,6 +108,7 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
             "--command" => config.set_command(value()?.as_str()),
             "--text" => config.set_text(value()?.as_str()),
             "--model" => models.push(value()?.clone()),
+            "--call" => calls.push(scripted_call(value()?)?),
             "--fail-status" => {
                 let code = number(flag, value()?)?;
                 let code = u16::try_from(code).ok().filter(|code| (100..=599).contains(code));
@@ -141,7 +146,19 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
         config.set_models(models);
     }
     config.set_sampling(sampling);
+    config.set_calls(calls);
     Ok(Some(config))
+}
+
+/// A `--call NAME=JSON` value.
+fn scripted_call(value: &str) -> Result<ScriptedCall, String> {
+    let expected = || format!("--call expects NAME=JSON with a JSON object, got `{value}`");
+    let (name, arguments) = value.split_once('=').ok_or_else(expected)?;
+    let arguments: serde_json::Value = serde_json::from_str(arguments).map_err(|_| expected())?;
+    if name.is_empty() || !arguments.is_object() {
+        return Err(expected());
+    }
+    Ok(ScriptedCall { name: name.to_owned(), arguments })
 }
 
 /// Sets the `--sample-*` value `flag` names.

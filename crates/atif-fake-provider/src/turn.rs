@@ -15,6 +15,8 @@ pub(crate) struct Turn {
     pub(crate) n_messages: usize,
     /// The text of the tool results, when the request's last message is one.
     pub(crate) tool_result: Option<String>,
+    /// How many tool results the whole conversation holds.
+    pub(crate) n_tool_results: usize,
     /// The tools offered: name and JSON Schema of the arguments (`Null` when none is given).
     pub(crate) tools: Vec<(String, Value)>,
     /// The JSON Schema of a structured reply the request asks for.
@@ -41,6 +43,9 @@ impl Reply {
     /// The deterministic reply for a turn: quote a tool result, else call a shell-like tool,
     /// else call the first tool offered, else answer in plain text.
     pub(crate) fn decide(turn: &Turn, config: &Config) -> Reply {
+        if let Some(call) = scripted_call(turn, config) {
+            return call;
+        }
         if let Some(result) = &turn.tool_result {
             return Reply::Text(format!("The command printed: {}", quote(result, config)));
         }
@@ -70,6 +75,13 @@ impl Reply {
     }
 }
 
+/// The scripted call due in this turn (see [`Config::set_calls`]), when its tool is offered.
+fn scripted_call(turn: &Turn, config: &Config) -> Option<Reply> {
+    let call = config.calls().get(turn.n_tool_results)?;
+    let offered = turn.tools.iter().any(|(name, _)| *name == call.name);
+    offered.then(|| Reply::ToolCall { name: call.name.clone(), arguments: call.arguments.clone() })
+}
+
 /// Reads the parts of a request body that decide the reply.
 pub(crate) fn read_turn(protocol: Protocol, body: &Value, path_model: Option<&str>) -> Turn {
     let model = path_model
@@ -80,6 +92,7 @@ pub(crate) fn read_turn(protocol: Protocol, body: &Value, path_model: Option<&st
         model,
         n_messages: 0,
         tool_result: None,
+        n_tool_results: 0,
         tools: Vec::new(),
         json_schema: None,
         include_usage: false,
@@ -99,6 +112,10 @@ fn read_chat(body: &Value, turn: &mut Turn) {
     let messages = array(body, "messages");
     turn.n_messages = messages.len();
     turn.include_usage = body.pointer("/stream_options/include_usage") == Some(&Value::Bool(true));
+    turn.n_tool_results = messages
+        .iter()
+        .filter(|message| message.get("role").and_then(Value::as_str) == Some("tool"))
+        .count();
     let last = messages.last().unwrap_or(&Value::Null);
     if last.get("role").and_then(Value::as_str) == Some("tool") {
         turn.tool_result = Some(text_of(last.get("content")));
@@ -119,6 +136,14 @@ fn read_chat(body: &Value, turn: &mut Turn) {
 fn read_responses(body: &Value, turn: &mut Turn) {
     let items = array(body, "input");
     turn.n_messages = if body.get("input").is_some_and(Value::is_string) { 1 } else { items.len() };
+    turn.n_tool_results = items
+        .iter()
+        .filter(|item| {
+            item.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|kind| kind.ends_with("call_output"))
+        })
+        .count();
     if let Some(last) = items.last() {
         let kind = last.get("type").and_then(Value::as_str).unwrap_or_default();
         if kind.ends_with("call_output") {
@@ -140,6 +165,11 @@ fn read_responses(body: &Value, turn: &mut Turn) {
 fn read_anthropic(body: &Value, turn: &mut Turn) {
     let messages = array(body, "messages");
     turn.n_messages = messages.len();
+    turn.n_tool_results = messages
+        .iter()
+        .flat_map(|message| array(message, "content"))
+        .filter(|block| block.get("type").and_then(Value::as_str) == Some("tool_result"))
+        .count();
     if let Some(last) = messages.last() {
         let results: Vec<String> = last
             .get("content")
@@ -161,6 +191,11 @@ fn read_anthropic(body: &Value, turn: &mut Turn) {
 fn read_gemini(body: &Value, turn: &mut Turn) {
     let contents = array(body, "contents");
     turn.n_messages = contents.len();
+    turn.n_tool_results = contents
+        .iter()
+        .flat_map(|content| array(content, "parts"))
+        .filter(|part| part.get("functionResponse").is_some())
+        .count();
     if let Some(last) = contents.last() {
         let results: Vec<String> = array(last, "parts")
             .iter()
@@ -340,6 +375,46 @@ mod tests {
                    {"type": "object", "properties": {"command": {"type": "array"}}}}]}),
             call("shell", json!({"command": ["bash", "-lc", Config::default().command()]})),
         );
+    }
+
+    #[test]
+    fn scripted_calls_follow_the_count_of_tool_results_when_their_tool_is_offered() {
+        let mut config = Config::default();
+        let scripted =
+            |name: &str, arguments: Value| crate::ScriptedCall { name: name.to_owned(), arguments };
+        config.set_calls(vec![
+            scripted("ToolSearch", json!({"query": "select:mcp__files__read_text_file"})),
+            scripted("mcp__files__read_text_file", json!({"path": "notes.txt"})),
+        ]);
+        let tools = |names: &[&str]| -> Vec<Value> {
+            names
+                .iter()
+                .map(|name| json!({"name": name, "input_schema": {"type": "object"}}))
+                .collect()
+        };
+        let result = |id: &str| json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": "ok"}]});
+        let decide = |body: Value| {
+            Reply::decide(&read_turn(Protocol::AnthropicMessages, &body, None), &config)
+        };
+        let user = json!({"role": "user", "content": "hi"});
+        let first = json!({"messages": [user], "tools": tools(&["Bash", "ToolSearch"])});
+        assert_eq!(
+            decide(first),
+            call("ToolSearch", json!({"query": "select:mcp__files__read_text_file"}))
+        );
+        let second = json!({"messages": [user, {"role": "assistant", "content": []}, result("t1")],
+                            "tools": tools(&["Bash", "ToolSearch", "mcp__files__read_text_file"])});
+        assert_eq!(
+            decide(second),
+            call("mcp__files__read_text_file", json!({"path": "notes.txt"}))
+        );
+        // Past the list, the usual loop: the last result is quoted.
+        let third =
+            json!({"messages": [user, result("t1"), result("t2")], "tools": tools(&["Bash"])});
+        assert_eq!(decide(third), Reply::Text("The command printed: ok".to_owned()));
+        // A scripted tool that is not offered is not called.
+        let side = json!({"messages": [user], "tools": tools(&["Bash"])});
+        assert_eq!(decide(side), call("Bash", json!({"command": Config::default().command()})));
     }
 
     #[test]

@@ -80,6 +80,7 @@ mod record;
 mod serve;
 mod server;
 mod tape;
+mod tool_drift;
 mod verdict;
 
 /// What a replay does with a request that differs from the recorded one: the one policy of

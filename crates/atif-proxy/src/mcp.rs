@@ -19,7 +19,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 
 use crate::clean::Cleaner;
-use crate::mcp_tape::{McpAnswer, McpTape};
+use crate::mcp_tape::{McpAnswer, McpTape, Output};
 use crate::normalize::Normalizer;
 use crate::{DriftPolicy, Error, Mode, Result};
 
@@ -207,7 +207,12 @@ async fn record(
             serde_json::from_str::<Value>(line).unwrap_or_else(|_| Value::String(line.to_owned()));
         normalizer.insert_placeholders(&mut message);
         count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        McpMessage::new(options.name.clone(), from, message)
+        let recorded = McpMessage::new(options.name.clone(), from, message);
+        // What the agent reads back in a replay is the server's line, byte for byte.
+        match from {
+            McpSide::Server => recorded.with_line(&normalizer.place_dirs_in(line)),
+            McpSide::Client => recorded,
+        }
     };
     let to_server = async {
         let mut lines = Lines::new(tokio::io::stdin());
@@ -299,10 +304,28 @@ fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) ->
     Ok(())
 }
 
+/// What a replaying relay writes for one of the agent's messages, and what it says of it.
+struct Served {
+    lines: Vec<String>,
+    failure: Option<String>,
+    warning: Option<String>,
+}
+
+impl From<McpAnswer> for Served {
+    fn from(answer: McpAnswer) -> Served {
+        let McpAnswer { replies, failure, warning } = answer;
+        Served { lines: texts(replies), failure, warning }
+    }
+}
+
+fn texts(outputs: Vec<Output>) -> Vec<String> {
+    outputs.iter().map(Output::text).collect()
+}
+
 /// Where a replaying relay gets its answers.
 enum Answerer {
     Local { tape: McpTape, normalizer: Normalizer, drift: DriftPolicy },
-    Remote { remote: Remote, opening: Vec<Value> },
+    Remote { remote: Remote, opening: Vec<String> },
 }
 
 /// Answers the agent from the tape, line by line, without starting the server.
@@ -316,7 +339,7 @@ async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Res
     };
     let mut stdout = tokio::io::stdout();
     let opening = match &mut answerer {
-        Answerer::Local { tape, .. } => tape.opening(&options.name),
+        Answerer::Local { tape, .. } => texts(tape.opening(&options.name)),
         Answerer::Remote { opening, .. } => std::mem::take(opening),
     };
     write_lines(&mut stdout, &opening).await;
@@ -341,7 +364,7 @@ async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Res
             outcome.messages += 1;
             let answer = match &mut answerer {
                 Answerer::Local { tape, normalizer, drift } => {
-                    tape.answer(&options.name, &message, normalizer, *drift)
+                    Served::from(tape.answer(&options.name, &message, normalizer, *drift))
                 }
                 Answerer::Remote { remote, .. } => remote.answer(&message).await?,
             };
@@ -349,7 +372,7 @@ async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Res
             outcome
                 .warnings
                 .extend(answer.warning.inspect(|warning| say(&format!("warning: {warning}"))));
-            write_lines(&mut stdout, &answer.replies).await;
+            write_lines(&mut stdout, &answer.lines).await;
         }
         Ok::<(), Error>(())
     };
@@ -425,7 +448,7 @@ impl<R: tokio::io::AsyncRead + Unpin> Lines<R> {
     }
 }
 
-async fn write_lines(stdout: &mut tokio::io::Stdout, messages: &[Value]) {
+async fn write_lines(stdout: &mut tokio::io::Stdout, messages: &[String]) {
     for message in messages {
         let _ = stdout.write_all(format!("{message}\n").as_bytes()).await;
     }
@@ -487,7 +510,7 @@ impl Remote {
     }
 
     /// Says the relay started; the server's mode and, in a replay, the server's opening.
-    async fn start(&self) -> Result<(Mode, Vec<Value>)> {
+    async fn start(&self) -> Result<(Mode, Vec<String>)> {
         let reply = self.post(&json!({"server": self.name, "start": true})).await?;
         let mode = match reply.get("mode").and_then(Value::as_str) {
             Some("replay") => Mode::Replay,
@@ -496,15 +519,11 @@ impl Remote {
         Ok((mode, replies_of(&reply)))
     }
 
-    async fn answer(&self, message: &Value) -> Result<McpAnswer> {
+    async fn answer(&self, message: &Value) -> Result<Served> {
         let reply =
             self.post(&json!({"server": self.name, "from": "client", "message": message})).await?;
         let text = |key: &str| reply.get(key).and_then(Value::as_str).map(str::to_owned);
-        Ok(McpAnswer {
-            replies: replies_of(&reply),
-            failure: text("failure"),
-            warning: text("warning"),
-        })
+        Ok(Served { lines: replies_of(&reply), failure: text("failure"), warning: text("warning") })
     }
 
     /// A channel whose messages are posted to the server one after the other, in order.
@@ -513,7 +532,8 @@ impl Remote {
         let remote = self.clone();
         let task = tokio::spawn(async move {
             while let Some(message) = receiver.recv().await {
-                let body = json!({"server": remote.name, "from": message.from, "message": message.message});
+                let body = json!({"server": remote.name, "from": message.from,
+                                  "message": message.message, "line": message.line});
                 if let Err(err) = remote.post(&body).await {
                     say(&Cleaner::new().clean(err.to_string()));
                 }
@@ -523,8 +543,10 @@ impl Remote {
     }
 }
 
-fn replies_of(reply: &Value) -> Vec<Value> {
-    reply.get("replies").and_then(Value::as_array).cloned().unwrap_or_default()
+/// The lines a server's reply gives the relay to write, each a whole JSON-RPC message.
+fn replies_of(reply: &Value) -> Vec<String> {
+    let replies = reply.get("replies").and_then(Value::as_array).map(Vec::as_slice);
+    replies.unwrap_or_default().iter().filter_map(Value::as_str).map(str::to_owned).collect()
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::DriftPolicy;
-use crate::mcp_tape::{McpAnswer, McpTape, tool_servers};
+use crate::mcp_tape::{McpAnswer, McpTape, Output, tool_servers};
 use crate::normalize::Normalizer;
 
 /// The MCP half of a run's tape.
@@ -42,6 +42,9 @@ struct Report {
     from: Option<McpSide>,
     #[serde(default)]
     message: Option<Value>,
+    /// The exact line a server wrote, when it differs from `message` written compactly.
+    #[serde(default)]
+    line: Option<String>,
 }
 
 /// What the server answers a relay, and what it says about the run.
@@ -80,7 +83,11 @@ impl McpState {
             McpState::Record(messages) => {
                 if let (Some(from), Some(message)) = (report.from, report.message) {
                     let mut messages = messages.lock().unwrap_or_else(PoisonError::into_inner);
-                    messages.push(McpMessage::new(report.server, from, message));
+                    let recorded = McpMessage::new(report.server, from, message);
+                    messages.push(match &report.line {
+                        Some(line) => recorded.with_line(line),
+                        None => recorded,
+                    });
                 }
                 Ok(McpReply { body: json!({"mode": "record"}), failure: None, warning: None })
             }
@@ -97,7 +104,7 @@ impl McpState {
                 };
                 let body = json!({
                     "mode": "replay",
-                    "replies": answer.replies,
+                    "replies": answer.replies.iter().map(Output::text).collect::<Vec<_>>(),
                     "failure": answer.failure,
                     "warning": answer.warning,
                 });

@@ -6,9 +6,10 @@
 //! notifications and requests that came before the client's next message. Server messages
 //! sent before the client said anything are the server's opening, sent when the relay starts.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use atif_replay::{McpMessage, McpSide};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use similar::TextDiff;
 
@@ -43,7 +44,7 @@ pub(crate) struct McpTape {
 #[derive(Debug, Default)]
 struct ServerTape {
     /// Server messages sent before the client's first message.
-    opening: Vec<Value>,
+    opening: Vec<Output>,
     entries: Vec<Entry>,
     /// Whether the opening was sent.
     opened: bool,
@@ -62,7 +63,7 @@ struct Entry {
     params: Value,
     /// What the server sent because of it, in recorded order; a response's id is the
     /// recorded one and is rewritten to the live request's.
-    outputs: Vec<Value>,
+    outputs: Vec<Output>,
     used: bool,
 }
 
@@ -70,7 +71,7 @@ struct Entry {
 #[derive(Debug, Default)]
 pub(crate) struct McpAnswer {
     /// The messages to write to the agent, in order.
-    pub(crate) replies: Vec<Value>,
+    pub(crate) replies: Vec<Output>,
     /// A failure that makes the run not exact.
     pub(crate) failure: Option<String>,
     /// A drift served anyway (`--drift warn`).
@@ -87,8 +88,7 @@ impl McpTape {
         let mut last: HashMap<String, usize> = HashMap::new();
         for (idx, message) in messages.iter().enumerate() {
             let tape = servers.entry(message.server.clone()).or_default();
-            let mut value = message.message.clone();
-            normalizer.fill_placeholders(&mut value);
+            let output = Output::recorded(message, normalizer);
             match message.from {
                 McpSide::Client if message.method().is_some() => {
                     let entry = Entry::new(idx + 1, message, normalizer);
@@ -106,8 +106,8 @@ impl McpTape {
                         _ => last.get(&message.server),
                     };
                     match owner.copied() {
-                        Some(entry) => tape.entries[entry].outputs.push(value),
-                        None => tape.opening.push(value),
+                        Some(entry) => tape.entries[entry].outputs.push(output),
+                        None => tape.opening.push(output),
                     }
                 }
             }
@@ -116,7 +116,7 @@ impl McpTape {
     }
 
     /// The server messages `server` sent before the client's first message, once.
-    pub(crate) fn opening(&mut self, server: &str) -> Vec<Value> {
+    pub(crate) fn opening(&mut self, server: &str) -> Vec<Output> {
         let Some(tape) = self.servers.get_mut(server) else { return Vec::new() };
         match std::mem::replace(&mut tape.opened, true) {
             true => Vec::new(),
@@ -147,7 +147,7 @@ impl McpTape {
                      of this server (is `--name {server}` the name it was recorded under?)",
                     describe(method, tool.as_deref())
                 );
-                answer.replies.push(error_reply(id, &failure));
+                answer.replies.push(Output::new(error_reply(id, &failure)));
                 answer.failure = Some(failure);
             }
             return answer;
@@ -167,15 +167,14 @@ impl McpTape {
             Ok((entry, warning)) => {
                 answer.warning = warning;
                 answer.replies.extend(tape.entries[entry].outputs.iter().map(|output| {
-                    let mut output = output.clone();
-                    if is_response(&output) {
-                        output["id"] = id.clone();
+                    match is_response(&output.value) {
+                        true => output.with_id(id),
+                        false => output.clone(),
                     }
-                    output
                 }));
             }
             Err(failure) => {
-                answer.replies.push(error_reply(id, &failure));
+                answer.replies.push(Output::new(error_reply(id, &failure)));
                 answer.failure = Some(failure);
             }
         }
@@ -277,7 +276,7 @@ struct Request<'a> {
 impl ServerTape {
     /// The outputs of the first unused recorded notification of `method`, its params equal
     /// if one is, else in order.
-    fn notification(&mut self, method: &str, params: &Value) -> Vec<Value> {
+    fn notification(&mut self, method: &str, params: &Value) -> Vec<Output> {
         let candidates =
             |entry: &&mut Entry| !entry.used && !entry.is_request && entry.method == method;
         let mut found =
@@ -372,6 +371,53 @@ impl ServerTape {
         names.sort();
         names.dedup();
         names
+    }
+}
+
+/// One message the tape sends the agent.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Output {
+    /// The message.
+    pub(crate) value: Value,
+    /// The exact line the server wrote, when the recording kept it (see
+    /// [`McpMessage::line`]); it parses to `value`.
+    line: Option<String>,
+}
+
+impl Output {
+    fn new(value: Value) -> Output {
+        Output { value, line: None }
+    }
+
+    /// A recorded message with this run's directories where it says `<cwd>` or `<home>`; its
+    /// recorded line is kept only while it still parses to the message.
+    fn recorded(message: &McpMessage, normalizer: &Normalizer) -> Output {
+        let mut value = message.message.clone();
+        normalizer.fill_placeholders(&mut value);
+        let line = message.line.as_deref().and_then(|line| {
+            let filled = normalizer.fill_placeholders_str(line).unwrap_or_else(|| line.to_owned());
+            let parsed = serde_json::from_str::<Value>(&filled).ok()?;
+            (parsed == value).then_some(filled)
+        });
+        Output { value, line }
+    }
+
+    /// The line to write to the agent: the recorded one byte for byte where it was kept.
+    pub(crate) fn text(&self) -> String {
+        self.line.clone().unwrap_or_else(|| self.value.to_string())
+    }
+
+    /// This response with the agent's request `id`; the recorded line keeps every value's
+    /// bytes, only its top-level keys are reordered.
+    fn with_id(&self, id: &Value) -> Output {
+        let mut value = self.value.clone();
+        value["id"] = id.clone();
+        let line = self.line.as_deref().and_then(|line| {
+            let mut fields: BTreeMap<String, Box<RawValue>> = serde_json::from_str(line).ok()?;
+            fields.insert("id".to_owned(), RawValue::from_string(id.to_string()).ok()?);
+            serde_json::to_string(&fields).ok()
+        });
+        Output { value, line }
     }
 }
 
@@ -512,7 +558,32 @@ mod tests {
     }
 
     fn texts(answer: &McpAnswer) -> Vec<String> {
-        answer.replies.iter().map(|reply| reply.to_string()).collect()
+        answer.replies.iter().map(Output::text).collect()
+    }
+
+    #[test]
+    fn a_result_replays_in_the_key_order_the_server_wrote_it_with_the_agent_s_id() {
+        let line = r#"{"result":{"structuredContent":{"name":"m","entityType":"note","path":"<cwd>/m"}},"jsonrpc":"2.0","id":1}"#;
+        let recorded: Value = serde_json::from_str(line).unwrap();
+        let messages = vec![
+            client(call(1, "<cwd>/a.txt")),
+            McpMessage::new("files", McpSide::Server, recorded.clone()).with_line(line),
+        ];
+        assert_eq!(messages[1].line.as_deref(), Some(line), "kept: its key order differs");
+        // The tape of a replay in /elsewhere.
+        let elsewhere = Normalizer::new(Some("/elsewhere".to_owned()), None, &[]).unwrap();
+        let mut tape = McpTape::new(&messages, &elsewhere);
+        let answer =
+            tape.answer("files", &call(9, "/elsewhere/a.txt"), &elsewhere, DriftPolicy::Strict);
+        assert_eq!(
+            texts(&answer),
+            [
+                r#"{"id":9,"jsonrpc":"2.0","result":{"structuredContent":{"name":"m","entityType":"note","path":"/elsewhere/m"}}}"#
+            ]
+        );
+        // A line that says something else than the message is not kept.
+        let other = McpMessage::new("files", McpSide::Server, recorded).with_line(r#"{"id":2}"#);
+        assert_eq!(other.line, None);
     }
 
     #[test]
@@ -522,8 +593,8 @@ mod tests {
         let strict = DriftPolicy::Strict;
         let first = tape.answer("files", &call(7, "/elsewhere/b.txt"), &normalizer, strict);
         // The opening comes first, once.
-        assert_eq!(first.replies[0]["method"], "notifications/tools/list_changed");
-        assert_eq!(first.replies[1], result(7, "bee"));
+        assert_eq!(first.replies[0].value["method"], "notifications/tools/list_changed");
+        assert_eq!(first.replies[1].value, result(7, "bee"));
         let second = tape.answer("files", &call(8, "/elsewhere/a.txt"), &normalizer, strict);
         assert_eq!(texts(&second), vec![result(8, "ay").to_string()]);
         assert!(tape.unused().is_empty());
@@ -546,8 +617,8 @@ mod tests {
             "{failure}"
         );
         assert!(failure.contains("+    \"path\": \"<cwd>/c.txt\""), "{failure}");
-        assert_eq!(answer.replies.last().unwrap()["error"]["code"], TAPE_ERROR_CODE);
-        assert_eq!(answer.replies.last().unwrap()["id"], 3);
+        assert_eq!(answer.replies.last().unwrap().value["error"]["code"], TAPE_ERROR_CODE);
+        assert_eq!(answer.replies.last().unwrap().value["id"], 3);
         assert_eq!(
             tape.unused(),
             vec![
@@ -564,7 +635,7 @@ mod tests {
             tape.answer("files", &call(3, "/work/run/b.txtx"), &normalizer(), DriftPolicy::Warn);
         assert!(answer.failure.is_none());
         assert!(answer.warning.unwrap().contains("b.txtx"));
-        assert_eq!(answer.replies.last().unwrap(), &result(3, "bee"));
+        assert_eq!(answer.replies.last().unwrap().value, result(3, "bee"));
     }
 
     #[test]
@@ -615,8 +686,8 @@ mod tests {
         for _ in 0..2 {
             let answer = tape.answer("files", &init, &normalizer(), DriftPolicy::Strict);
             assert!(answer.failure.is_none());
-            assert_eq!(answer.replies.last().unwrap()["result"]["serverInfo"]["name"], "fs");
-            assert_eq!(answer.replies.last().unwrap()["id"], "a");
+            assert_eq!(answer.replies.last().unwrap().value["result"]["serverInfo"]["name"], "fs");
+            assert_eq!(answer.replies.last().unwrap().value["id"], "a");
         }
     }
 }

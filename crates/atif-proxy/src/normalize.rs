@@ -78,6 +78,13 @@ impl Normalizer {
         map_strings(value, &mut |text| self.place_dirs(text, slug.as_deref()));
     }
 
+    /// `text` (a line of JSON) with the directories replaced by their placeholders, as
+    /// [`Normalizer::insert_placeholders`] does in each of its strings.
+    pub(crate) fn place_dirs_in(&self, text: &str) -> String {
+        let slug = self.cwd_slug();
+        self.place_dirs(text, slug.as_deref()).unwrap_or_else(|| text.to_owned())
+    }
+
     /// `text` with the directories replaced by their placeholders, if it holds any.
     fn place_dirs(&self, text: &str, slug: Option<&str>) -> Option<String> {
         let mut out = None;

@@ -847,7 +847,16 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             }
             let normalized = normalizer.normalize(&path_and_query, &json);
             let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
-            match tape.answer(method.as_str(), &path, &normalized, *drift) {
+            let explain = |recorded: &Value| {
+                let tools = shared.mcp.tool_servers();
+                crate::tool_drift::changed_tool_results(
+                    protocol,
+                    &recorded["body"],
+                    &normalized["body"],
+                    &tools,
+                )
+            };
+            match tape.answer(method.as_str(), &path, &normalized, *drift, &explain) {
                 Answer::Serve { index, drift } => {
                     if let Some(drift) = drift {
                         shared.warn(drift);

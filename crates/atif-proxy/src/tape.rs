@@ -156,13 +156,15 @@ impl Tape {
     }
 
     /// Finds the reply for a request to `method path` whose normalised form is `normalized`,
-    /// and marks it used.
+    /// and marks it used. A drift message gets, after its first line, what `explain` says of
+    /// the recorded normalised form against this one.
     pub(crate) fn answer(
         &mut self,
         method: &str,
         path: &str,
         normalized: &Value,
         drift: DriftPolicy,
+        explain: &dyn Fn(&Value) -> Option<String>,
     ) -> Answer {
         let number = {
             let count = self.requests.entry(format!("{method} {path}")).or_insert(0);
@@ -194,10 +196,13 @@ impl Tape {
             ));
         };
         let diff = diff(&self.entries[nearest].normalized, normalized, nearest + 1, number);
+        let explained = explain(&self.entries[nearest].normalized)
+            .map(|lines| format!("{lines}\n"))
+            .unwrap_or_default();
         let message = format!(
             "request #{number} to {path} matches no unused recorded exchange; against the next \
              unused one of that endpoint (exchange #{}), the normalised request changed \
-             (- recorded, + now):\n{diff}",
+             (- recorded, + now):\n{explained}{diff}",
             nearest + 1
         );
         match drift {

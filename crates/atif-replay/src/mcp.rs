@@ -21,12 +21,31 @@ pub struct McpMessage {
     /// home directories written `<cwd>` and `<home>`; a line that was not JSON is kept as a
     /// JSON string.
     pub message: Value,
+    /// The line exactly as the server wrote it (secrets redacted, directories as
+    /// placeholders), kept when it differs from `message` written compactly: `message` keeps
+    /// no key order, and an agent hands a tool's structured result on to the model as it
+    /// reads it, so a replay writes this line (its `id` rewritten) to give the agent the same
+    /// bytes. It parses to `message`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<String>,
 }
 
 impl McpMessage {
     /// A message of `server` sent by `from`.
     pub fn new(server: impl Into<String>, from: McpSide, message: Value) -> McpMessage {
-        McpMessage { server: server.into(), from, message }
+        McpMessage { server: server.into(), from, message, line: None }
+    }
+
+    /// This message with the exact `line` its sender wrote, when the line parses to the
+    /// message but differs from it written compactly (see [`McpMessage::line`]); otherwise
+    /// the message unchanged.
+    pub fn with_line(mut self, line: &str) -> McpMessage {
+        let same = serde_json::from_str::<Value>(line).is_ok_and(|parsed| parsed == self.message);
+        let compact = serde_json::to_string(&self.message).ok();
+        if same && compact.as_deref() != Some(line) {
+            self.line = Some(line.to_owned());
+        }
+        self
     }
 
     /// The JSON-RPC method, for a request or a notification.
