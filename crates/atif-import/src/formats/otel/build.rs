@@ -22,6 +22,7 @@ use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory}
 use crate::formats::common::millis_to_iso;
 use crate::formats::otel::dialect::{self, Kind, MsgPart};
 use crate::formats::otel::otlp::Span;
+use crate::formats::otel::pending::{Calls, Pending};
 use crate::formats::otel::{AGENT_NAME, MAX_DEPTH};
 use crate::import::Context;
 
@@ -98,17 +99,6 @@ fn outermost_agents(tree: &Tree) -> Vec<usize> {
     found
 }
 
-/// A call the model made, waiting for (or holding) its result.
-struct Pending {
-    id: String,
-    name: String,
-    arguments: Value,
-    content: Option<String>,
-    extra: Map<String, Value>,
-    subagents: Vec<String>,
-    by_span: bool,
-}
-
 /// What the spans recorded of the content, for `extra.capture`.
 #[derive(Default)]
 struct Capture {
@@ -127,7 +117,7 @@ struct Builder<'t> {
     id: String,
     seen: usize,
     system_done: bool,
-    calls: Vec<Pending>,
+    calls: Calls,
     agent: Option<String>,
     agents: BTreeSet<String>,
     step_agents: Vec<(usize, String)>,
@@ -145,7 +135,7 @@ impl<'t> Builder<'t> {
             id,
             seen: 0,
             system_done: false,
-            calls: Vec::new(),
+            calls: Calls::default(),
             agent: None,
             agents: BTreeSet::new(),
             step_agents: Vec::new(),
@@ -364,10 +354,10 @@ impl<'t> Builder<'t> {
 
     fn answer_from_message(&mut self, id: Option<&str>, result: &Value) {
         let found = match id {
-            Some(id) => self.calls.iter_mut().find(|c| c.id == id && c.content.is_none()),
-            None => self.calls.iter_mut().find(|c| c.content.is_none() && !c.by_span),
+            Some(id) => self.calls.contentless_by_id(id),
+            None => self.calls.first_unanswered(),
         };
-        if let Some(call) = found.filter(|c| !c.by_span) {
+        if let Some(call) = found.and_then(|idx| self.calls.get_mut(idx)).filter(|c| !c.by_span) {
             call.content = Some(result_text(result));
         }
     }
@@ -379,23 +369,23 @@ impl<'t> Builder<'t> {
         self.capture.tool_spans += 1;
         self.capture.with_arguments += usize::from(run.arguments.is_some());
         self.capture.with_result += usize::from(run.result.is_some() || run.error.is_some());
-        let open = |c: &Pending| !c.by_span;
-        let same_name = |c: &Pending| run.name.as_deref() == Some(c.name.as_str());
-        let by_id = run
-            .call_id
-            .as_ref()
-            .and_then(|id| self.calls.iter().position(|c| open(c) && &c.id == id));
-        let by_arguments = || {
-            let arguments = run.arguments.as_ref()?;
-            self.calls.iter().position(|c| open(c) && same_name(c) && &c.arguments == arguments)
+        let calls = &mut self.calls;
+        let by_id = run.call_id.as_deref().and_then(|id| calls.open_by_id(id));
+        let found = match (by_id, run.name.as_deref()) {
+            (Some(idx), _) => Some(idx),
+            (None, Some(name)) => match run.arguments.as_ref() {
+                Some(arguments) => calls
+                    .open_by_name(name, Some(arguments))
+                    .or_else(|| calls.open_by_name(name, None)),
+                None => calls.open_by_name(name, None),
+            },
+            (None, None) => calls.first_open(),
         };
-        let by_name = || self.calls.iter().position(|c| open(c) && same_name(c));
-        let by_order = || run.name.is_none().then(|| self.calls.iter().position(open)).flatten();
-        let idx = match by_id.or_else(by_arguments).or_else(by_name).or_else(by_order) {
+        let idx = match found {
             Some(idx) => idx,
             None => self.call_from_span(&run, &span.name),
         };
-        let call = &mut self.calls[idx];
+        let Some(call) = self.calls.get_mut(idx) else { return idx };
         call.by_span = true;
         if let Some(span_id) = run.call_id.filter(|id| *id != call.id) {
             call.extra.insert("span_call_id".into(), span_id.into());
@@ -430,7 +420,7 @@ impl<'t> Builder<'t> {
     }
 
     fn finish(mut self) -> Trajectory {
-        for call in std::mem::take(&mut self.calls) {
+        for call in std::mem::take(&mut self.calls).into_vec() {
             if call.content.is_none() && call.subagents.is_empty() && call.extra.is_empty() {
                 continue;
             }

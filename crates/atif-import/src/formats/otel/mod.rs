@@ -8,6 +8,7 @@
 mod build;
 mod dialect;
 mod otlp;
+mod pending;
 
 use std::collections::BTreeMap;
 
@@ -36,7 +37,7 @@ pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Resul
             ctx.unknown(record.line, "record without resourceSpans or resourceLogs")?;
             continue;
         }
-        otlp::read_request(&record.value, record.line, ctx, &mut spans, &mut logs)?;
+        otlp::read_request(record.value, record.line, ctx, &mut spans, &mut logs)?;
     }
     // Log records carry content as events of the span they name.
     if !logs.is_empty() {

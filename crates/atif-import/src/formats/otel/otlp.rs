@@ -74,30 +74,34 @@ pub(crate) fn is_otlp(record: &Value) -> bool {
 }
 
 /// The spans and log records of one export request (one line of the Collector file exporter,
-/// or the whole document), appended to `spans` and `logs`.
+/// or the whole document), appended to `spans` and `logs`. The request is taken apart: its
+/// strings move into the spans rather than being copied (the messages of every model call,
+/// JSON text, are most of a trace's bytes).
 pub(crate) fn read_request(
-    record: &Value,
+    mut record: Value,
     line: usize,
     ctx: &mut Context,
     spans: &mut Vec<Span>,
     logs: &mut Vec<(String, Event)>,
 ) -> Result<()> {
-    for (r_idx, resource) in array(record, "resourceSpans").iter().enumerate() {
-        for (s_idx, scope_spans) in array(resource, "scopeSpans").iter().enumerate() {
+    for (r_idx, resource) in array(&mut record, "resourceSpans").iter_mut().enumerate() {
+        for (s_idx, scope_spans) in array(resource, "scopeSpans").iter_mut().enumerate() {
             let (scope, version) = scope_of(scope_spans);
-            for (idx, span) in array(scope_spans, "spans").iter().enumerate() {
-                let pointer = format!("/resourceSpans/{r_idx}/scopeSpans/{s_idx}/spans/{idx}");
+            for (idx, span) in array(scope_spans, "spans").iter_mut().enumerate() {
                 match read_span(span, &scope, &version) {
                     Some(span) => spans.push(span),
                     None => ctx.malformed(
-                        At::inside(line, pointer),
+                        At::inside(
+                            line,
+                            format!("/resourceSpans/{r_idx}/scopeSpans/{s_idx}/spans/{idx}"),
+                        ),
                         "span without a traceId, a spanId or a name",
                     )?,
                 }
             }
         }
     }
-    for resource in array(record, "resourceLogs") {
+    for resource in array(&mut record, "resourceLogs") {
         for scope_logs in array(resource, "scopeLogs") {
             for log in array(scope_logs, "logRecords") {
                 if let Some(event) = read_log(log) {
@@ -109,46 +113,57 @@ pub(crate) fn read_request(
     Ok(())
 }
 
-fn read_span(span: &Value, scope: &str, scope_version: &str) -> Option<Span> {
-    let id = |key: &str| span.get(key).and_then(Value::as_str).filter(|id| !id.is_empty());
+fn read_span(span: &mut Value, scope: &str, scope_version: &str) -> Option<Span> {
+    let id = |span: &Value, key: &str| {
+        span.get(key).and_then(Value::as_str).filter(|id| !id.is_empty()).map(str::to_owned)
+    };
     let status = span.get("status");
     let status_code = status.and_then(|s| s.get("code"));
     let is_error = matches!(status_code, Some(Value::Number(n)) if n.as_u64() == Some(2))
         || status_code.and_then(Value::as_str) == Some("STATUS_CODE_ERROR");
     let message = status.and_then(|s| s.get("message")).and_then(Value::as_str).unwrap_or("");
+    let error = is_error.then(|| message.to_owned());
+    let trace_id = id(span, "traceId")?;
+    let span_id = id(span, "spanId")?;
+    let parent_id = id(span, "parentSpanId");
+    let name = span.get("name").and_then(Value::as_str)?.to_owned();
+    let start = nanos(span.get("startTimeUnixNano"));
+    let events = array(span, "events")
+        .iter_mut()
+        .map(|event| Event {
+            name: event.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
+            attributes: attributes(event.get_mut("attributes")),
+        })
+        .collect();
     Some(Span {
-        trace_id: id("traceId")?.to_owned(),
-        span_id: id("spanId")?.to_owned(),
-        parent_id: id("parentSpanId").map(str::to_owned),
-        name: span.get("name").and_then(Value::as_str)?.to_owned(),
-        start: nanos(span.get("startTimeUnixNano")),
+        trace_id,
+        span_id,
+        parent_id,
+        name,
+        start,
         scope: scope.to_owned(),
         scope_version: scope_version.to_owned(),
-        attributes: attributes(span.get("attributes")),
-        events: array(span, "events")
-            .iter()
-            .map(|event| Event {
-                name: event.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
-                attributes: attributes(event.get("attributes")),
-            })
-            .collect(),
-        error: is_error.then(|| message.to_owned()),
+        attributes: attributes(span.get_mut("attributes")),
+        events,
+        error,
     })
 }
 
 /// A log record as an event of the span it names: its `eventName` (or `event.name`
 /// attribute), its attributes and its body (as `body`).
-fn read_log(log: &Value) -> Option<(String, Event)> {
-    let span_id = log.get("spanId").and_then(Value::as_str).filter(|id| !id.is_empty())?;
-    let mut attributes = attributes(log.get("attributes"));
-    let name = match log.get("eventName").and_then(Value::as_str).filter(|n| !n.is_empty()) {
-        Some(name) => name.to_owned(),
+fn read_log(log: &mut Value) -> Option<(String, Event)> {
+    let span_id = log.get("spanId").and_then(Value::as_str).filter(|id| !id.is_empty())?.to_owned();
+    let event_name = log.get("eventName").and_then(Value::as_str).filter(|n| !n.is_empty());
+    let event_name = event_name.map(str::to_owned);
+    let mut attributes = attributes(log.get_mut("attributes"));
+    let name = match event_name {
+        Some(name) => name,
         None => attributes.get("event.name").and_then(Value::as_str).unwrap_or("").to_owned(),
     };
-    if let Some(body) = log.get("body") {
+    if let Some(body) = log.get_mut("body") {
         attributes.insert("body".into(), any_value(body));
     }
-    Some((span_id.to_owned(), Event { name, attributes }))
+    Some((span_id, Event { name, attributes }))
 }
 
 fn scope_of(scope_spans: &Value) -> (String, String) {
@@ -158,8 +173,8 @@ fn scope_of(scope_spans: &Value) -> (String, String) {
     (text("name"), text("version"))
 }
 
-fn array<'v>(value: &'v Value, key: &str) -> &'v [Value] {
-    value.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+fn array<'v>(value: &'v mut Value, key: &str) -> &'v mut [Value] {
+    value.get_mut(key).and_then(Value::as_array_mut).map_or(&mut [], Vec::as_mut_slice)
 }
 
 /// A time in nanoseconds, written as a string (OTLP/JSON) or a number.
@@ -171,32 +186,30 @@ fn nanos(value: Option<&Value>) -> u64 {
     }
 }
 
-/// A list of `{key, value: AnyValue}` as a JSON object.
-fn attributes(list: Option<&Value>) -> Map<String, Value> {
+/// A list of `{key, value: AnyValue}` as a JSON object, its values taken out of the list.
+fn attributes(list: Option<&mut Value>) -> Map<String, Value> {
     let mut map = Map::new();
-    for pair in list.and_then(Value::as_array).map_or(&[][..], Vec::as_slice) {
-        if let Some(key) = pair.get("key").and_then(Value::as_str) {
-            map.insert(key.to_owned(), pair.get("value").map_or(Value::Null, any_value));
-        }
+    for pair in list.and_then(Value::as_array_mut).map_or(&mut [][..], Vec::as_mut_slice) {
+        let Some(Value::String(key)) = pair.get_mut("key").map(Value::take) else { continue };
+        map.insert(key, pair.get_mut("value").map_or(Value::Null, any_value));
     }
     map
 }
 
-/// An OTLP `AnyValue` as a JSON value: 64-bit integers written as strings become numbers,
-/// arrays and key-value lists become JSON arrays and objects.
-pub(crate) fn any_value(value: &Value) -> Value {
-    let Some(object) = value.as_object() else { return value.clone() };
-    let Some((kind, inner)) = object.iter().next() else { return Value::Null };
+/// An OTLP `AnyValue` as a JSON value, taken out of `value`: 64-bit integers written as
+/// strings become numbers, arrays and key-value lists become JSON arrays and objects.
+pub(crate) fn any_value(value: &mut Value) -> Value {
+    let Some(object) = value.as_object_mut() else { return value.take() };
+    let Some((kind, inner)) = object.iter_mut().next() else { return Value::Null };
     match kind.as_str() {
-        "stringValue" | "boolValue" | "bytesValue" => inner.clone(),
+        "stringValue" | "boolValue" | "bytesValue" | "doubleValue" => inner.take(),
         "intValue" => match inner {
-            Value::String(text) => text.parse::<i64>().map_or_else(|_| inner.clone(), Value::from),
-            _ => inner.clone(),
+            Value::String(text) => text.parse::<i64>().map_or_else(|_| inner.take(), Value::from),
+            _ => inner.take(),
         },
-        "doubleValue" => inner.clone(),
-        "arrayValue" => Value::Array(array(inner, "values").iter().map(any_value).collect()),
-        "kvlistValue" => Value::Object(attributes(inner.get("values"))),
-        _ => value.clone(),
+        "arrayValue" => Value::Array(array(inner, "values").iter_mut().map(any_value).collect()),
+        "kvlistValue" => Value::Object(attributes(inner.get_mut("values"))),
+        _ => value.take(),
     }
 }
 
@@ -214,7 +227,7 @@ mod tests {
             {"key": "x", "value": {"doubleValue": 0.5}}
         ]}});
         assert_eq!(
-            any_value(&value),
+            any_value(&mut value.clone()),
             json!({"n": 9_007_199_254_740_993_i64, "list": ["a", true], "x": 0.5})
         );
     }
