@@ -181,6 +181,9 @@ pub(crate) fn report_views<V: View, D: std::fmt::Display>(
             let _ = writeln!(out, "agent behaviour changed ({} difference(s)):", deltas.len());
         }
     }
+    if let Some(note) = capture_note(golden, actual, options) {
+        let _ = writeln!(out, "  {note}");
+    }
     for delta in deltas {
         let _ = writeln!(out, "  {delta}");
     }
@@ -203,6 +206,31 @@ pub(crate) fn report_views<V: View, D: std::fmt::Display>(
         out.push_str(&diff.text);
     }
     out
+}
+
+/// A line saying that the two runs were captured with different amounts of content (an
+/// imported trace's `extra.capture.content`: `full`, `partial` or `none`), when they were: a
+/// trace recorded without content cannot match one recorded with it, whatever the agent did,
+/// and the deltas alone would not say why.
+fn capture_note<V: View>(golden: &V, actual: &V, options: &ReportOptions) -> Option<String> {
+    let level = |doc: &V| doc.str_at(&["extra", "capture", "content"]).map(|c| c.into_owned());
+    let (golden_level, actual_level) = (level(golden)?, level(actual)?);
+    if golden_level == actual_level {
+        return None;
+    }
+    let (old, new) = options.labels();
+    let hint = match (golden_level.as_str(), actual_level.as_str()) {
+        ("full" | "partial", "none") => format!(
+            "{new} was captured without content (content capture off where the trace was recorded); turn it on, as docs/otel.md says under \"Capture levels\", and record again"
+        ),
+        ("none", _) => format!(
+            "{old} was captured without content; accept {new} as the golden if it is the run to keep"
+        ),
+        _ => "some content is missing from one of them (see `extra.capture.missing`)".to_owned(),
+    };
+    Some(format!(
+        "captured with different content: {old} \"{golden_level}\", {new} \"{actual_level}\" (extra.capture.content): {hint}"
+    ))
 }
 
 /// How many of `n_changes` step changes (from [`explain`]) a report with `options` lists.

@@ -538,3 +538,106 @@ fn two_real_runs_check_equal_with_the_preset_and_a_changed_tool_call_does_not() 
     let deltas = diff(&first_shape, &third_shape, &DiffOptions::default());
     assert!(!deltas.is_empty(), "a changed tool call moves the Shape");
 }
+
+/// The failure report of `actual` checked against `golden`, both pydantic-ai exports imported
+/// and normalised with the `otel` preset; `None` when they check equal.
+fn report_of(golden: &[u8], actual: &[u8]) -> Option<String> {
+    use atif_normalize::{DiffOptions, ReportOptions, diff, explain, normalize, preset, shape};
+
+    let options = preset("otel").unwrap();
+    let golden = normalize(&check(golden), &options).unwrap();
+    let actual = normalize(&check(actual), &options).unwrap();
+    let deltas = diff(&shape(&golden), &shape(&actual), &DiffOptions::default());
+    let changes = explain(&golden, &actual);
+    let report = atif_normalize::report_explained(
+        &golden,
+        &actual,
+        &deltas,
+        &changes,
+        &ReportOptions::default(),
+    );
+    (!deltas.is_empty()).then_some(report)
+}
+
+/// The spans of a pydantic-ai export, to edit.
+fn spans_of(export: &mut Value) -> &mut Vec<Value> {
+    export["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array_mut().unwrap()
+}
+
+#[test]
+fn a_run_captured_without_content_fails_against_a_golden_with_content_and_the_report_says_so() {
+    let golden = fixture("otel/pydantic-ai-run1.json");
+    // The same run as pydantic-ai exports it with `include_content=False`: no messages, no
+    // instructions, no tool arguments or results; the skeleton stays.
+    let mut export: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
+    let content = [
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "pydantic_ai.all_messages",
+        "final_result",
+    ];
+    for span in spans_of(&mut export) {
+        let attributes = span["attributes"].as_array_mut().unwrap();
+        attributes.retain(|a| !content.contains(&a["key"].as_str().unwrap()));
+    }
+    let actual = text(&export);
+    assert_eq!(check(&actual)["extra"]["capture"]["content"], "none");
+    let report = report_of(&golden, &actual).expect("a run without content cannot match");
+    assert!(
+        report.contains(
+            "captured with different content: golden \"full\", actual \"none\" (extra.capture.content): actual was captured without content"
+        ),
+        "{report}"
+    );
+    // Two runs captured alike say nothing of capture.
+    let same = report_of(&golden, &fixture("otel/pydantic-ai-run2.json"));
+    assert_eq!(same, None);
+    let mut changed: Value = serde_json::from_slice(&golden).unwrap();
+    let tool =
+        spans_of(&mut changed).iter_mut().find(|s| s["name"] == "execute_tool bash").unwrap();
+    let result = tool["attributes"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|a| a["key"] == "gen_ai.tool.call.result")
+        .unwrap();
+    result["value"]["stringValue"] = json!("another output");
+    let report = report_of(&golden, &text(&changed)).expect("another tool result changes the run");
+    assert!(!report.contains("captured with different content"), "{report}");
+}
+
+#[test]
+fn an_extra_model_call_fails_naming_the_step() {
+    let golden = fixture("otel/pydantic-ai-run1.json");
+    let mut export: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
+    // The agent calls the model once more at the end: a copy of the last model call, later.
+    let spans = spans_of(&mut export);
+    let mut extra = spans[2].clone();
+    extra["spanId"] = json!("00000000000000ee");
+    let start: u64 = extra["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
+    extra["startTimeUnixNano"] = json!((start + 1_000_000_000).to_string());
+    spans.insert(3, extra);
+    let report = report_of(&golden, &text(&export)).expect("an extra model call changes the run");
+    assert!(report.contains("  llm_calls: 2 -> 3\n"), "{report}");
+    assert!(report.contains("  step 5 (agent) inserted: message"), "{report}");
+}
+
+#[test]
+fn a_tool_error_fails_naming_the_step_and_the_error() {
+    let golden = fixture("otel/pydantic-ai-run1.json");
+    let mut export: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
+    let spans = spans_of(&mut export);
+    let tool = spans.iter_mut().find(|s| s["name"] == "execute_tool bash").unwrap();
+    tool["status"] = json!({"code": 2, "message": "PermissionError: denied"});
+    tool["attributes"].as_array_mut().unwrap().retain(|a| a["key"] != "gen_ai.tool.call.result");
+    tool["events"] = json!([{"name": "exception", "attributes": [
+        {"key": "exception.type", "value": {"stringValue": "PermissionError"}},
+        {"key": "exception.message", "value": {"stringValue": "denied"}},
+    ]}]);
+    let report = report_of(&golden, &text(&export)).expect("a tool error changes the run");
+    assert!(report.contains("  step 3 (agent) changed: observation changed\n"), "{report}");
+    assert!(report.contains("\"kind\": \"PermissionError\""), "the diff shows the error: {report}");
+}
