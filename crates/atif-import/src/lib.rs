@@ -72,4 +72,4 @@ pub use format::{Format, detect};
 pub use import::{Import, ImportOptions, LOG_FORMAT_KEY, Stats, import, import_runs};
 pub use latest::{AGENTS, latest_session};
 pub use media::write_media;
-pub use path::import_path;
+pub use path::{import_path, read_log};

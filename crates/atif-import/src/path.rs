@@ -2,6 +2,7 @@
 //! Code `<session>/subagents/agent-<id>.jsonl` or `agent-<id>.jsonl` beside the session, the
 //! rollouts of spawned Codex threads).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -103,26 +104,76 @@ fn read(path: &Path, options: &ImportOptions) -> Result<Vec<u8>> {
 /// A gzip or protobuf file (`crate::binary`), read whole within the input limit; `None` for
 /// any other file, which atif-schema's reader reads (and refuses when it is binary).
 fn read_binary(path: &Path, options: &ImportOptions) -> Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-
-    let io = |source| Error::Io { path: path.to_path_buf(), source };
     let Ok(file) = std::fs::File::open(path) else { return Ok(None) };
-    let mut head = [0_u8; 8];
     let mut reader = file.take(options.max_input_bytes().saturating_add(1));
-    let n = reader.read(&mut head).map_err(io)?;
+    let (head, n) = read_head(&mut reader).map_err(|source| io_error(path, source))?;
     if !crate::binary::is_binary(&head[..n]) {
         return Ok(None);
     }
-    let mut bytes = head[..n].to_vec();
-    reader.read_to_end(&mut bytes).map_err(io)?;
+    read_rest(head[..n].to_vec(), reader, path, options).map(Some)
+}
+
+/// Reads a log from `reader` as [`import_path`] reads a file, for standard input and other
+/// streams: gzip and OTLP protobuf (detected from the first bytes) whole, anything else
+/// through atif-schema's bounded reader, which stops at the first byte of binary data; both
+/// within [`ImportOptions::max_input_bytes`]. `name` names the input in errors
+/// (`standard input`). Give the bytes to [`import`](crate::import) or
+/// [`import_runs`](crate::import_runs).
+///
+/// # Errors
+/// [`Error::Io`] when the reader fails, [`Error::Load`] when the input is larger than the
+/// limit or is binary data of no format that is read.
+pub fn read_log(reader: impl Read, name: &Path, options: &ImportOptions) -> Result<Vec<u8>> {
+    let mut reader = reader.take(options.max_input_bytes().saturating_add(1));
+    let (head, n) = read_head(&mut reader).map_err(|source| io_error(name, source))?;
+    if crate::binary::is_binary(&head[..n]) {
+        return read_rest(head[..n].to_vec(), reader, name, options);
+    }
+    let text = name.display().to_string();
+    atif_schema::read_reader((&head[..n]).chain(reader), &text, options.load_options()).map_err(
+        |err| match err {
+            atif_schema::Error::Read { source, .. } => io_error(name, source),
+            source => Error::Load { path: name.to_path_buf(), source: Box::new(source) },
+        },
+    )
+}
+
+/// The first (up to) 8 bytes, enough to tell gzip and protobuf from text; a pipe may give
+/// them over several reads.
+fn read_head(reader: &mut impl Read) -> std::io::Result<([u8; 8], usize)> {
+    let mut head = [0_u8; 8];
+    let mut n = 0;
+    while n < head.len() {
+        match reader.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(read) => n += read,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    Ok((head, n))
+}
+
+/// The rest of a binary input after its `head`, refused past the input limit.
+fn read_rest(
+    mut bytes: Vec<u8>,
+    mut reader: impl Read,
+    name: &Path,
+    options: &ImportOptions,
+) -> Result<Vec<u8>> {
+    reader.read_to_end(&mut bytes).map_err(|source| io_error(name, source))?;
     if bytes.len() as u64 > options.max_input_bytes() {
         let source = atif_schema::Error::TooLarge {
-            file: path.display().to_string(),
+            file: name.display().to_string(),
             limit: options.max_input_bytes(),
         };
-        return Err(Error::Load { path: path.to_path_buf(), source: Box::new(source) });
+        return Err(Error::Load { path: name.to_path_buf(), source: Box::new(source) });
     }
-    Ok(Some(bytes))
+    Ok(bytes)
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io { path: path.to_path_buf(), source }
 }
 
 /// The `.jsonl` files of `folder`, sorted.

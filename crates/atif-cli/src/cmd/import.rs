@@ -81,14 +81,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     options.set_run(args.run).set_max_input_bytes(max_input_bytes());
     if let Some(dir) = &args.split {
-        let bytes = read_input_expecting(&input, Expected::AgentLog)?;
+        let bytes = read_log(&input, &options)?;
         return match atif_import::import_runs(&bytes, &options) {
             Ok(runs) => split(runs, dir, &args.secrets),
             Err(err) => Err(failed(args, err)),
         };
     }
     let result = if input == "-" {
-        let bytes = read_input_expecting("-", Expected::AgentLog)?;
+        let bytes = read_log("-", &options)?;
         atif_import::import(&bytes, &options)
     } else {
         // Read within `--max-input-bytes` and stopped at the first byte of binary data, as
@@ -157,6 +157,28 @@ fn media_beside(
         output::note(|out| writeln!(out, "  wrote {n} inline image(s) to {dir}"))?;
     }
     Ok(())
+}
+
+/// The bytes of a log named on the command line (`-` for standard input), gzip and OTLP
+/// protobuf included, as `import FILE` reads them: a file other than a log of either kind, and
+/// standard input, are read as atif-schema reads every input (JSON only, within the limit).
+fn read_log(input: &str, options: &ImportOptions) -> anyhow::Result<Vec<u8>> {
+    let result = match input {
+        "-" => atif_import::read_log(std::io::stdin().lock(), Path::new("standard input"), options),
+        // A folder, or a file that cannot be opened: atif-schema's reader says why.
+        path => match std::fs::File::open(path) {
+            Ok(file) if !Path::new(path).is_dir() => {
+                atif_import::read_log(file, Path::new(path), options)
+            }
+            _ => return read_input_expecting(path, Expected::AgentLog),
+        },
+    };
+    match result {
+        Ok(bytes) => Ok(bytes),
+        Err(err @ atif_import::Error::Io { .. }) => Err(err.into()),
+        Err(atif_import::Error::Load { source, .. }) => Err(anyhow::Error::new(*source)),
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// The folder beside a saved trajectory where its inline images go, by default.

@@ -313,6 +313,74 @@ fn a_stream_holding_several_runs_is_refused_unless_one_is_picked_or_all_are_spli
     }
 }
 
+/// Two runs of a pydantic-ai agent as the Collector's file exporter writes them (one export
+/// request per line), gzipped.
+fn two_otel_runs_gzipped() -> Vec<u8> {
+    use std::io::Write as _;
+
+    let mut lines = String::new();
+    for run in ["otel/pydantic-ai-run1.json", "otel/pydantic-ai-run2.json"] {
+        let request: Value = serde_json::from_slice(&std::fs::read(fixture(run)).unwrap()).unwrap();
+        lines.push_str(&request.to_string());
+        lines.push('\n');
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(lines.as_bytes()).unwrap();
+    gz.finish().unwrap()
+}
+
+#[test]
+fn otel_traces_split_into_one_trajectory_per_run_from_a_gzip_file_or_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("traces.jsonl.gz");
+    std::fs::write(&gz, two_otel_runs_gzipped()).unwrap();
+    for (input, stdin) in [(gz.to_str().unwrap(), None), ("-", Some(two_otel_runs_gzipped()))] {
+        let out = dir.path().join(format!("runs-{}", stdin.is_some()));
+        let output = atif(&["import", "--split", out.to_str().unwrap(), input], stdin.as_deref());
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert!(
+            stderr(&output).starts_with("atif import: format otel (detected)"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(stderr(&output).contains("wrote 2 run(s) to"), "{}", stderr(&output));
+        let runs: Vec<String> = (1..=2)
+            .map(|n| out.join(format!("run-{n}.json")).to_str().unwrap().to_owned())
+            .collect();
+        for run in &runs {
+            let trajectory: Value = serde_json::from_slice(&std::fs::read(run).unwrap()).unwrap();
+            assert_eq!(trajectory["agent"]["name"], "shell_agent");
+            assert_eq!(trajectory["steps"].as_array().unwrap().len(), 4);
+        }
+        // The two runs of the same agent check equal under the `otel` preset, applied on its own.
+        let output = atif(&["check", &runs[0], &runs[1]], None);
+        assert_eq!(output.status.code(), Some(0), "{}{}", stdout(&output), stderr(&output));
+    }
+    // Without --split or --run, several traces are refused, naming the choice.
+    let output = atif(&["import", "-"], Some(&two_otel_runs_gzipped()));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("the log holds 2 runs"), "{}", stderr(&output));
+    let output = atif(&["import", "--run", "2", "-"], Some(&two_otel_runs_gzipped()));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(trajectory(&output)["agent"]["name"], "shell_agent");
+}
+
+#[test]
+fn otlp_protobuf_on_standard_input_imports_as_the_file_does() {
+    let pb = std::fs::read(fixture("otel/pydantic-ai.pb")).unwrap();
+    let from_file = atif(&["import", fixture("otel/pydantic-ai.pb").to_str().unwrap()], None);
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+    let from_stdin = atif(&["import", "--from", "otel", "-"], Some(&pb));
+    assert_eq!(from_stdin.status.code(), Some(0), "{}", stderr(&from_stdin));
+    assert_eq!(trajectory(&from_stdin), trajectory(&from_file));
+    assert_eq!(trajectory(&from_stdin)["agent"]["name"], "shell_agent");
+    // Binary data of no format that is read is still refused at once, naming standard input.
+    let output = atif(&["import", "-"], Some(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR"));
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains("standard input"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("binary data, not an agent log"), "{}", stderr(&output));
+}
+
 #[test]
 fn inline_images_are_written_beside_the_output_and_it_passes_its_own_harbor_validation() {
     let dir = tempfile::tempdir().unwrap();
