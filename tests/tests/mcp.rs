@@ -353,6 +353,49 @@ fn a_killed_relay_leaves_no_half_written_script_and_a_stopped_one_saves_it_whole
     }
 }
 
+#[test]
+fn relays_saving_one_script_at_the_same_time_keep_every_server_s_messages() {
+    let Some(filesystem) = server("mcp-server-filesystem") else { return };
+    let root = tempfile::tempdir().unwrap();
+    let dir = sandbox(root.path(), "run");
+    let script = root.path().join("tools.script.json");
+    let names: Vec<String> = (0..8).map(|n| format!("files{n}")).collect();
+    let mut clients: Vec<Client> = names
+        .iter()
+        .map(|name| {
+            let args = [
+                "--name",
+                name,
+                "--script",
+                script.to_str().unwrap(),
+                "--record",
+                "--",
+                filesystem.to_str().unwrap(),
+                ".",
+            ];
+            let mut client = Client::start(&dir, &args, &[]);
+            initialize(&mut client);
+            client
+        })
+        .collect();
+    // The agent's side closes for all of them at once, so their saves overlap.
+    for client in &mut clients {
+        drop(client.stdin.take());
+    }
+    for client in clients {
+        let (status, stderr) = client.finish();
+        assert_eq!(status, 0, "{stderr}");
+    }
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&script).unwrap()).unwrap();
+    let mut servers: Vec<&str> =
+        saved["mcp"].as_array().unwrap().iter().map(|m| m["server"].as_str().unwrap()).collect();
+    servers.dedup();
+    servers.sort_unstable();
+    servers.dedup();
+    assert_eq!(servers, names, "a relay wrote over another's messages");
+    assert_eq!(messages_len(&saved), 8 * 3, "initialize, its response, initialized: {saved}");
+}
+
 fn messages_len(script: &Value) -> usize {
     script["mcp"].as_array().unwrap().len()
 }

@@ -294,6 +294,7 @@ fn command_text(options: &McpOptions) -> String {
 /// Writes a standalone recording: the script at `path` keeps its model exchanges and the
 /// other servers' messages, and this server's are replaced.
 fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) -> Result<()> {
+    let _lock = lock_folder(path, name)?;
     let mut script = match path.exists() {
         true => atif_replay::read_script(path)?,
         false => Script::new(None),
@@ -301,6 +302,31 @@ fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) ->
     script.mcp.retain(|message| message.server != name);
     script.mcp.extend(messages);
     atif_replay::write_script_owned(path, script, masks)?;
+    Ok(())
+}
+
+/// Holds the lock on the folder of a script that relays write, until dropped: relays of one
+/// agent run side by side on one script (`--script S` for each server), and each reads,
+/// changes and writes it, so without the lock one could write over what another just saved.
+/// The kernel releases it when the process ends, however it ends.
+#[cfg(unix)]
+fn lock_folder(path: &Path, name: &str) -> Result<std::fs::File> {
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let fail = |err: &dyn std::fmt::Display| Error::McpRelay {
+        name: name.to_owned(),
+        message: format!("cannot lock the folder {} to save the script: {err}", folder.display()),
+    };
+    let dir = std::fs::File::open(folder).map_err(|err| fail(&err))?;
+    rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive).map_err(|err| fail(&err))?;
+    Ok(dir)
+}
+
+/// Windows has no `flock`: relays there save without a lock (one script per server is safe).
+#[cfg(not(unix))]
+fn lock_folder(_path: &Path, _name: &str) -> Result<()> {
     Ok(())
 }
 
