@@ -9,6 +9,10 @@
 //!   streamed and not.
 //! - `HttpClient::openai_chat`, streamed and not, is recorded with `RecordingClient` and
 //!   replayed with the server stopped.
+//! - The live verdict on real sampling: `atif live` builds an envelope golden from 14 runs of a
+//!   one-call agent (`tests/e2e/python/where_agent.py`), 14 more runs of the same prompt are
+//!   `no clear change`, and 14 runs of an edited prompt are `changed`, naming the pass rate:
+//!   the commands of docs/live.md's worked example on the real model.
 //! - The server's quirks: a stream carries no usage unless asked, and the Shape of its
 //!   trajectory says its tokens are `unknown`, not 0; it repeats the function name in every delta of a streamed tool call
 //!   (read as one name by capture and `parse_stream`), and it refuses an assistant message with
@@ -24,7 +28,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -165,6 +169,94 @@ fn the_rust_http_client_records_the_real_model_and_replays_it_with_the_server_st
         }
     });
     replay.finish().unwrap();
+}
+
+/// Runs per batch of the live verdict: the fewest with which a verdict of no change is
+/// conclusive (seeing a rate move from 10% to 60% with 80% power takes 14 runs per side).
+const LIVE_RUNS: &str = "14";
+
+/// The seed of the one server the three batches of the live verdict share.
+const LIVE_SEED: u64 = 1;
+
+#[test]
+fn the_live_verdict_on_real_sampling_calls_the_same_prompt_unchanged_and_a_prompt_edit_changed() {
+    let Some(python) = e2e::python() else { return };
+    let _model = one_at_a_time();
+    let Some(model) = e2e::real_model(LIVE_SEED) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    // Each run is one forced tool call whose request is the same in every run of a batch, and
+    // the server answers one request at a time from one seeded chain: the batch's set of
+    // answers does not depend on the order its 4 parallel runs reach the server.
+    let built = live_batch(&python, dir.path(), model.url(), "vague", true);
+    assert!(built.status.success(), "{}", e2e::describe(&built));
+    let envelope = read_json(&dir.path().join("where.envelope.json"));
+    assert_eq!(envelope["runs"], 14, "{envelope}");
+    let passed = envelope["passed_runs"].as_u64().unwrap();
+    assert!((1..14).contains(&passed), "the vague prompt passes sometimes, not always: {passed}");
+
+    let same = live_batch(&python, dir.path(), model.url(), "vague", false);
+    let stdout = String::from_utf8_lossy(&same.stdout).into_owned();
+    assert!(same.status.success(), "the same prompt again: {}", e2e::describe(&same));
+    assert!(stdout.starts_with("no clear change: "), "{}", e2e::describe(&same));
+
+    let edited = live_batch(&python, dir.path(), model.url(), "clear", false);
+    model.stop();
+    let stdout = String::from_utf8_lossy(&edited.stdout).into_owned();
+    assert_eq!(edited.status.code(), Some(1), "the prompt edit: {}", e2e::describe(&edited));
+    assert!(stdout.starts_with("changed: "), "{stdout}");
+    assert!(
+        stdout.lines().any(|line| line.trim_start().starts_with("pass_rate: ")),
+        "the verdict does not name the pass rate, the behaviour the edit moved: {stdout}"
+    );
+}
+
+/// `atif live --runs LIVE_RUNS --jobs 4` of `where_agent.py --prompt PROMPT` against the real
+/// model at `upstream`, checking `dir/where.envelope.json` (or writing it, with `update`): the
+/// commands of docs/live.md's worked example on the real model.
+fn live_batch(python: &Path, dir: &Path, upstream: &str, prompt: &str, update: bool) -> Output {
+    let agent = e2e::assets_dir().join("python").join("where_agent.py");
+    let args = live_args(update, upstream, &[python.as_os_str(), agent.as_os_str()], prompt);
+    atif(dir, &args)
+}
+
+/// The arguments of `atif live` for one batch of the worked example, `program` being the
+/// agent's command line before `--prompt PROMPT`.
+fn live_args(update: bool, upstream: &str, program: &[&OsStr], prompt: &str) -> Vec<OsString> {
+    let mut args: Vec<OsString> = vec!["live".into(), "--runs".into(), LIVE_RUNS.into()];
+    args.extend(["--jobs", "4", "--golden", "where.envelope.json"].map(OsString::from));
+    if update {
+        args.push("--update".into());
+    }
+    args.extend(["--upstream".into(), upstream.into(), "--".into()]);
+    args.extend(program.iter().map(OsString::from));
+    args.extend(["--prompt".into(), prompt.into()]);
+    args
+}
+
+#[test]
+fn the_real_model_example_in_live_md_shows_the_server_and_commands_the_live_test_runs() {
+    let page =
+        std::fs::read_to_string(atif_test_support::workspace_root().join("docs/live.md")).unwrap();
+    let server = format!("--chat_format chatml-function-calling --seed {LIVE_SEED} --port 4002 &");
+    assert!(page.contains(&server), "docs/live.md starts no real model with: {server}");
+    let program = [OsStr::new("python3"), OsStr::new("where_agent.py")];
+    let batches = [(true, "vague", "atif live: wrote "), (false, "vague", "no clear change: ")];
+    let batches = batches.into_iter().chain([(false, "clear", "changed: ")]);
+    let mut rest = page.as_str();
+    for (update, prompt, verdict) in batches {
+        let args = live_args(update, "http://127.0.0.1:4002", &program, prompt);
+        let args: Vec<String> = args.iter().map(|arg| arg.to_string_lossy().into_owned()).collect();
+        let command = format!("$ atif {}\n", args.join(" "));
+        let Some(at) = rest.find(&command) else {
+            panic!("docs/live.md does not show, after the batch before it: {command}")
+        };
+        rest = &rest[at + command.len()..];
+        let next = rest.find("\n$ ").unwrap_or(rest.len());
+        assert!(
+            rest[..next].lines().any(|line| line.starts_with(verdict)),
+            "docs/live.md shows no line starting `{verdict}` after {command}"
+        );
+    }
 }
 
 /// One forced `get_weather` call, streamed or not.
