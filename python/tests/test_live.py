@@ -29,7 +29,7 @@ TESTS = textwrap.dedent(
         with urllib.request.urlopen(request) as response:
             return json.load(response)["choices"][0]["message"]
 
-    @pytest.mark.atif_live(runs=RUNS, max_cost_tokens=CAP)
+    @pytest.mark.atif_live(runs=RUNS, max_cost_tokens=CAP, order=ORDER)
     def test_triage():
         messages = [{"role": "user", "content": "find the bug in parse.py"}]
         for _ in range(10):
@@ -62,8 +62,9 @@ def sampling_provider(extra: float, seed: int):
     return process, line[len("listening on "):]
 
 
-def run_against(pytester, extra, seed, *args, runs=20, cap=None):
-    pytester.makepyfile(test_triage=TESTS.replace("RUNS", str(runs)).replace("CAP", repr(cap)))
+def run_against(pytester, extra, seed, *args, runs=20, cap=None, order="exact"):
+    tests = TESTS.replace("RUNS", str(runs)).replace("CAP", repr(cap)).replace("ORDER", repr(order))
+    pytester.makepyfile(test_triage=tests)
     process, url = sampling_provider(extra, seed)
     try:
         return pytester.runpytest("--atif-upstream", url, "--junitxml=junit.xml", *args)
@@ -105,6 +106,17 @@ def test_the_token_cap_stops_early_and_too_few_runs_are_inconclusive(pytester):
     capped = run_against(pytester, 0.1, 2, "-rA", runs=20, cap=1000)
     capped.assert_outcomes(passed=1)
     capped.stdout.fnmatch_lines(["*inconclusive: no field moved, but * runs per side cannot reliably see*"])
+
+
+def test_the_order_keyword_takes_each_sequence_mode_and_nothing_else(pytester):
+    run_against(pytester, 0.1, 1, "--atif-update", runs=6, order="in-order").assert_outcomes(passed=1)
+    envelope = json.loads((pytester.path / ENVELOPE).read_text())
+    assert envelope["order"] == "in-order"
+    # Under in-order a variant is one sequence of calls, steps aside.
+    assert all(len(variant["calls"]) == 1 for variant in envelope["variants"]), envelope["variants"]
+    bad = run_against(pytester, 0.1, 1, "--atif-update", runs=2, order="sideways")
+    assert bad.ret != 0
+    bad.stdout.fnmatch_lines(["*atif_live(order=...) takes one of exact, in-order, any-order, subset, superset, not 'sideways'*"])
 
 
 def test_a_missing_envelope_fails_naming_the_command_that_records_it(pytester):

@@ -1,49 +1,17 @@
 //! Runs, and the envelope golden built from them: the distribution of each Shape field.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use atif_normalize::support::shape_without_hash;
 use atif_normalize::{NormalizeOptions, Shape, normalize_owned, to_canonical_string};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{Error, Result};
+use crate::order::Calls;
+use crate::{Error, Result, ToolOrder};
 
 /// The envelope format this crate writes and reads.
 pub const ENVELOPE_VERSION: u32 = 1;
-
-/// How runs' tool calls group into variants.
-///
-/// Calls within one step always compare as a multiset, whatever the order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-#[non_exhaustive]
-pub enum ToolOrder {
-    /// Two runs are the same variant when they call the same tools in the same steps, in the
-    /// same order (the default).
-    #[default]
-    Exact,
-    /// Two runs are the same variant when they call the same multiset of tools, in any order
-    /// and any steps.
-    AnyOrder,
-}
-
-impl ToolOrder {
-    /// The name used in files and on the command line: `exact`, `any-order`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolOrder::Exact => "exact",
-            ToolOrder::AnyOrder => "any-order",
-        }
-    }
-}
-
-impl fmt::Display for ToolOrder {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// One run of the agent, normalised and reduced to what an envelope holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,16 +71,10 @@ impl Run {
     }
 
     /// The run's variant under `order`: per step that calls tools, the sorted function names
-    /// (`exact`), or one sorted list of every call (`any-order`).
+    /// (`exact`); every call in step order, as one list (`in-order`); or every call, sorted, as
+    /// one list (`any-order`, `subset`, `superset`). A run that calls no tool has no list.
     pub fn variant(&self, order: ToolOrder) -> Vec<Vec<String>> {
-        match order {
-            ToolOrder::Exact => self.step_calls.clone(),
-            ToolOrder::AnyOrder => {
-                let mut all: Vec<String> = self.step_calls.concat();
-                all.sort();
-                if all.is_empty() { Vec::new() } else { vec![all] }
-            }
-        }
+        order.key(&self.step_calls)
     }
 }
 
@@ -146,7 +108,7 @@ pub(crate) fn describe_calls(calls: &[Vec<String>]) -> String {
 #[serde(deny_unknown_fields)]
 pub struct Variant {
     runs: u64,
-    calls: Vec<Vec<String>>,
+    calls: Calls,
     representative: Value,
 }
 
@@ -158,6 +120,11 @@ impl Variant {
 
     /// The variant's calls, as [`Run::variant`] gives them.
     pub fn calls(&self) -> &[Vec<String>] {
+        &self.calls
+    }
+
+    /// The variant's calls as the order's key holds them, for the verdict.
+    pub(crate) fn calls_list(&self) -> &Calls {
         &self.calls
     }
 
@@ -349,6 +316,7 @@ impl Envelope {
                 return Err(invalid(&format!("/{field}"), "expected samples in ascending order"));
             }
         }
+        self.check_variants()?;
         let in_variants: u64 = self.variants.iter().map(|variant| variant.runs).sum();
         if in_variants != runs {
             return Err(invalid(
@@ -366,6 +334,31 @@ impl Envelope {
         }
         if self.passed_runs.is_some_and(over) {
             return Err(invalid("/passed_runs", &format!("expected at most {runs} runs")));
+        }
+        Ok(())
+    }
+
+    /// Checks that each variant's calls are in the shape the order gives them, and distinct.
+    fn check_variants(&self) -> Result<()> {
+        for (idx, variant) in self.variants.iter().enumerate() {
+            let order = self.order;
+            if !order.holds_shape(&variant.calls) {
+                let expected = match order {
+                    ToolOrder::Exact => "one non-empty list of calls per step",
+                    ToolOrder::InOrder => "at most one non-empty list of calls",
+                    _ => "at most one non-empty list of calls, sorted",
+                };
+                return Err(invalid(
+                    &format!("/variants/{idx}/calls"),
+                    &format!("expected {expected} under order `{order}`"),
+                ));
+            }
+            if self.variants[..idx].iter().any(|earlier| earlier.calls == variant.calls) {
+                return Err(invalid(
+                    &format!("/variants/{idx}/calls"),
+                    "expected each variant's calls once, found them in an earlier variant",
+                ));
+            }
         }
         Ok(())
     }

@@ -60,9 +60,11 @@
 
 mod envelope;
 mod error;
+mod order;
 mod stats;
 mod verdict;
 
-pub use envelope::{ENVELOPE_VERSION, Envelope, Run, ToolOrder, Variant};
+pub use envelope::{ENVELOPE_VERSION, Envelope, Run, Variant};
 pub use error::{Error, Result};
+pub use order::ToolOrder;
 pub use verdict::{Conclusion, FieldVerdict, Verdict, VerdictOptions, compare};

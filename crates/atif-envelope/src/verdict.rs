@@ -7,8 +7,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::envelope::{describe_calls, known_tokens, tool_runs};
+use crate::order::Calls;
 use crate::stats::{self, SplitMix64};
-use crate::{Envelope, Result, Run};
+use crate::{Envelope, Result, Run, Variant};
 
 /// How [`compare`] decides.
 ///
@@ -290,10 +291,18 @@ fn variant_test(
     rng: &mut SplitMix64,
 ) -> FieldTest {
     let order = golden.order();
-    let actual_calls: Vec<Vec<Vec<String>>> = runs.iter().map(|run| run.variant(order)).collect();
+    let known: Vec<&Calls> = golden.variants().iter().map(Variant::calls_list).collect();
+    // Each new run as the variant it counts as: the envelope's with its calls or, under the
+    // looser orders, the most specific one it matches; else its own.
+    let actual_calls: Vec<Calls> = runs
+        .iter()
+        .map(|run| {
+            let calls = run.variant(order);
+            order.credit(&known, &calls).map_or(calls, |idx| known[idx].clone())
+        })
+        .collect();
     // Every variant of either side, the golden's first, in their order.
-    let mut keys: Vec<Vec<Vec<String>>> =
-        golden.variants().iter().map(|variant| variant.calls().to_vec()).collect();
+    let mut keys: Vec<Calls> = known.iter().map(|calls| (*calls).clone()).collect();
     for calls in &actual_calls {
         if !keys.contains(calls) {
             keys.push(calls.clone());
@@ -326,7 +335,7 @@ fn variant_test(
         actual_counts.get(moved).copied().unwrap_or(0),
         golden_counts.get(moved).copied().unwrap_or(0),
     );
-    let over: Vec<&Vec<Vec<String>>> =
+    let over: Vec<&Calls> =
         (0..keys.len()).filter(|&k| share_change(k) > 0.0).map(|k| &keys[k]).collect();
     FieldTest {
         field: "tool_sequence".to_owned(),

@@ -18,7 +18,7 @@ from atif_pytest._server import Server
 
 # The variable that allows live runs on CI, where they are refused: they call the model and cost money.
 LIVE_ENV = "ATIF_LIVE"
-ORDERS = ("exact", "any-order")
+ORDERS = ("exact", "in-order", "any-order", "subset", "superset")
 
 
 @dataclass(frozen=True)

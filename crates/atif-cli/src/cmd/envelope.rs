@@ -33,8 +33,12 @@ pub(crate) struct VerdictArgs {
     /// Write the envelope of these runs as the golden (atomically) instead of comparing.
     #[arg(long)]
     pub(crate) update: bool,
-    /// How runs group into tool-call variants when the envelope is written: `exact` (the same
-    /// calls in the same steps and order) or `any-order` (the same multiset of calls).
+    /// How runs group into tool-call variants when the envelope is written, as the golden
+    /// check's sequence modes: `exact` (the same calls in the same steps and order), `in-order`
+    /// (the same sequence of calls; a new run with others between them counts as the longest
+    /// variant it holds in order), `any-order` (the same multiset of calls), `subset` (a new
+    /// run counts as the smallest variant holding all its calls) or `superset` (as the largest
+    /// variant whose calls it all makes). See docs/live.md.
     #[arg(long, value_enum, default_value_t, value_name = "ORDER")]
     order: OrderArg,
     /// The family-wise error rate: the chance of calling an unchanged agent `changed`.
@@ -66,7 +70,10 @@ enum OutcomeArg {
 enum OrderArg {
     #[default]
     Exact,
+    InOrder,
     AnyOrder,
+    Subset,
+    Superset,
 }
 
 fn parse_alpha(text: &str) -> Result<f64, String> {
@@ -118,7 +125,10 @@ pub(crate) fn conclude(
     if args.update {
         let order = match args.order {
             OrderArg::Exact => ToolOrder::Exact,
+            OrderArg::InOrder => ToolOrder::InOrder,
             OrderArg::AnyOrder => ToolOrder::AnyOrder,
+            OrderArg::Subset => ToolOrder::Subset,
+            OrderArg::Superset => ToolOrder::Superset,
         };
         let envelope = Envelope::build(runs, order).map_err(invalid)?;
         atif_fs::write_atomic(golden, envelope.to_json().as_bytes())

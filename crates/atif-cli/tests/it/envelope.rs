@@ -145,6 +145,45 @@ fn any_order_envelopes_allow_a_reordering_that_exact_ones_call_changed() {
 }
 
 #[test]
+fn in_order_envelopes_credit_a_run_with_calls_between_to_the_variant_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden: Vec<String> =
+        (1..=20).map(|i| write_run(dir.path(), &format!("g{i}.json"), &["read", "grep"])).collect();
+    let between: Vec<String> = (1..=20)
+        .map(|i| write_run(dir.path(), &format!("b{i}.json"), &["read", "ls", "grep"]))
+        .collect();
+    let made = atif(
+        dir.path(),
+        &with_runs(&["envelope", "--update", "--order", "in-order", "g.json"], &golden),
+    );
+    assert_eq!(
+        stderr(&made),
+        "atif envelope: wrote g.json (20 runs, 1 tool-call variant(s), order in-order)\n"
+    );
+    let text = std::fs::read_to_string(dir.path().join("g.json")).unwrap();
+    assert!(text.contains("\"order\": \"in-order\""), "{text}");
+    // The sequence passes in-order; the new tool is still a change, and the report says which.
+    let output =
+        atif(dir.path(), &with_runs(&["envelope", "--format", "json", "g.json"], &between));
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let verdict: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(verdict["order"], "in-order");
+    let fields = verdict["fields"].as_array().unwrap();
+    let field = |name: &str| fields.iter().find(|f| f["field"] == name).unwrap();
+    assert_eq!(field("tool_sequence")["verdict"], "no-clear-change");
+    assert_eq!(field("tool_sequence")["actual"], serde_json::json!({"read, grep": 20}));
+    assert_eq!(field("tool_runs.ls")["verdict"], "changed");
+    let bad =
+        atif(dir.path(), &["envelope", "--update", "--order", "sideways", "x.json", "g1.json"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("[possible values: exact, in-order, any-order, subset, superset]"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
 fn a_missing_or_malformed_envelope_is_exit_1_saying_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
     let runs = write_runs(dir.path(), "r", 2, 0);

@@ -66,7 +66,14 @@ fn changed_rate(
 
 #[test]
 fn an_unchanged_agent_is_called_changed_at_most_alpha_plus_three_points_of_the_time() {
-    let cases = [(ToolOrder::Exact, 20), (ToolOrder::AnyOrder, 20), (ToolOrder::Exact, 40)];
+    let cases = [
+        (ToolOrder::Exact, 20),
+        (ToolOrder::InOrder, 20),
+        (ToolOrder::AnyOrder, 20),
+        (ToolOrder::Subset, 20),
+        (ToolOrder::Superset, 20),
+        (ToolOrder::Exact, 40),
+    ];
     for (order, n_golden) in cases {
         let rate = changed_rate((NOISY, n_golden), (NOISY, 20), order, 200);
         eprintln!("false-positive rate ({order}, 200 seeds, {n_golden} + 20 runs): {rate:.3}");
@@ -90,12 +97,21 @@ fn an_extra_tool_moving_from_ten_to_sixty_percent_is_seen_with_twenty_runs() {
 
 #[test]
 fn swapped_calls_are_never_changed_in_any_order_and_always_changed_in_exact() {
-    // A frozen tape: every run the same but for the order of the two calls.
+    // A frozen tape: every run the same but for the order of the two calls. The orders that
+    // compare multisets never see it; those that compare sequences always do.
     let frozen = Sampling { extra: 0.0, swap: 0.0, fail: 0.0, token_band: 0.0, ..NOISY };
     let swapped = Sampling { swap: 1.0, ..frozen };
-    let any = changed_rate((frozen, 20), (swapped, 20), ToolOrder::AnyOrder, 50);
-    let exact = changed_rate((frozen, 20), (swapped, 20), ToolOrder::Exact, 50);
-    assert_eq!((any, exact), (0.0, 1.0));
+    let orders = [
+        (ToolOrder::AnyOrder, 0.0),
+        (ToolOrder::Subset, 0.0),
+        (ToolOrder::Superset, 0.0),
+        (ToolOrder::Exact, 1.0),
+        (ToolOrder::InOrder, 1.0),
+    ];
+    for (order, expected) in orders {
+        let rate = changed_rate((frozen, 20), (swapped, 20), order, 50);
+        assert_eq!(rate, expected, "{order}");
+    }
 }
 
 #[test]
@@ -103,7 +119,14 @@ fn runs_missing_a_turn_are_changed_in_every_order() {
     // Every new run fails after its first call: a turn (and the answer) is missing.
     let frozen = Sampling { extra: 0.0, swap: 0.0, fail: 0.0, ..NOISY };
     let short = Sampling { fail: 1.0, ..frozen };
-    for order in [ToolOrder::Exact, ToolOrder::AnyOrder] {
+    let orders = [
+        ToolOrder::Exact,
+        ToolOrder::InOrder,
+        ToolOrder::AnyOrder,
+        ToolOrder::Subset,
+        ToolOrder::Superset,
+    ];
+    for order in orders {
         assert_eq!(changed_rate((frozen, 20), (short, 20), order, 50), 1.0, "{order}");
     }
 }

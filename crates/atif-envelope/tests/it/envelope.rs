@@ -51,6 +51,72 @@ fn any_order_groups_runs_that_call_the_same_tools_in_another_order() {
     assert_eq!(Envelope::build(&batch, ToolOrder::Exact).unwrap().variants().len(), 2);
 }
 
+/// The variants `order` groups `steps` (one run each) into: (runs, calls) in the file's order.
+fn check_variants(order: ToolOrder, steps: &[&[&[&str]]], expected: &[(u64, &[&[&str]])]) {
+    let batch = runs(steps.len(), |i| trajectory(steps[i], (1, 1), false));
+    let envelope = Envelope::build(&batch, order).unwrap();
+    let found: Vec<(u64, Vec<Vec<String>>)> =
+        envelope.variants().iter().map(|v| (v.runs(), v.calls().to_vec())).collect();
+    let expected: Vec<(u64, Vec<Vec<String>>)> = expected
+        .iter()
+        .map(|(n, calls)| {
+            (*n, calls.iter().map(|list| list.iter().map(|c| c.to_string()).collect()).collect())
+        })
+        .collect();
+    assert_eq!(found, expected, "order {order}");
+    // Each order's envelope reads back as written.
+    assert_eq!(Envelope::from_json(&envelope.to_json()).unwrap(), envelope, "order {order}");
+}
+
+#[test]
+fn in_order_groups_runs_by_their_sequence_of_calls_whatever_the_steps() {
+    // Calls within one step are a multiset, listed by name: `grep, read` either way.
+    let steps: &[&[&[&str]]] = &[
+        &[&["read"], &["grep"]],
+        &[&["read", "grep"]],
+        &[&["grep"], &["read"]],
+        &[&["read"], &["write"], &["grep"]],
+        &[&[]],
+    ];
+    check_variants(
+        ToolOrder::InOrder,
+        steps,
+        &[
+            (2, &[&["grep", "read"]]),
+            (1, &[]),
+            (1, &[&["read", "grep"]]),
+            (1, &[&["read", "write", "grep"]]),
+        ],
+    );
+    let exact: &[(u64, &[&[&str]])] = &[
+        (1, &[]),
+        (1, &[&["grep"], &["read"]]),
+        (1, &[&["grep", "read"]]),
+        (1, &[&["read"], &["grep"]]),
+        (1, &[&["read"], &["write"], &["grep"]]),
+    ];
+    check_variants(ToolOrder::Exact, steps, exact);
+}
+
+#[test]
+fn subset_and_superset_group_runs_by_their_multiset_of_calls() {
+    // An envelope's own runs are its variants; the looser modes only credit new runs to the
+    // variant they match (tests/it/verdict.rs), so a run doing less is a variant of its own.
+    let steps: &[&[&[&str]]] = &[
+        &[&["read"], &["grep"]],
+        &[&["grep"], &["read"]],
+        &[&["read"], &["write"], &["grep"]],
+        &[&["read"]],
+    ];
+    for order in [ToolOrder::AnyOrder, ToolOrder::Subset, ToolOrder::Superset] {
+        check_variants(
+            order,
+            steps,
+            &[(2, &[&["grep", "read"]]), (1, &[&["grep", "read", "write"]]), (1, &[&["read"]])],
+        );
+    }
+}
+
 #[test]
 fn the_text_is_canonical_versioned_and_reads_back_the_same() {
     let mut batch = runs(3, |i| trajectory(&[&["read"]], (10 * i as u64, 1), false));
@@ -127,7 +193,33 @@ fn a_malformed_envelope_is_refused_naming_the_pointer_and_what_was_expected() {
     );
     check_invalid(
         |v| v["order"] = json!("sideways"),
-        "invalid envelope at `/order`: unknown variant `sideways`, expected `exact` or `any-order`",
+        "invalid envelope at `/order`: unknown variant `sideways`, expected one of `exact`, `in-order`, `any-order`, `subset`, `superset`",
+    );
+    check_invalid(
+        |v| v["variants"][0]["calls"] = json!([[]]),
+        "invalid envelope at `/variants/0/calls`: expected one non-empty list of calls per step under order `exact`",
+    );
+    check_invalid(
+        |v| {
+            v["order"] = json!("subset");
+            v["variants"][0]["calls"] = json!([["read", "grep"]]);
+        },
+        "invalid envelope at `/variants/0/calls`: expected at most one non-empty list of calls, sorted under order `subset`",
+    );
+    check_invalid(
+        |v| {
+            v["order"] = json!("in-order");
+            v["variants"][0]["calls"] = json!([["read"], ["grep"]]);
+        },
+        "invalid envelope at `/variants/0/calls`: expected at most one non-empty list of calls under order `in-order`",
+    );
+    check_invalid(
+        |v| {
+            v["variants"][0]["runs"] = json!(1);
+            let twin = v["variants"][0].clone();
+            v["variants"].as_array_mut().unwrap().push(twin);
+        },
+        "invalid envelope at `/variants/1/calls`: expected each variant's calls once, found them in an earlier variant",
     );
     let error = Envelope::from_json("{").unwrap_err();
     assert!(error.to_string().starts_with("invalid envelope at the root: expected a JSON object"));

@@ -145,3 +145,74 @@ fn any_order_envelopes_do_not_see_a_reordering() {
     let sequence = verdict.fields.iter().find(|f| f.field == "tool_sequence").unwrap();
     assert_eq!(sequence.verdict, Conclusion::Changed);
 }
+
+/// The verdict on 20 new runs calling `new` (one step per call) against an envelope of 20
+/// runs calling `golden`, grouped by `order`: the whole verdict and the `tool_sequence` field's.
+fn sequence_verdict(order: ToolOrder, golden: &[&str], new: &[&str]) -> (Conclusion, Conclusion) {
+    let make = |calls: &[&str]| {
+        let steps: Vec<&[&str]> = calls.iter().map(std::slice::from_ref).collect();
+        runs(20, |_| trajectory(&steps, (100, 10), false))
+    };
+    let envelope = Envelope::build(&make(golden), order).unwrap();
+    let verdict = compare(&envelope, &make(new), &VerdictOptions::default()).unwrap();
+    let sequence = verdict.fields.iter().find(|f| f.field == "tool_sequence").unwrap();
+    (verdict.verdict, sequence.verdict)
+}
+
+#[test]
+fn each_order_credits_a_new_run_to_the_variant_its_mode_would_pass() {
+    use Conclusion::{Changed, NoClearChange};
+    use ToolOrder::{AnyOrder, Exact, InOrder, Subset, Superset};
+    let (read_grep, grep_read) = (&["read", "grep"][..], &["grep", "read"][..]);
+    let (interleaved, less) = (&["read", "ls", "grep"][..], &["read"][..]);
+    // (order, envelope's calls, new runs' calls, whole verdict, tool_sequence's verdict). A new
+    // tool is always seen (tool_runs.ls), and so is doing less (step_count, tool_runs.grep),
+    // even where the mode lets the sequence pass.
+    let cases = [
+        (Exact, read_grep, grep_read, Changed, Changed),
+        (InOrder, read_grep, grep_read, Changed, Changed),
+        (AnyOrder, read_grep, grep_read, NoClearChange, NoClearChange),
+        (Subset, read_grep, grep_read, NoClearChange, NoClearChange),
+        (Superset, read_grep, grep_read, NoClearChange, NoClearChange),
+        (Exact, read_grep, interleaved, Changed, Changed),
+        (InOrder, read_grep, interleaved, Changed, NoClearChange),
+        (AnyOrder, read_grep, interleaved, Changed, Changed),
+        (Subset, read_grep, interleaved, Changed, Changed),
+        (Superset, read_grep, interleaved, Changed, NoClearChange),
+        (InOrder, read_grep, less, Changed, Changed),
+        (Subset, read_grep, less, Changed, NoClearChange),
+        (Superset, read_grep, less, Changed, Changed),
+    ];
+    for (order, golden, new, whole, sequence) in cases {
+        let found = sequence_verdict(order, golden, new);
+        assert_eq!(found, (whole, sequence), "{order}: {golden:?} -> {new:?}");
+    }
+}
+
+#[test]
+fn a_new_run_counts_as_the_most_specific_variant_its_mode_passes() {
+    // The envelope: half the runs `read, grep`, half `read, write, grep`. Under in-order a new
+    // run `read, write, ls, grep` passes both; it counts as the longer, so the variants' shares
+    // stay where they were and only the new tool moves.
+    let golden_runs = runs(20, |i| match i % 2 {
+        0 => trajectory(&[&["read"], &["grep"]], (100, 10), false),
+        _ => trajectory(&[&["read"], &["write"], &["grep"]], (100, 10), false),
+    });
+    let new_runs = runs(20, |i| match i % 2 {
+        0 => trajectory(&[&["read"], &["grep"]], (100, 10), false),
+        _ => trajectory(&[&["read"], &["write"], &["ls"], &["grep"]], (100, 10), false),
+    });
+    let envelope = Envelope::build(&golden_runs, ToolOrder::InOrder).unwrap();
+    let verdict = compare(&envelope, &new_runs, &VerdictOptions::default()).unwrap();
+    let sequence = verdict.fields.iter().find(|f| f.field == "tool_sequence").unwrap();
+    assert_eq!(sequence.actual, json!({"read, grep": 10, "read, write, grep": 10}));
+    assert_eq!(sequence.p_value, 1.0);
+    let moved: Vec<&str> = verdict
+        .fields
+        .iter()
+        .filter(|f| f.verdict == Conclusion::Changed)
+        .map(|f| f.field.as_str())
+        .collect();
+    assert_eq!(moved, ["tool_runs.ls"], "{verdict}");
+    assert!(verdict.to_string().contains("grouped as variants by order `in-order`"), "{verdict}");
+}
