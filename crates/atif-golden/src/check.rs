@@ -558,8 +558,8 @@ fn behaviour_report(failure: &Failure<'_>) -> String {
         (Some(command), _) => command.to_owned(),
         (None, Some(pending)) => format!(
             "atif diff --full {} {}",
-            crate::pending::shell_word(&failure.path.display().to_string()),
-            crate::pending::shell_word(&pending.display().to_string())
+            crate::command::shell_word(&failure.path.display().to_string()),
+            crate::command::shell_word(&pending.display().to_string())
         ),
         (None, None) => {
             "run locally (not on CI, ATIF_GOLDEN unset) to get the run as a pending file, \

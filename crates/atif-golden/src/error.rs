@@ -229,8 +229,8 @@ pub(crate) fn pending_note(pending: Option<&Path>) -> String {
         Some(pending) => format!(
             "\npending: the actual run was written to {}\nreview it: {}, or accept it: {}",
             pending.display(),
-            crate::pending::golden_command("review", pending),
-            crate::pending::golden_command("accept", pending),
+            crate::command::golden_command("review", pending),
+            crate::command::golden_command("accept", pending),
         ),
         None => String::new(),
     }

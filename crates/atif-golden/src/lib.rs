@@ -75,6 +75,7 @@
 #![forbid(unsafe_code)]
 
 mod check;
+mod command;
 mod error;
 mod file;
 mod live;
@@ -120,5 +121,5 @@ pub mod review {
 /// API, and free to change in any release.
 #[doc(hidden)]
 pub mod support {
-    pub use crate::pending::shell_word;
+    pub use crate::command::shell_word;
 }

@@ -55,6 +55,7 @@
 #![forbid(unsafe_code)]
 
 mod binary;
+mod context;
 mod draft;
 mod error;
 mod format;
@@ -67,9 +68,10 @@ mod media;
 mod path;
 mod walk;
 
+pub use context::Stats;
 pub use error::{Error, Result};
 pub use format::{Format, detect};
-pub use import::{Import, ImportOptions, LOG_FORMAT_KEY, Stats, import, import_runs};
+pub use import::{Import, ImportOptions, LOG_FORMAT_KEY, import, import_runs};
 pub use latest::{AGENTS, latest_session};
 pub use media::write_media;
 pub use path::{import_path, read_log};

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use crate::context::{Context, Stats};
 use crate::draft::Trajectory;
 use crate::format::Format;
 use crate::formats::claude_code;
-use crate::import::{Context, Import, ImportOptions, Stats, import_raw};
+use crate::import::{Import, ImportOptions, import_raw};
 use crate::lines::Records;
 use crate::{Error, Result};
 

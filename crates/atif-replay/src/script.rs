@@ -196,7 +196,7 @@ pub fn read_script(path: &Path) -> Result<Script> {
 /// script's or a call is incomplete, [`Error::UnsupportedVersion`] for another format version.
 pub fn read_script_with(path: &Path, options: &LoadOptions) -> Result<Script> {
     let mut options = *options;
-    options.set_expected(Expected::Object("a replay script"));
+    options.set_expected(Expected::object("a replay script"));
     let bytes = atif_schema::read_path(path, &options).map_err(|err| match err {
         atif_schema::Error::Read { source, .. } => {
             Error::Io { action: "read", path: path.to_owned(), source }

@@ -36,41 +36,60 @@ pub struct LoadOptions {
 
 /// What an input read through [`read_path`] and the other readers should be, so that an error
 /// about bytes that cannot be JSON says what was expected instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Expected {
-    /// An ATIF trajectory: a JSON object (the default).
-    #[default]
-    Trajectory,
-    /// A document of another kind that is a JSON object, such as a replay script, named by
-    /// the noun phrase given (`"a replay script"`).
-    Object(&'static str),
-    /// An agent's log: JSON, or JSON Lines.
-    AgentLog,
+///
+/// The loader knows one kind of document, the trajectory ([`Expected::TRAJECTORY`], the
+/// default); a crate that reads another kind through it names that kind itself, as
+/// `atif-replay` does for its scripts and `atif-import` for agent logs.
+///
+/// ```
+/// use atif_schema::{Expected, LoadOptions, read_reader};
+///
+/// let log = Expected::new("an agent log", "JSON or JSON Lines, starting with `{` or `[`");
+/// let err = read_reader(&b"\x89PNG"[..], "run.log", LoadOptions::new().set_expected(log))
+///     .unwrap_err();
+/// assert!(err.to_string().ends_with("binary data, not an agent log"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Expected {
+    noun: &'static str,
+    start: &'static str,
 }
 
 impl Expected {
-    /// What the input is, with its article: `an ATIF trajectory`.
-    fn noun(self) -> &'static str {
-        match self {
-            Expected::Trajectory => "an ATIF trajectory",
-            Expected::Object(noun) => noun,
-            Expected::AgentLog => "an agent log",
-        }
+    /// An ATIF trajectory: a JSON object (the default).
+    pub const TRAJECTORY: Expected = Expected::object("an ATIF trajectory");
+
+    /// A document named by the noun phrase `noun`, with its article (`"an agent log"`), whose
+    /// text starts as `start` says (`"JSON or JSON Lines, starting with `{` or `[`"`).
+    pub const fn new(noun: &'static str, start: &'static str) -> Expected {
+        Expected { noun, start }
     }
 
-    /// How its text starts.
-    fn start(self) -> &'static str {
-        match self {
-            Expected::Trajectory | Expected::Object(_) => "a JSON object, starting with `{`",
-            Expected::AgentLog => "JSON or JSON Lines, starting with `{` or `[`",
-        }
+    /// A document that is a JSON object, named by `noun` (`"a replay script"`).
+    pub const fn object(noun: &'static str) -> Expected {
+        Expected::new(noun, "a JSON object, starting with `{`")
+    }
+
+    /// What the input is, with its article: `an ATIF trajectory`.
+    pub fn noun(self) -> &'static str {
+        self.noun
+    }
+
+    /// How its text starts: `a JSON object, starting with `{``.
+    pub fn start(self) -> &'static str {
+        self.start
+    }
+}
+
+impl Default for Expected {
+    fn default() -> Expected {
+        Expected::TRAJECTORY
     }
 }
 
 impl Default for LoadOptions {
     fn default() -> LoadOptions {
-        LoadOptions { max_bytes: DEFAULT_MAX_INPUT_BYTES, expected: Expected::Trajectory }
+        LoadOptions { max_bytes: DEFAULT_MAX_INPUT_BYTES, expected: Expected::TRAJECTORY }
     }
 }
 
@@ -492,17 +511,17 @@ mod tests {
             options.set_expected(expected);
             message(read_reader(bytes, "input", &options).unwrap_err())
         };
-        let trajectory = words(Expected::Trajectory, b"\0");
+        let trajectory = words(Expected::TRAJECTORY, b"\0");
         assert!(
             trajectory.ends_with("this is binary data, not an ATIF trajectory"),
             "{trajectory}"
         );
-        let script = words(Expected::Object("a replay script"), b"x");
+        let script = words(Expected::object("a replay script"), b"x");
         assert!(
             script.ends_with("(a replay script is a JSON object, starting with `{`)"),
             "{script}"
         );
-        let log = words(Expected::AgentLog, b"\x89PNG");
+        let log = words(Expected::new("an agent log", "JSON or JSON Lines"), b"\x89PNG");
         assert!(log.ends_with("binary data, not an agent log"), "{log}");
     }
 

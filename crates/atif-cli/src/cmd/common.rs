@@ -67,7 +67,7 @@ pub(crate) fn max_input_bytes() -> u64 {
 /// A missing file, a directory or an unreadable file is an error naming the path (exit 2);
 /// binary input is invalid input (exit 1).
 pub(crate) fn read_input(path: &str) -> anyhow::Result<Vec<u8>> {
-    read_input_expecting(path, Expected::Trajectory)
+    read_input_expecting(path, Expected::TRAJECTORY)
 }
 
 /// [`read_input`] for an input that is not a trajectory: `expected` says what it should be

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use atif_import::{Format, Import, ImportOptions};
-use atif_schema::Expected;
 
 use crate::cmd::common::{
     SecretArgs, display_name, invalid, max_input_bytes, print, read_input_expecting,
@@ -170,7 +169,7 @@ fn read_log(input: &str, options: &ImportOptions) -> anyhow::Result<Vec<u8>> {
             Ok(file) if !Path::new(path).is_dir() => {
                 atif_import::read_log(file, Path::new(path), options)
             }
-            _ => return read_input_expecting(path, Expected::AgentLog),
+            _ => return read_input_expecting(path, options.load_options().expected()),
         },
     };
     match result {

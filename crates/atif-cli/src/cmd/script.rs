@@ -58,7 +58,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 }
 
 fn show(file: &str, format: Format) -> anyhow::Result<ExitCode> {
-    let bytes = read_input_expecting(file, Expected::Object("a replay script"))?;
+    let bytes = read_input_expecting(file, Expected::object("a replay script"))?;
     let label = if file == "-" { "<stdin>" } else { file };
     let script = atif_replay::parse_script(&bytes, Path::new(label)).map_err(invalid_input)?;
     // What is shown is redacted like what is saved: a listing gets pasted into issues too.

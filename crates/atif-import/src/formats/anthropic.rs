@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_part};
 use crate::formats::common::{Kind, Member, required};
-use crate::import::Context;
 
 /// What an assistant or user record holds: a message object whose content is text or a list
 /// of blocks.

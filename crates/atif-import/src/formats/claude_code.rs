@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::{Part, Source, Step, Trajectory};
 use crate::formats::anthropic::{Claude, UserFlags};
-use crate::import::Context;
 use crate::lines::{Record, Records};
 
 /// Record types that carry no conversation content.

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::{FinalMetrics, Trajectory};
 use crate::formats::anthropic::{Claude, UserFlags, usage_metrics};
 use crate::formats::claude_code::AGENT_NAME;
-use crate::import::Context;
 use crate::lines::Records;
 
 /// Imports a stream; lines with a `parent_tool_use_id` belong to the subagent spawned by that

@@ -7,9 +7,9 @@
 use serde_json::{Map, Value};
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::{FinalMetrics, ObsResult, Part, Step, ToolCall, Trajectory};
 use crate::formats::common::{Kind, Member, optional, required};
-use crate::import::Context;
 use crate::lines::Records;
 
 /// The members each record type has; a record without them is malformed.

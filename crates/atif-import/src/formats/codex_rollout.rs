@@ -8,11 +8,11 @@
 use serde_json::{Map, Value, json};
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::{
     FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_url_part,
 };
 use crate::formats::common::{Kind, Member, optional, required};
-use crate::import::Context;
 use crate::lines::{Fast, Record, Records};
 
 mod fast;
@@ -405,27 +405,7 @@ impl State {
         let item_type = item_type.as_str();
         let field = |key: &str| payload.get(key).and_then(Value::as_str);
         match item_type {
-            "message" => {
-                let parts = content_parts(payload.get("content"));
-                match field("role") {
-                    Some("assistant") => {
-                        let idx = self.call_step(timestamp);
-                        self.trajectory.steps[idx].parts.extend(parts);
-                    }
-                    role => {
-                        self.open_call = None;
-                        let source =
-                            if role == Some("user") { Source::User } else { Source::System };
-                        let mut step = Step::new(source);
-                        step.parts = parts;
-                        step.set_timestamp(timestamp);
-                        if let Some(role) = role.filter(|r| !matches!(*r, "user" | "system")) {
-                            step.extra.insert("role".into(), role.into());
-                        }
-                        self.trajectory.push(step);
-                    }
-                }
-            }
+            "message" => self.message(payload, timestamp),
             "reasoning" => {
                 let summary: Vec<&str> = payload
                     .get("summary")
@@ -457,23 +437,49 @@ impl State {
             }
             // A message another agent of the session sent to this thread (multi-agent Codex):
             // input to the model, like a user message, with its sender and recipient kept.
-            "agent_message" => {
-                self.open_call = None;
-                let mut step = Step::new(Source::User);
-                step.parts = content_parts(payload.get("content"));
-                step.set_timestamp(timestamp);
-                step.extra.insert("role".into(), "agent_message".into());
-                for key in ["author", "recipient"] {
-                    if let Some(value) = payload.get(key).filter(|v| !v.is_null()) {
-                        step.extra.insert(key.into(), value.clone());
-                    }
-                }
-                self.trajectory.push(step);
-            }
+            "agent_message" => self.agent_message(payload, timestamp),
             "ghost_snapshot" => ctx.ignore("response_item/ghost_snapshot"),
             other => ctx.unknown(line, &format!("response_item/{other}"))?,
         }
         Ok(())
+    }
+
+    /// A `message` item: the assistant's text joins its turn; anything else opens a step.
+    fn message(&mut self, payload: &Value, timestamp: Option<&str>) {
+        let parts = content_parts(payload.get("content"));
+        match payload.get("role").and_then(Value::as_str) {
+            Some("assistant") => {
+                let idx = self.call_step(timestamp);
+                self.trajectory.steps[idx].parts.extend(parts);
+            }
+            role => {
+                self.open_call = None;
+                let source = if role == Some("user") { Source::User } else { Source::System };
+                let mut step = Step::new(source);
+                step.parts = parts;
+                step.set_timestamp(timestamp);
+                if let Some(role) = role.filter(|r| !matches!(*r, "user" | "system")) {
+                    step.extra.insert("role".into(), role.into());
+                }
+                self.trajectory.push(step);
+            }
+        }
+    }
+
+    /// A message another agent of the session sent to this thread (multi-agent Codex): input
+    /// to the model, like a user message, with its sender and recipient kept.
+    fn agent_message(&mut self, payload: &Value, timestamp: Option<&str>) {
+        self.open_call = None;
+        let mut step = Step::new(Source::User);
+        step.parts = content_parts(payload.get("content"));
+        step.set_timestamp(timestamp);
+        step.extra.insert("role".into(), "agent_message".into());
+        for key in ["author", "recipient"] {
+            if let Some(value) = payload.get(key).filter(|v| !v.is_null()) {
+                step.extra.insert(key.into(), value.clone());
+            }
+        }
+        self.trajectory.push(step);
     }
 
     /// An `event_msg` record other than `token_count`.

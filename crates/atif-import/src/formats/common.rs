@@ -1,95 +1,10 @@
-//! Small readers shared by the format modules, and the one description of a record's shape
-//! that every format checks its records against.
+//! Small readers shared by the format modules; the description of a record's shape lives in
+//! `context.rs`, beside the context that checks it.
 
-use atif_schema::json_kind;
 use serde_json::{Map, Value};
 
+pub(crate) use crate::context::{Kind, Member, optional, required};
 use crate::draft::{Part, image_part};
-
-/// What a member of a record must hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// A JSON object.
-    Object,
-    /// A JSON array.
-    List,
-    /// A string.
-    Str,
-    /// Message content: a string, or a list of parts.
-    Content,
-    /// A number.
-    Number,
-}
-
-impl Kind {
-    fn matches(self, value: &Value) -> bool {
-        match self {
-            Kind::Object => value.is_object(),
-            Kind::List => value.is_array(),
-            Kind::Str => value.is_string(),
-            Kind::Content => value.is_string() || value.is_array(),
-            Kind::Number => value.is_number(),
-        }
-    }
-
-    fn expected(self) -> &'static str {
-        match self {
-            Kind::Object => "an object",
-            Kind::List => "a list",
-            Kind::Str => "a string",
-            Kind::Content => "text or a list of parts",
-            Kind::Number => "a number",
-        }
-    }
-}
-
-/// A member a record of a known type has (or may have), at a dotted path of keys
-/// (`message.content`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Member {
-    path: &'static str,
-    kind: Kind,
-    required: bool,
-}
-
-/// A member the record must have, holding `kind`.
-pub(crate) const fn required(path: &'static str, kind: Kind) -> Member {
-    Member { path, kind, required: true }
-}
-
-/// A member the record may leave out (or set to `null`), holding `kind` when it is there.
-pub(crate) const fn optional(path: &'static str, kind: Kind) -> Member {
-    Member { path, kind, required: false }
-}
-
-/// Why `value`, a `what` (`assistant record`, `tool part`), does not have `members`, if it does
-/// not: `assistant record whose `message` is a string, expected an object`, `tool part without
-/// `callID``. A value that is not an object at all is named as such. Reading a record of the
-/// wrong shape anyway would invent an empty step or drop what the record holds, so the caller
-/// skips it (or fails in strict mode) with this reason.
-pub(crate) fn shape_error(
-    what: &dyn std::fmt::Display,
-    value: &Value,
-    members: &[Member],
-) -> Option<String> {
-    if !value.is_object() {
-        return Some(format!("{what} that is {}, expected an object", json_kind(value)));
-    }
-    members.iter().find_map(|member| {
-        let found = member.path.split('.').try_fold(value, |value, key| value.get(key));
-        match found {
-            None | Some(Value::Null) if !member.required => None,
-            None => Some(format!("{what} without `{}`", member.path)),
-            Some(found) if member.kind.matches(found) => None,
-            Some(found) => Some(format!(
-                "{what} whose `{}` is {}, expected {}",
-                member.path,
-                json_kind(found),
-                member.kind.expected()
-            )),
-        }
-    })
-}
 
 /// A record type for the statistics: the type, or `(no type)` when it is empty.
 pub(crate) fn type_name(record_type: &str) -> &str {
@@ -158,6 +73,7 @@ pub(crate) fn millis_to_iso(value: Option<&Value>) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use crate::context::shape_error;
     use serde_json::json;
 
     use super::*;

@@ -6,11 +6,11 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
+use crate::context::{At, Context};
 use crate::draft::{FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, object_arguments, optional, required, text_parts, type_name, u64_field,
 };
-use crate::import::{At, Context};
 use crate::lines::Records;
 
 /// What a session's metadata (a `$set` update, or the session document) holds.

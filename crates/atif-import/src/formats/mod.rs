@@ -24,9 +24,9 @@ pub(crate) mod otel;
 mod pi;
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::Trajectory;
 use crate::format::Format;
-use crate::import::Context;
 use crate::lines::Records;
 
 /// Imports `records` as `format`: one trajectory per run the log holds (Claude Code's

@@ -9,11 +9,11 @@
 use serde_json::{Map, Value};
 
 use crate::Result;
+use crate::context::{At, Context};
 use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, millis_to_iso, object_arguments, optional, required, type_name, u64_field,
 };
-use crate::import::{At, Context};
 use crate::lines::Records;
 
 /// The members each event of `opencode run --format json` has.

@@ -11,12 +11,12 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, millis_to_iso, object_arguments, optional, required, text_parts, type_name,
     u64_field,
 };
-use crate::import::Context;
 use crate::lines::{Record, Records};
 
 /// The agent name pi imports carry.

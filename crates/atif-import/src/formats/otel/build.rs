@@ -18,13 +18,13 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde_json::{Map, Value, json};
 
+use crate::context::Context;
 use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
 use crate::formats::common::millis_to_iso;
 use crate::formats::otel::dialect::{self, Kind, MsgPart};
 use crate::formats::otel::otlp::Span;
 use crate::formats::otel::pending::{Calls, Pending};
 use crate::formats::otel::{AGENT_NAME, MAX_DEPTH};
-use crate::import::Context;
 
 /// A trace's spans as a tree.
 struct Tree {

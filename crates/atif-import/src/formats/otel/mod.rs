@@ -13,8 +13,8 @@ mod pending;
 use std::collections::BTreeMap;
 
 use crate::Result;
+use crate::context::Context;
 use crate::draft::Trajectory;
-use crate::import::Context;
 use crate::lines::Records;
 
 use otlp::is_otlp;

@@ -8,7 +8,7 @@
 use serde_json::{Map, Value};
 
 use crate::Result;
-use crate::import::{At, Context};
+use crate::context::{At, Context};
 
 /// One span, as the mapping reads it.
 #[derive(Debug, Clone)]
