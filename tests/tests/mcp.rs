@@ -626,7 +626,7 @@ fn edited_script(from: &Path, to: &Path, edit: impl FnOnce(&mut Value)) -> PathB
 
 /// `atif check` of a captured trajectory against the committed golden `name`, with the run's
 /// directories and the dates masked (`cargo xtask golden-update mcp` rewrites it).
-fn check_golden(name: &str, trajectory: &Path, sandbox: &tests::agents::Sandbox) {
+fn check_golden(name: &str, trajectory: &Path, sandbox: &tests::agents::Sandbox, masks: &[&str]) {
     let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("golden").join(name);
     let mut command = Command::new(e2e::atif_binary());
     command.env_remove("CI").args(["check", "--update-command", "cargo xtask golden-update mcp"]);
@@ -640,6 +640,9 @@ fn check_golden(name: &str, trajectory: &Path, sandbox: &tests::agents::Sandbox)
     command.args(["--mask", r"\d{4}-\d{2}-\d{2}=<date>"]);
     // Claude Code names the kernel release, which another machine may not share.
     command.args(["--mask", r"OS Version: [^\n]*=OS Version: <os>"]);
+    for mask in masks {
+        command.arg("--mask").arg(format!("{mask}=<masked>"));
+    }
     let checked = command.arg(&golden).arg(trajectory).output().unwrap();
     assert!(checked.status.success(), "{}: {}", golden.display(), e2e::describe(&checked));
 }
@@ -714,8 +717,8 @@ fn claude_code_reads_a_file_and_stores_a_note_through_mcp_and_replays_bit_for_bi
             "{recorded_text}"
         );
     }
-    check_golden("mcp__claude_code_capture.json", &recorded_trajectory, &recorded);
-    check_golden("mcp__claude_code_capture.json", &replayed_trajectory, &replayed);
+    check_golden("mcp__claude_code_capture.json", &recorded_trajectory, &recorded, &[]);
+    check_golden("mcp__claude_code_capture.json", &replayed_trajectory, &replayed, &[]);
 
     // A tool result that changed on the tape fails as drift of the next model request,
     // naming the tool and its server.
@@ -731,7 +734,7 @@ fn claude_code_reads_a_file_and_stores_a_note_through_mcp_and_replays_bit_for_bi
     let (_, drifted, _) = claude_mcp_replay(root.path(), "changed", &program, &changed);
     assert!(!drifted.status.success(), "{}", drifted.stderr);
     assert!(
-        drifted.stderr.contains("the result of tool `mcp__files__read_text_file` (call toolu_fake_4) changed: MCP server `files` answered otherwise than when it was recorded"),
+        drifted.stderr.contains("the result of tool `mcp__files__read_text_file` of MCP server `files` (call toolu_fake_4), as the agent sent it back, changed"),
         "{}",
         drifted.stderr
     );
@@ -770,4 +773,143 @@ fn claude_code_reads_a_file_and_stores_a_note_through_mcp_and_replays_bit_for_bi
         "{}",
         extra.stderr
     );
+}
+
+/// What Codex's tool outputs carry that changes from run to run: the measured wall time.
+const CODEX_MASK: &str = r"Wall time: [0-9.]+ seconds";
+
+/// Runs Codex on the MCP prompt under `atif ARGS…` (record or replay) in a fresh sandbox at
+/// `root`, the servers started through `atif mcp` by their bare commands, with `path` as
+/// `PATH`: the sandbox, the run and the captured trajectory.
+fn codex_mcp_run(
+    root: &Path,
+    program: &Path,
+    args: &[std::ffi::OsString],
+    path: &std::ffi::OsStr,
+) -> (tests::agents::Sandbox, tests::agents::AgentRun, PathBuf) {
+    use std::ffi::OsString;
+    use tests::agents::{Agent, Sandbox};
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let sandbox = Sandbox::new(Agent::Codex, root, &format!("http://127.0.0.1:{port}")).unwrap();
+    std::fs::write(sandbox.cwd().join("notes.txt"), "the meeting moved to Thursday\n").unwrap();
+    let trajectory = root.join("trajectory.json");
+    let atif = e2e::atif_binary().display().to_string();
+    let memory_file = sandbox.cwd().join("memory.jsonl").display().to_string();
+    let mut argv: Vec<OsString> = vec![e2e::atif_binary().into()];
+    argv.extend(args.iter().cloned());
+    argv.extend(["--listen".into(), format!("127.0.0.1:{port}").into()]);
+    argv.extend(["--trajectory".into(), trajectory.clone().into(), "--".into()]);
+    argv.push(program.into());
+    argv.extend(
+        ["exec", "--json", "--skip-git-repo-check", "--sandbox", "danger-full-access"]
+            .map(OsString::from),
+    );
+    argv.push("Read notes.txt and keep what it says as a note.".into());
+    for (name, server) in
+        [("files", "[\"mcp-server-filesystem\", \".\"]"), ("memory", "[\"mcp-server-memory\"]")]
+    {
+        let server = server.trim_start_matches('[');
+        for setting in [
+            format!("mcp_servers.{name}.command={atif:?}"),
+            format!("mcp_servers.{name}.args=[\"mcp\", \"--name\", \"{name}\", \"--\", {server}"),
+            format!("mcp_servers.{name}.env_vars=[\"ATIF_PROXY_URL\", \"ATIF_PROXY_TOKEN\"]"),
+            // A server still starting after Codex's 10 s would miss the first request's tools.
+            format!("mcp_servers.{name}.startup_timeout_sec=60"),
+        ] {
+            argv.extend(["-c".into(), setting.into()]);
+        }
+    }
+    argv.extend([
+        "-c".into(),
+        format!("mcp_servers.memory.env.MEMORY_FILE_PATH={memory_file:?}").into(),
+    ]);
+    let mut command = sandbox.command_for(&argv);
+    command.env("PATH", path);
+    let run = sandbox.run(command).unwrap();
+    (sandbox, run, trajectory)
+}
+
+/// Codex's MCP tool calls as its stream reports them: server, tool and result text.
+fn codex_mcp_calls(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|event| {
+            event["type"] == "item.completed" && event["item"]["type"] == "mcp_tool_call"
+        })
+        .map(|event| {
+            let item = &event["item"];
+            format!("{} {} {}", item["server"], item["tool"], item["result"])
+        })
+        .collect()
+}
+
+#[test]
+fn codex_reads_a_file_and_stores_a_note_through_mcp_and_replays_without_the_servers() {
+    use atif_fake_provider::{Config, ScriptedCall};
+    use std::ffi::OsString;
+    use tests::agents::Agent;
+    let Some(program) = Agent::Codex.program() else { return };
+    if server("mcp-server-filesystem").is_none() || server("mcp-server-memory").is_none() {
+        return;
+    }
+    // Codex offers each server's tools inside a namespace tool `mcp__SERVER`.
+    let call = |name: &str, arguments: Value| ScriptedCall { name: name.to_owned(), arguments };
+    let mut config = Config::default();
+    config.set_calls(vec![
+        call("mcp__files__read_text_file", json!({"path": "notes.txt"})),
+        call(
+            "mcp__memory__create_entities",
+            json!({"entities": [{"name": "meeting", "entityType": "note",
+                   "observations": ["the meeting moved to Thursday"]}]}),
+        ),
+    ]);
+    let provider = atif_fake_provider::FakeProvider::start(config).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let script = root.path().join("agent.script.json");
+    let mut args: Vec<OsString> = vec!["record".into(), "--script".into(), script.clone().into()];
+    args.extend(["--upstream".into(), provider.url().into(), "--mask".into(), CODEX_MASK.into()]);
+    let (recorded, live, recorded_trajectory) =
+        codex_mcp_run(&root.path().join("record"), &program, &args, &e2e::path_with_cache());
+    assert!(live.status.success(), "record: {}\n{}\n{}", live.status, live.stdout, live.stderr);
+    let calls = codex_mcp_calls(&live.stdout);
+    assert_eq!(calls.len(), 2, "{}", live.stdout);
+    assert!(
+        calls[0].starts_with("\"files\" \"read_text_file\"")
+            && calls[0].contains("moved to Thursday"),
+        "{calls:?}"
+    );
+    assert!(calls[1].starts_with("\"memory\" \"create_entities\""), "{calls:?}");
+    let memory = std::fs::read_to_string(recorded.cwd().join("memory.jsonl")).unwrap();
+    assert!(memory.contains("the meeting moved to Thursday"), "server-memory stored: {memory}");
+    drop(provider);
+
+    // Another directory and HOME, no model, and only Codex on PATH.
+    let bin = root.path().join("bin-without-servers");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(&program, bin.join("codex")).unwrap();
+    let mut path = vec![bin];
+    path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    let path = std::env::join_paths(path).unwrap();
+    let args: Vec<OsString> = vec!["replay".into(), "--script".into(), script.into()];
+    let (replayed, replay, replayed_trajectory) =
+        codex_mcp_run(&root.path().join("replay"), Path::new("codex"), &args, &path);
+    assert!(
+        replay.status.success(),
+        "replay: {}\n{}\n{}",
+        replay.status,
+        replay.stdout,
+        replay.stderr
+    );
+    assert_eq!(codex_mcp_calls(&replay.stdout), calls);
+    assert!(!replayed.cwd().join("memory.jsonl").exists(), "no server ran in the replay");
+    let recorded_text = std::fs::read_to_string(&recorded_trajectory).unwrap();
+    for server in ["files", "memory"] {
+        assert!(
+            recorded_text.contains(&format!("\"mcp_server\": \"{server}\"")),
+            "{recorded_text}"
+        );
+    }
+    check_golden("mcp__codex_capture.json", &recorded_trajectory, &recorded, &[CODEX_MASK]);
+    check_golden("mcp__codex_capture.json", &replayed_trajectory, &replayed, &[CODEX_MASK]);
 }

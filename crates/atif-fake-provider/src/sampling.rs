@@ -97,7 +97,7 @@ pub(crate) struct Sampler {
 /// What a sampled request gets.
 pub(crate) enum Sampled {
     /// This reply, with the turn's ids and token factor set.
-    Reply(Reply, Turn),
+    Reply(Reply, Box<Turn>),
     /// A simulated failure.
     Fail,
 }
@@ -112,7 +112,7 @@ impl Sampler {
         config: &Config,
     ) -> Sampled {
         if turn.tools.is_empty() || turn.json_schema.is_some() {
-            return Sampled::Reply(Reply::decide(&turn, config), turn);
+            return Sampled::Reply(Reply::decide(&turn, config), Box::new(turn));
         }
         let text = body.to_string();
         let (conversation, n_calls) = match conversation_of(&text) {
@@ -147,7 +147,7 @@ impl Sampler {
             }
             None => Reply::decide(&turn, config),
         };
-        Sampled::Reply(reply, turn)
+        Sampled::Reply(reply, Box::new(turn))
     }
 }
 

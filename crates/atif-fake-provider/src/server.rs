@@ -318,7 +318,7 @@ fn decide(state: &State, turn: Turn, body: &Value) -> Option<(Reply, Turn)> {
         return Some((Reply::decide(&turn, &state.config), turn));
     };
     match state.sampler.decide(&sampling, turn, body, &state.config) {
-        Sampled::Reply(reply, turn) => Some((reply, turn)),
+        Sampled::Reply(reply, turn) => Some((reply, *turn)),
         Sampled::Fail => None,
     }
 }

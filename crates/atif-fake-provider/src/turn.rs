@@ -19,6 +19,10 @@ pub(crate) struct Turn {
     pub(crate) n_tool_results: usize,
     /// The tools offered: name and JSON Schema of the arguments (`Null` when none is given).
     pub(crate) tools: Vec<(String, Value)>,
+    /// Responses only: the tools offered inside a `namespace` tool (as Codex offers an MCP
+    /// server's), each as its full name `NAMESPACE__TOOL` in `tools`, its namespace and its own
+    /// name, which a call of it gives.
+    pub(crate) namespaced: Vec<(String, String, String)>,
     /// The JSON Schema of a structured reply the request asks for.
     pub(crate) json_schema: Option<Value>,
     /// Chat Completions only: whether a stream ends with a usage chunk
@@ -94,6 +98,7 @@ pub(crate) fn read_turn(protocol: Protocol, body: &Value, path_model: Option<&st
         tool_result: None,
         n_tool_results: 0,
         tools: Vec::new(),
+        namespaced: Vec::new(),
         json_schema: None,
         include_usage: false,
         id_base: 0,
@@ -153,6 +158,7 @@ fn read_responses(body: &Value, turn: &mut Turn) {
     for tool in array(body, "tools") {
         match tool.get("type").and_then(Value::as_str) {
             Some("local_shell") => turn.tools.push(("local_shell".to_owned(), Value::Null)),
+            Some("namespace") => push_namespace(turn, tool),
             _ => push_tool(turn, tool, "parameters"),
         }
     }
@@ -223,6 +229,19 @@ fn read_gemini(body: &Value, turn: &mut Turn) {
     if config.get("responseMimeType").and_then(Value::as_str) == Some("application/json") {
         let schema = config.get("responseJsonSchema").or_else(|| config.get("responseSchema"));
         turn.json_schema = Some(schema.cloned().unwrap_or(Value::Null));
+    }
+}
+
+/// The tools of a Responses `namespace` tool, each under its full name `NAMESPACE__TOOL`.
+fn push_namespace(turn: &mut Turn, namespace: &Value) {
+    let Some(prefix) = namespace.get("name").and_then(Value::as_str) else { return };
+    for tool in array(namespace, "tools") {
+        if let Some(name) = tool.get("name").and_then(Value::as_str) {
+            let full = format!("{prefix}__{name}");
+            let schema = tool.get("parameters").cloned().unwrap_or(Value::Null);
+            turn.tools.push((full.clone(), schema));
+            turn.namespaced.push((full, prefix.to_owned(), name.to_owned()));
+        }
     }
 }
 

@@ -219,7 +219,7 @@ fn chat_chunks(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<Bytes
 
 // OpenAI Responses.
 
-fn response_item(reply: &Reply, id: usize, done: bool) -> Value {
+fn response_item(turn: &Turn, reply: &Reply, id: usize, done: bool) -> Value {
     let status = if done { "completed" } else { "in_progress" };
     match reply {
         Reply::Text(text) => {
@@ -229,10 +229,23 @@ fn response_item(reply: &Reply, id: usize, done: bool) -> Value {
         }
         Reply::ToolCall { name, arguments } => {
             let arguments = if done { arguments.to_string() } else { String::new() };
-            json!({"id": format!("fc_fake_{id}"), "type": "function_call", "status": status,
-                   "call_id": format!("call_fake_{id}"), "name": name, "arguments": arguments})
+            let mut item = json!({"id": format!("fc_fake_{id}"), "type": "function_call", "status": status,
+                   "call_id": format!("call_fake_{id}"), "name": name, "arguments": arguments});
+            // A tool of a namespace is called by its own name, with its namespace beside it.
+            if let Some((_, namespace, tool)) =
+                turn.namespaced.iter().find(|(full, ..)| full == name)
+            {
+                item["name"] = json!(tool);
+                item["namespace"] = json!(namespace);
+            }
+            item
         }
     }
+}
+
+/// A tool's name as a call of it gives it: its own name for a tool of a namespace.
+fn own_name<'a>(turn: &'a Turn, name: &'a str) -> &'a str {
+    turn.namespaced.iter().find(|(full, ..)| full == name).map_or(name, |(_, _, tool)| tool)
 }
 
 fn output_text(text: &str) -> Value {
@@ -244,7 +257,7 @@ fn response_object(turn: &Turn, reply: &Reply, usage: Usage, id: usize, done: bo
         let usage = json!({"input_tokens": usage.input, "input_tokens_details": {"cached_tokens": 0},
                            "output_tokens": usage.output, "output_tokens_details": {"reasoning_tokens": 0},
                            "total_tokens": usage.total()});
-        ("completed", json!([response_item(reply, id, true)]), usage)
+        ("completed", json!([response_item(turn, reply, id, true)]), usage)
     } else {
         ("in_progress", json!([]), Value::Null)
     };
@@ -264,7 +277,7 @@ fn response_events(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<B
     let mut events: Vec<Value> = vec![
         json!({"type": "response.created", "response": response_object(turn, reply, usage, id, false)}),
         json!({"type": "response.in_progress", "response": response_object(turn, reply, usage, id, false)}),
-        json!({"type": "response.output_item.added", "output_index": 0, "item": response_item(reply, id, false)}),
+        json!({"type": "response.output_item.added", "output_index": 0, "item": response_item(turn, reply, id, false)}),
     ];
     match reply {
         Reply::Text(text) => {
@@ -300,11 +313,11 @@ fn response_events(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<B
             }
             events.push(with(
                 &at,
-                json!({"type": "response.function_call_arguments.done", "name": name, "arguments": arguments}),
+                json!({"type": "response.function_call_arguments.done", "name": own_name(turn, name), "arguments": arguments}),
             ));
         }
     }
-    events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": response_item(reply, id, true)}));
+    events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": response_item(turn, reply, id, true)}));
     events.push(json!({"type": "response.completed", "response": response_object(turn, reply, usage, id, true)}));
     events
         .into_iter()

@@ -24,10 +24,12 @@ pub(crate) fn changed_tool_results(
         .filter(|(id, (_, content))| recorded.get(*id).is_some_and(|(_, was)| was != content))
         .map(|(id, (tool, _))| match tool_servers.get(tool) {
             Some(server) => format!(
-                "the result of tool `{tool}` (call {id}) changed: MCP server `{server}` answered \
-                 otherwise than when it was recorded"
+                "the result of tool `{tool}` of MCP server `{server}` (call {id}), as the agent \
+                 sent it back, changed"
             ),
-            None => format!("the result of tool `{tool}` (call {id}) changed"),
+            None => format!(
+                "the result of tool `{tool}` (call {id}), as the agent sent it back, changed"
+            ),
         })
         .collect();
     (!lines.is_empty()).then(|| lines.join("\n"))
@@ -82,8 +84,8 @@ mod tests {
         assert_eq!(
             changed.as_deref(),
             Some(
-                "the result of tool `mcp__files__read_text_file` (call t1) changed: MCP server \
-                 `files` answered otherwise than when it was recorded"
+                "the result of tool `mcp__files__read_text_file` of MCP server `files` (call t1), \
+                 as the agent sent it back, changed"
             )
         );
         assert_eq!(changed_tool_results(protocol, &body("same"), &body("same"), &servers), None);
