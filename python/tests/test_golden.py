@@ -264,7 +264,7 @@ def test_a_trajectory_path_is_compared_and_a_missing_one_is_named(pytester):
         [
             "*the trajectory file runs/nowhere.json does not exist (atif_golden was given it)",
             "*atif_golden() takes a trajectory as a dict, a path or nothing (the captured one), not a list",
-            "*atif_golden() without a trajectory compares the one captured from the test's model traffic, which needs the atif_replay fixture*",
+            "*atif_golden() without a trajectory compares the one captured from the test's model traffic (the atif_replay fixture) or from its spans (atif_otel): add one of them*",
         ]
     )
     assert "Traceback" not in result.stdout.str()

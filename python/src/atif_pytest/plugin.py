@@ -27,6 +27,7 @@ from atif_pytest._golden import MODE_ENV, GoldenOptions, check, golden_mode, is_
 from atif_pytest._harness import Harness
 from atif_pytest._live import LiveOptions, refusal, run_live
 from atif_pytest._names import base_name, sanitize
+from atif_pytest._otel import AtifOtel
 from atif_pytest._server import Server, Verdict
 
 # A dummy key for each SDK that refuses to start without one; replay never uses it.
@@ -365,6 +366,25 @@ def atif_golden(request: pytest.FixtureRequest):
     return AtifGolden(request)
 
 
+@pytest.fixture
+def atif_otel(request: pytest.FixtureRequest):
+    """Collects the test's OpenTelemetry spans in memory, for ``atif_golden`` to check.
+
+    Instrument the framework with ``atif_otel.tracer_provider``; ``atif_golden()`` with no
+    argument then checks the trajectory of the spans (``atif import --from otel``, the ``otel``
+    preset applied) against the test's golden. Needs ``opentelemetry-sdk`` and
+    ``opentelemetry-exporter-otlp-proto-common``.
+    """
+    __tracebackhide__ = True
+    state: _State = request.config.stash[_STATE]
+    try:
+        collector = AtifOtel(state.binary())
+    except AtifError as err:
+        pytest.fail(str(err), pytrace=False)
+    yield collector
+    collector.close()
+
+
 @dataclass
 class AtifReplay:
     """The value of the ``atif_replay`` fixture: the server of one test."""
@@ -506,12 +526,14 @@ class AtifGolden:
 
     def _actual(self, trajectory: Any, golden: Path, state: "_State") -> Path:
         request = self._request
+        if trajectory is None and "atif_otel" in request.fixturenames:
+            trajectory = request.getfixturevalue("atif_otel").trajectory()
         if trajectory is None:
             if "atif_replay" not in request.fixturenames:
                 raise AtifError(
                     "atif_golden() without a trajectory compares the one captured from the "
-                    "test's model traffic, which needs the atif_replay fixture: add `atif_replay` "
-                    "to the test's arguments, or pass a trajectory (a dict or a path)"
+                    "test's model traffic (the atif_replay fixture) or from its spans (atif_otel): "
+                    "add one of them to the test's arguments, or pass a trajectory (a dict or a path)"
                 )
             trajectory = request.getfixturevalue("atif_replay").trajectory()
         if isinstance(trajectory, dict):
