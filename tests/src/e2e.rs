@@ -67,7 +67,22 @@ pub fn cached(relative: &str, what: &str) -> Option<PathBuf> {
 ///
 /// When it is not installed and [`required`] is true.
 pub fn python() -> Option<PathBuf> {
-    let venv = cache_dir().join("venv");
+    venv_python("venv", "the Python venv with the pinned SDKs")
+}
+
+/// The Python interpreter of the cache's `otel-venv` (the agent frameworks of
+/// `tests/e2e/otel-requirements.txt`, with the OpenTelemetry SDK), or `None` after a skip
+/// notice when it is not installed.
+///
+/// # Panics
+///
+/// When it is not installed and [`required`] is true.
+pub fn otel_python() -> Option<PathBuf> {
+    venv_python("otel-venv", "the Python venv with the pinned agent frameworks")
+}
+
+fn venv_python(name: &str, what: &str) -> Option<PathBuf> {
+    let venv = cache_dir().join(name);
     let python = if cfg!(windows) {
         venv.join("Scripts").join("python.exe")
     } else {
@@ -76,10 +91,10 @@ pub fn python() -> Option<PathBuf> {
     let stamp = venv.join(".atif-requirements.txt");
     // The stamp is written once every pinned package is installed; a venv without it is half
     // set up.
-    let python = present(python, "the Python venv with the pinned SDKs")?;
+    let python = present(python, what)?;
     match stamp.exists() {
         true => Some(python),
-        false => absent(&stamp, "the Python venv's pinned packages"),
+        false => absent(&stamp, &format!("{what}: its pinned packages")),
     }
 }
 

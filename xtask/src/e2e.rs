@@ -24,6 +24,10 @@ const CHROMIUM: &str = "/usr/bin/chromium";
 /// The pinned Python packages (relative to the project root).
 const REQUIREMENTS: &str = "tests/e2e/requirements.txt";
 
+/// The agent frameworks whose OpenTelemetry traces `atif import` reads (docs/otel.md), at exact
+/// versions, for the venv `$ATIF_E2E_CACHE/otel-venv`.
+const OTEL_REQUIREMENTS: &str = "tests/e2e/otel-requirements.txt";
+
 /// Written in the venv once the requirements are installed: a copy of the requirements file.
 const REQUIREMENTS_STAMP: &str = ".atif-requirements.txt";
 
@@ -88,32 +92,53 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         "TypeScript test packages",
     )?;
 
-    let requirements_path = root.join(REQUIREMENTS);
-    let requirements = std::fs::read_to_string(&requirements_path)
-        .with_context(|| format!("cannot read {}", requirements_path.display()))?;
-    let venv = cache.join("venv");
-    let python = venv_python(&venv);
     let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    if !python.exists() {
-        println!("e2e-setup: creating the Python venv {}", venv.display());
-        run(Command::new(&base).args(["-m", "venv"]).arg(&venv))
-            .with_context(|| format!("`{base} -m venv` is needed for the Python SDK tests"))?;
-    }
-    let stamp = venv.join(REQUIREMENTS_STAMP);
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(requirements.as_str()) {
-        println!("e2e-setup: Python packages already installed in {}", venv.display());
-    } else {
-        println!("e2e-setup: installing {REQUIREMENTS} into {}", venv.display());
-        run(Command::new(&python)
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(&requirements_path))?;
-        std::fs::write(&stamp, &requirements)
-            .with_context(|| format!("cannot write {}", stamp.display()))?;
-    }
+    install_venv(&root, &cache, &base, REQUIREMENTS, "venv", "the Python SDK tests")?;
+    // A venv of its own: the agent frameworks pin their own versions of the SDKs above.
+    install_venv(
+        &root,
+        &cache,
+        &base,
+        OTEL_REQUIREMENTS,
+        "otel-venv",
+        "the agent framework tests",
+    )?;
     crate::real_model::install(&root, &cache, &base)?;
     install_chromium()?;
     println!("e2e-setup: ready; tests find the cache at {}", cache.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Creates the venv `cache/<name>` with the interpreter `base` and installs the pinned packages
+/// of `requirements` (relative to the root) into it, unless its stamp says they are there.
+fn install_venv(
+    root: &Path,
+    cache: &Path,
+    base: &str,
+    requirements: &str,
+    name: &str,
+    what: &str,
+) -> anyhow::Result<()> {
+    let requirements_path = root.join(requirements);
+    let pins = std::fs::read_to_string(&requirements_path)
+        .with_context(|| format!("cannot read {}", requirements_path.display()))?;
+    let venv = cache.join(name);
+    let python = venv_python(&venv);
+    if !python.exists() {
+        println!("e2e-setup: creating the Python venv {}", venv.display());
+        run(Command::new(base).args(["-m", "venv"]).arg(&venv))
+            .with_context(|| format!("`{base} -m venv` is needed for {what}"))?;
+    }
+    let stamp = venv.join(REQUIREMENTS_STAMP);
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(pins.as_str()) {
+        println!("e2e-setup: Python packages already installed in {}", venv.display());
+        return Ok(());
+    }
+    println!("e2e-setup: installing {requirements} into {}", venv.display());
+    run(Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
+        .arg(&requirements_path))?;
+    std::fs::write(&stamp, &pins).with_context(|| format!("cannot write {}", stamp.display()))
 }
 
 /// Installs the `name@version` pins of `pins_path` into the npm prefix `prefix`, unless every one
