@@ -88,7 +88,7 @@ fn library_crates_depend_only_on_the_layers_below_them() {
         ("atif-wire", &["atif-schema", "atif-secrets"]),
         ("atif-normalize", &["atif-schema", "atif-secrets"]),
         ("atif-envelope", &["atif-schema", "atif-normalize", "atif-secrets"]),
-        ("atif-view", &["atif-schema", "atif-normalize", "atif-secrets"]),
+        ("atif-view", &["atif-schema", "atif-normalize", "atif-envelope", "atif-secrets"]),
         (
             "atif-golden",
             &["atif-schema", "atif-normalize", "atif-envelope", "atif-secrets", "atif-fs"],

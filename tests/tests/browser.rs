@@ -1,7 +1,8 @@
 //! The pages in a real browser: headless Chromium (Debian's, which `cargo xtask e2e-setup`
-//! installs) opens the pages `atif view` and `atif diff --html` write, from `file://`. Each page
-//! runs its own checks when its URL ends in `#selftest` (folding, unfolding, the jumps) and
-//! writes what it saw into `<pre id="selftest">`, which `--dump-dom` returns.
+//! installs) opens the pages `atif view`, `atif diff --html` and `atif envelope --html` write,
+//! from `file://`. Each page runs its own checks when its URL ends in `#selftest` (folding,
+//! unfolding, the jumps, the bars' drawn widths) and writes what it saw into
+//! `<pre id="selftest">`, which `--dump-dom` returns.
 //!
 //! Every planted payload in the runs tries to change the page's title or to reach a loopback
 //! listener the test holds open: the title must stay, and the listener must see no connection.
@@ -238,6 +239,8 @@ fn diff_pages(dir: &Path, port: u16) {
     std::fs::write(dir.join("golden.json"), run(golden).to_string()).unwrap();
     std::fs::write(dir.join("run.json"), run(actual).to_string()).unwrap();
     atif(dir, &["diff", "--html", "diff.html", "golden.json", "run.json"], 1);
+    // What CI keeps of a failing check: the page in the artifacts folder.
+    atif(dir, &["check", "--artifacts", "bundle", "golden.json", "run.json"], 1);
 }
 
 #[test]
@@ -257,11 +260,74 @@ fn the_diff_page_in_a_browser_opens_at_the_first_divergence_and_jumps_to_the_nex
     assert_eq!(result["next_change"], json!(["first", "r-31"]), "{result}");
     assert_eq!(result["folded_hidden"], true, "{result}");
     assert_eq!(result["unfolded_shown"], true, "{result}");
+    assert_eq!(result["preview_in_first_screen"], true, "{result}");
+    // The bundle's page alone shows, without scrolling, which step diverged and how.
+    let bundled = dir.path().join("bundle/golden.html");
+    let dom = chromium.dump_dom(&format!("file://{}#selftest", bundled.display()));
+    let result = selftest(&dom);
+    assert_eq!(result["preview_in_first_screen"], true, "{result}");
+    assert_eq!(result["first"], "first", "{result}");
+    let header = &dom[dom.find("<header>").unwrap()..dom.find("</header>").unwrap()];
+    assert!(
+        header.contains("first divergence, step 10</a>: step 10 (agent) inserted: calls probe"),
+        "{header}"
+    );
+    assert_eq!(connections.load(Ordering::SeqCst), 0, "the page reached the network");
+}
+
+/// An envelope golden of 20 runs, 2 of which also call a tool named by the payload, and 20 new
+/// runs, 18 of which do: `atif envelope --html envelope.html` draws the verdict (changed).
+fn envelope_page(dir: &Path, port: u16) {
+    let tool = payload(port);
+    let write = |name: String, planted: bool| {
+        let mut steps = vec![json!({"step_id": 1, "source": "agent", "message": "",
+            "tool_calls": [{"tool_call_id": "c1", "function_name": "read", "arguments": {}}]})];
+        if planted {
+            steps.push(json!({"step_id": 2, "source": "agent", "message": "",
+                "tool_calls": [{"tool_call_id": "c2", "function_name": tool, "arguments": {}}]}));
+        }
+        let run = json!({"schema_version": "ATIF-v1.8", "agent": {"name": "e", "version": "1"}, "steps": steps});
+        std::fs::write(dir.join(&name), run.to_string()).unwrap();
+        name
+    };
+    let golden: Vec<String> = (1..=20).map(|i| write(format!("g{i}.json"), i <= 2)).collect();
+    let new: Vec<String> = (1..=20).map(|i| write(format!("n{i}.json"), i <= 18)).collect();
+    let args = |head: &[&str], runs: &[String]| -> Vec<String> {
+        head.iter().map(|s| s.to_string()).chain(runs.iter().cloned()).collect()
+    };
+    let update = args(&["envelope", "--update", "envelope.json"], &golden);
+    atif(dir, &update.iter().map(String::as_str).collect::<Vec<_>>(), 0);
+    let check = args(&["envelope", "--html", "envelope.html", "envelope.json"], &new);
+    atif(dir, &check.iter().map(String::as_str).collect::<Vec<_>>(), 1);
+}
+
+#[test]
+fn the_envelope_page_in_a_browser_draws_both_sets_as_bars_and_runs_nothing_from_tool_names() {
+    let Some(chromium) = Chromium::find() else { return };
+    let (port, connections) = listener();
+    let dir = tempfile::tempdir().unwrap();
+    envelope_page(dir.path(), port);
+    let url = format!("file://{}#selftest", dir.path().join("envelope.html").display());
+    let dom = chromium.dump_dom(&url);
+    let result = selftest(&dom);
+    assert_eq!(result["title"], "atif envelope", "{result}");
+    let bars = result["bars"].as_array().unwrap();
+    let row = |label: &str| {
+        bars.iter().find(|row| row[0] == label).unwrap_or_else(|| panic!("{label}: {result}"))
+    };
+    // The planted tool is a row of text: its rate moved from 2/20 to 18/20, and the bars say so.
+    let planted = row(&format!("runs calling {}", payload(port)));
+    assert_eq!(planted[1], "moved", "{planted}");
+    let (golden, actual) = (planted[2].as_i64().unwrap(), planted[3].as_i64().unwrap());
+    assert!(golden > 0 && actual > 4 * golden, "golden {golden} px, new {actual} px: {result}");
+    let read = row("runs calling read");
+    assert_eq!(read[1], "", "{read}");
+    assert!(read[2].as_i64().unwrap() > 0 && read[2] == read[3], "{read}");
     assert_eq!(connections.load(Ordering::SeqCst), 0, "the page reached the network");
 }
 
 #[test]
-fn screenshots_of_both_pages_are_not_blank() {
+fn screenshots_of_every_page_kind_are_not_blank() {
     let Some(chromium) = Chromium::find() else { return };
     let (port, _) = listener();
     let dir = tempfile::tempdir().unwrap();
@@ -270,7 +336,8 @@ fn screenshots_of_both_pages_are_not_blank() {
     std::fs::write(dir.path().join("one.json"), planted_run(port).to_string()).unwrap();
     atif(dir.path(), &["view", "one.json", "-o", "run.html"], 0);
     diff_pages(dir.path(), port);
-    for page in ["run", "diff"] {
+    envelope_page(dir.path(), port);
+    for page in ["run", "diff", "envelope"] {
         // `#top` names no element: the page opens at its top, header and all.
         let url = format!("file://{}#top", dir.path().join(format!("{page}.html")).display());
         let (width, height, colours) =

@@ -36,6 +36,7 @@
 #![forbid(unsafe_code)]
 
 mod diff;
+mod envelope;
 mod error;
 mod html;
 mod lane;
@@ -43,6 +44,7 @@ mod options;
 mod run;
 
 pub use diff::render_diff;
+pub use envelope::render_envelope;
 pub use error::{Error, Result};
 pub use options::{Image, ViewOptions};
 pub use run::{image_paths, render_run};

@@ -89,6 +89,10 @@
       interactive_ms: timing ? Math.round(timing.domInteractive) : null,
       script_ms: Math.round(performance.now()) };
     r.step_ids = steps().map(function (s) { return s.id; });
+    // Before anything scrolls: whether the first divergence's preview starts on the first screen.
+    var pv = document.querySelector("header .row.first");
+    r.preview_in_first_screen = !!pv && pv.getBoundingClientRect().top >= 0 &&
+      pv.getBoundingClientRect().top < window.innerHeight;
     var fold = document.querySelector("main details.fold, main details.same");
     if (fold) {
       var inner = fold.querySelector("pre");
@@ -131,6 +135,14 @@
     }
     var t = toStep(2);
     r.to_step_2 = t && t.id;
+    // Bar charts (an envelope page): each row's label and its two bars' drawn widths, in pixels.
+    r.bars = Array.prototype.map.call(document.querySelectorAll("main table.bars tr"), function (row) {
+      var rects = row.querySelectorAll("rect");
+      return [row.querySelector("th").textContent, row.className].concat(
+        Array.prototype.map.call(rects, function (rect) {
+          return Math.round(rect.getBoundingClientRect().width);
+        }));
+    });
     r.images = Array.prototype.map.call(document.images, function (i) {
       return i.complete && i.naturalWidth > 0;
     });

@@ -7,7 +7,11 @@ use anyhow::Context;
 use atif_envelope::{Conclusion, Envelope, Run, ToolOrder, Verdict, VerdictOptions, compare};
 use atif_normalize::NormalizeOptions;
 
-use crate::cmd::common::{Format, invalid, load_trajectory, print, this_command_as};
+use atif_view::ViewOptions;
+
+use crate::cmd::common::{
+    Format, invalid, load_trajectory, print, this_command_as, write_atomically,
+};
 use crate::output;
 
 /// Arguments of `atif envelope`.
@@ -54,6 +58,10 @@ pub(crate) struct VerdictArgs {
     /// Start from a named normalisation preset for logs of a known agent.
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(atif_normalize::PRESETS))]
     preset: Option<String>,
+    /// Also write the verdict as one self-contained HTML page to OUT: the golden's runs beside
+    /// the new runs as bar charts, the fields that moved highlighted (see docs/live.md).
+    #[arg(long, value_name = "OUT")]
+    html: Option<PathBuf>,
     /// Output format: `text` (the verdict in one screen) or `json` (`verdict`, `runs`,
     /// `fields`, `pass_at_k`, `pass_hat_k`; see docs/live.md).
     #[arg(long, value_enum, default_value_t)]
@@ -148,6 +156,12 @@ pub(crate) fn conclude(
     let mut options = VerdictOptions::new();
     options.set_alpha(args.alpha).set_seed(args.seed);
     let verdict = compare(&envelope, runs, &options).map_err(invalid)?;
+    if let Some(path) = &args.html {
+        // The new runs' envelope, grouped as the golden's is, for their distributions.
+        let actual = Envelope::build(runs, envelope.order()).map_err(invalid)?;
+        let page = atif_view::render_envelope(&envelope, &actual, &verdict, &ViewOptions::new());
+        write_atomically(path, |out| out.write_all(page.as_bytes()))?;
+    }
     print_verdict(&verdict, args.format)?;
     let failed = match verdict.verdict {
         Conclusion::Changed => true,

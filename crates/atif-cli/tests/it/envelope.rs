@@ -242,3 +242,65 @@ fn outcomes_give_the_pass_rate_and_must_be_one_per_run() {
         "error: --outcomes gives 2 outcome(s) for 20 run(s); expected one per run, in their order\n"
     );
 }
+
+#[test]
+fn html_draws_both_sets_as_bar_charts_with_the_fields_that_moved_highlighted() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden_runs = write_runs(dir.path(), "golden", 20, 2);
+    atif(dir.path(), &with_runs(&["envelope", "--update", "g.json"], &golden_runs));
+    let new_runs = write_runs(dir.path(), "new", 20, 18);
+    let changed =
+        atif(dir.path(), &with_runs(&["envelope", "--html", "envelope.html", "g.json"], &new_runs));
+    assert_eq!(changed.status.code(), Some(1), "{}", stderr(&changed));
+    assert!(stdout(&changed).starts_with("changed: "), "the text verdict is printed as ever");
+    let page = std::fs::read_to_string(dir.path().join("envelope.html")).unwrap();
+    assert!(page.contains("20 golden runs ⟷ 20 new runs"), "{page}");
+    assert!(page.contains("<span class=\"verdict changed\">changed</span>"), "{page}");
+    // The fields that moved, at the top and on their rows.
+    assert!(
+        page.contains("<tr class=\"moved\"><th>tool_runs.grep</th><td>`grep` called in 18/20 runs, was 2/20</td>"),
+        "{page}"
+    );
+    let row = |label: &str| {
+        let at = page
+            .find(&format!("<th>{label}</th><td><svg"))
+            .unwrap_or_else(|| panic!("{label}: {page}"));
+        let start = page[..at].rfind("<tr").unwrap();
+        &page[start..start + page[start..].find("</tr>").unwrap()]
+    };
+    let grep = row("runs calling grep");
+    assert!(grep.starts_with("<tr class=\"moved\">"), "{grep}");
+    // Bars are the share of each side's runs: 2/20 and 18/20.
+    assert!(
+        grep.contains("<rect class=\"bg\" width=\"10.0\"")
+            && grep.contains("<rect class=\"ba\" y=\"6\" width=\"90.0\""),
+        "{grep}"
+    );
+    assert!(grep.contains("2/20 → 18/20 <b>moved</b>"), "{grep}");
+    let read = row("runs calling read");
+    assert!(read.starts_with("<tr><th>") && read.contains("20/20 → 20/20"), "{read}");
+    // The variants, the most frequent first, and a histogram per count field.
+    let variants = &page[page.find("<table class=\"bars variants moved\">").expect(&page)..];
+    let variants = &variants[..variants.find("</table>").unwrap()];
+    assert_eq!(variants.matches("<tr>").count(), 2, "{variants}");
+    assert!(variants.contains("18/20 → 2/20") && variants.contains("2/20 → 18/20"), "{variants}");
+    for field in ["step_count", "llm_calls", "prompt_tokens", "completion_tokens"] {
+        assert!(
+            page.contains(&format!("<table class=\"bars histogram\" data-field=\"{field}\">")),
+            "{field}"
+        );
+    }
+    let steps = &page[page.find("data-field=\"step_count\"").unwrap()..];
+    let steps = &steps[..steps.find("</table>").unwrap()];
+    assert!(steps.contains("<th>1</th>") && steps.contains("18 → 2 runs"), "{steps}");
+    assert!(steps.contains("<th>2</th>") && steps.contains("2 → 18 runs"), "{steps}");
+    // The runs are named by their paths, which stay out of a page that is shared.
+    assert!(!page.contains("new-1.json") && !page.contains("golden-1.json"), "{page}");
+
+    let same = write_runs(dir.path(), "same", 20, 2);
+    let quiet = atif(dir.path(), &with_runs(&["envelope", "--html", "same.html", "g.json"], &same));
+    assert_eq!(quiet.status.code(), Some(0), "{}", stderr(&quiet));
+    let page = std::fs::read_to_string(dir.path().join("same.html")).unwrap();
+    assert!(page.contains("<span class=\"verdict same\">no-clear-change</span>"), "{page}");
+    assert!(!page.contains("class=\"moved\""), "{page}");
+}

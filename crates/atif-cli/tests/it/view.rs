@@ -121,3 +121,48 @@ fn check_html_follows_the_checks_settings_so_what_is_marked_is_what_failed() {
     assert!(page.contains("the same Shape"), "the page judges as the check did");
     assert!(!page.contains("<th>prompt_tokens</th><td>prompt_tokens:"));
 }
+
+#[test]
+fn check_html_shows_masked_values_as_their_placeholders_and_no_volatile_key_or_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |order: &str, function: &str| {
+        json!({
+            "schema_version": "ATIF-v1.8",
+            "agent": {"name": "masked", "version": "1"},
+            "steps": [{"step_id": 1, "source": "agent",
+                       "message": format!("order {order} paid with sk-proj-abcdefghijklmnopqrstuv"),
+                       "tool_calls": [{"tool_call_id": "c", "function_name": function,
+                                       "arguments": {"q": "x"}}],
+                       "extra": {"request_id": format!("req-{order}")}}]
+        })
+        .to_string()
+    };
+    let check = |extra: &[&str]| {
+        let mut command = atif_command(&["check"]);
+        command
+            .args(["--mask", "[0-9]{5}=<order>", "--volatile", "request_id"])
+            .args(extra)
+            .args(["golden.json", "run.json"])
+            .current_dir(dir.path())
+            .env_remove("CI")
+            .env("ATIF_GOLDEN", "check");
+        command.output().unwrap()
+    };
+    std::fs::write(dir.path().join("run.json"), run("48213", "read")).unwrap();
+    let made = check(&["--update"]);
+    assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+    std::fs::write(dir.path().join("run.json"), run("77120", "grep")).unwrap();
+    let failed = check(&["--html", "page.html"]);
+    assert_eq!(failed.status.code(), Some(1), "{}", stderr(&failed));
+    let page = std::fs::read_to_string(dir.path().join("page.html")).unwrap();
+    // Both lanes show the placeholder, where the golden holds it.
+    assert_eq!(
+        page.matches("order &lt;order&gt; paid with").count(),
+        4,
+        "preview and lanes: {page}"
+    );
+    for leaked in ["48213", "77120", "request_id", "req-", "abcdefghijklmnopqrstuv"] {
+        assert!(!page.contains(leaked), "{leaked} reached the page");
+    }
+    assert!(page.contains("&lt;redacted:"), "the secret's marker is shown, escaped");
+}
