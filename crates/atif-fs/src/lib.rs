@@ -40,4 +40,4 @@ pub use error::{Error, Result};
 pub use temp::{
     TEMP_PREFIX, TEMP_SUFFIX, is_temp_file_name, remove_stale_temp_files, stale_temp_files,
 };
-pub use write::{resolve_symlinks, write_atomic};
+pub use write::{resolve_symlinks, write_atomic, write_atomic_with};

@@ -22,6 +22,31 @@ const MAX_LINKS: usize = 40;
 /// [`Error`] naming the folder or file when resolving, creating, writing or renaming fails;
 /// the temporary file is then removed and the target keeps its old contents.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<PathBuf> {
+    write_atomic_with(path, |file| file.write_all(contents))
+}
+
+/// [`write_atomic`] for contents produced by `write`, which writes them into the temporary
+/// file (through a buffer) rather than into memory first, so a large file, such as a recording
+/// of a 200 MB request, is never held whole as text.
+///
+/// The target is replaced only when `write` returns `Ok`; when it fails, the temporary file is
+/// removed and the target keeps its old contents.
+///
+/// # Errors
+/// As for [`write_atomic`]; an error `write` returns is reported as failing to write the
+/// temporary file, with that error as its source.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<PathBuf> {
+    write_atomic_inner(path, Box::new(write))
+}
+
+/// The writer [`write_atomic_with`] calls, boxed so that the work is done by one non-generic
+/// function.
+type WriteFn<'a> = dyn FnOnce(&mut dyn Write) -> std::io::Result<()> + 'a;
+
+fn write_atomic_inner(path: &Path, write: Box<WriteFn<'_>>) -> Result<PathBuf> {
     let target = resolve_symlinks(path)?;
     let dir = match target.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent.to_owned(),
@@ -50,7 +75,11 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> Result<PathBuf> {
                 .map_err(|source| Error::new("set the permissions of", temp.path(), source))?;
         }
     }
-    temp.write_all(contents).map_err(|source| Error::new("write", temp.path(), source))?;
+    let temp_path = temp.path().to_owned();
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, temp.as_file_mut());
+    let written = write(&mut buffered).and_then(|()| buffered.flush());
+    drop(buffered);
+    written.map_err(|source| Error::new("write", &temp_path, source))?;
     temp.as_file().sync_all().map_err(|source| Error::new("flush", temp.path(), source))?;
     temp.persist(&target).map_err(|err| Error::new("replace", &target, err.error))?;
     Ok(target)

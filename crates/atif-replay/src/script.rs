@@ -426,8 +426,10 @@ pub fn write_script(path: &Path, script: &Script, secret_patterns: &[String]) ->
 }
 
 /// [`write_script`] for a script the caller no longer needs: it is redacted as it is turned
-/// into text, so a large recording is held at most twice while it is written (the script and
-/// its redacted tree, then that and the text), not three or four times.
+/// into text, and the text goes straight into the file, so a large recording is held about
+/// once while it is written: the exchanges' JSON bodies, the bulk of a recording, are moved
+/// into the tree that is redacted and back, never copied, and the text is never whole in
+/// memory.
 ///
 /// # Errors
 ///
@@ -447,9 +449,15 @@ pub fn write_script_owned(path: &Path, script: Script, secret_patterns: &[String
     let format = std::mem::take(&mut script.format);
     let fingerprints: Vec<Option<String>> =
         script.calls.iter_mut().map(|call| call.request_sha256.take()).collect();
+    let bodies: Vec<(Value, Option<Value>)> = script
+        .exchanges
+        .iter_mut()
+        .map(|exchange| (std::mem::take(&mut exchange.request), exchange.body.take()))
+        .collect();
     let mut value = serde_json::to_value(&script)
         .map_err(|source| Error::Serialize { what: "script", source })?;
     drop(script);
+    put_back_bodies(&mut value, bodies);
     redactor.redact_value(&mut value);
     if let Some((pattern, pointer)) = redactor.first_match_in(&value) {
         return Err(Error::SecretSurvived { path: path.to_owned(), pattern, pointer });
@@ -465,13 +473,29 @@ pub fn write_script_owned(path: &Path, script: Script, secret_patterns: &[String
     }
     let mut redacted = read_back(value, path)?;
     redacted.version = needed_version(&redacted);
-    let mut text = serde_json::to_string_pretty(&redacted)
-        .map_err(|source| Error::Serialize { what: "script", source })?;
-    drop(redacted);
-    text.push('\n');
-    write_atomically(path, text.as_bytes())
+    // Through `atif-fs`, the one place atif replaces files: atomically, through a symbolic
+    // link to its target, keeping the permissions of the file it replaces.
+    atif_fs::write_atomic_with(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, &redacted)?;
+        out.write_all(b"\n")
+    })
+    .map(drop)
+    .map_err(io_error)
 }
 
+/// Puts the exchanges' request and reply bodies that [`write_script_owned`] set aside back
+/// into the script's tree, by moving them.
+fn put_back_bodies(value: &mut Value, bodies: Vec<(Value, Option<Value>)>) {
+    let exchanges = value.get_mut("exchanges").and_then(Value::as_array_mut);
+    for (exchange, (request, body)) in exchanges.into_iter().flatten().zip(bodies) {
+        if let Some(exchange) = exchange.as_object_mut() {
+            exchange.insert("request".to_owned(), request);
+            if let Some(body) = body {
+                exchange.insert("body".to_owned(), body);
+            }
+        }
+    }
+}
 /// The oldest format version that holds `script`: 4 with MCP messages, 3 when a streamed reply
 /// kept comment lines or a `retry:` field, else 2.
 fn needed_version(script: &Script) -> u32 {
@@ -501,14 +525,9 @@ pub fn redact_file(path: &Path, secret_patterns: &[String]) -> Result<bool> {
     Ok(true)
 }
 
-/// Writes `bytes` to `path` through `atif-fs`, the one place atif replaces files: atomically,
-/// through a symbolic link to its target, keeping the permissions of the file it replaces.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    atif_fs::write_atomic(path, bytes).map(drop).map_err(|err| Error::Io {
-        action: err.action,
-        path: err.path,
-        source: err.source,
-    })
+/// A failure of `atif-fs`, the one place atif replaces files, as this crate's error.
+fn io_error(err: atif_fs::Error) -> Error {
+    Error::Io { action: err.action, path: err.path, source: err.source }
 }
 
 fn parse_error(path: &Path, text: &str, err: &serde_json::Error) -> Error {

@@ -217,8 +217,14 @@ impl Scanner {
     }
 
     /// What [`Scanner::redact_value`] would replace in `value`, without changing it.
+    ///
+    /// Only an object whose keys hold or name a secret is copied to be redacted; strings are
+    /// searched where they are, so a document of large texts (a recorded 200 MB prompt) is
+    /// never copied to be scanned.
     pub fn scan_value(&self, value: &Value) -> Report {
-        self.redact_value(&mut value.clone())
+        let mut redactor = self.redactor();
+        redactor.scan(value, &mut String::new());
+        redactor.into_report()
     }
 
     /// What `key` holds (a secret, by the patterns) and says (a secret value, by its name).
@@ -324,6 +330,52 @@ impl Redactor<'_> {
     pub fn redact_value(&mut self, value: &mut Value, pointer: &str) {
         let mut walk = Walk { redactor: self, prefix: pointer, path: Vec::new() };
         walk.value(value);
+    }
+
+    /// Reports what [`Redactor::redact_value`] would replace in `value`, at `pointer`, in the
+    /// same order, copying only the objects whose keys hold or name a secret.
+    fn scan(&mut self, value: &Value, pointer: &mut String) {
+        match value {
+            Value::String(text) => {
+                let mut kinds = Vec::new();
+                let found = self
+                    .scanner
+                    .redact_text_kinds(text, &mut |kind| kinds.push(kind.to_owned()))
+                    .is_some();
+                if found {
+                    for kind in kinds {
+                        self.report.push(kind, pointer.clone());
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (idx, item) in items.iter().enumerate() {
+                    let len = pointer.len();
+                    let _ = write!(pointer, "/{idx}");
+                    self.scan(item, pointer);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Object(map) => {
+                let redacts_here = map.iter().any(|(key, item)| {
+                    let facts = self.key_facts(key);
+                    facts.holds_secret || (facts.secret_name && is_secret_scalar(item))
+                });
+                if redacts_here {
+                    // Its keys change, or its scalars: the walk that redacts says how.
+                    let mut copy = value.clone();
+                    self.redact_value(&mut copy, pointer);
+                    return;
+                }
+                for (key, item) in map {
+                    let len = pointer.len();
+                    push_key(pointer, key);
+                    self.scan(item, pointer);
+                    pointer.truncate(len);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
     }
 
     /// What was redacted, in the order it was found.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use atif_fs::{resolve_symlinks, write_atomic};
+use atif_fs::{resolve_symlinks, write_atomic, write_atomic_with};
 
 use crate::names;
 
@@ -87,4 +87,41 @@ fn a_failed_write_keeps_the_old_contents_and_cleans_up() {
     assert_eq!(err.to_string(), format!("cannot replace {}", path.display()));
     assert_eq!(std::fs::read(path.join("keep")).unwrap(), b"old");
     assert_eq!(names(dir.path()), ["golden.json"]);
+}
+
+#[test]
+fn write_atomic_with_writes_what_the_writer_produces_piece_by_piece() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    std::fs::write(&path, b"old\n").unwrap();
+    let written = write_atomic_with(&path, |out| {
+        for idx in 0..100_000 {
+            write!(out, "{idx},")?;
+        }
+        out.write_all(b"\n")
+    })
+    .unwrap();
+    assert_eq!(written, path);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("0,1,2,") && text.ends_with("99998,99999,\n"), "{}", &text[..20]);
+    assert_eq!(text.len(), 588_891);
+    assert_eq!(names(dir.path()), ["script.json"]);
+}
+
+#[test]
+fn a_writer_that_fails_half_way_leaves_the_old_file_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.json");
+    std::fs::write(&path, b"the good recording\n").unwrap();
+    let err = write_atomic_with(&path, |out| {
+        // More than the buffer holds, so part of it reaches the temporary file first.
+        out.write_all(&[b'x'; 200_000])?;
+        Err(std::io::Error::other("the recording cannot be serialised"))
+    })
+    .unwrap_err();
+    assert_eq!(err.action, "write");
+    assert!(err.to_string().starts_with("cannot write "), "{err}");
+    assert_eq!(err.source.to_string(), "the recording cannot be serialised");
+    assert_eq!(std::fs::read(&path).unwrap(), b"the good recording\n");
+    assert_eq!(names(dir.path()), ["script.json"], "the temporary file is removed");
 }

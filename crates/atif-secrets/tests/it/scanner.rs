@@ -434,3 +434,27 @@ fn the_escaped_check_decodes_only_text_with_a_hint() {
     with_pattern.add_user_pattern("line\\slines").unwrap();
     assert!(with_pattern.may_hold_secret_escaped(r"line\nlines", unescape_two_character));
 }
+
+#[test]
+fn scan_value_reports_what_redact_value_replaces_in_the_same_order_and_changes_nothing() {
+    let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB";
+    let docs = [
+        serde_json::json!({"messages": [{"content": "plain text"}, {"content": format!("use {token}")}]}),
+        serde_json::json!({"a/b~c": [[format!("x {token}")]], "env": {"GITHUB_TOKEN": "abc", "PATH": "/bin"}}),
+        serde_json::json!({"headers": {token: "v", "other": format!("{token} twice {token}")}}),
+        serde_json::json!({"password": {"nested": format!("{token}")}, "api_key": 42, "z": [null, true, 1.5]}),
+        serde_json::json!(["no secret at all", {"prompt_tokens": 12}]),
+        serde_json::json!(format!("{token}")),
+    ];
+    let scanner = Scanner::new();
+    let mut n_findings = 0;
+    for doc in docs {
+        let before = doc.clone();
+        let scanned = scanner.scan_value(&doc);
+        assert_eq!(doc, before, "scanning changes nothing");
+        let redacted = scanner.redact_value(&mut doc.clone());
+        assert_eq!(scanned.findings(), redacted.findings(), "{doc}");
+        n_findings += scanned.findings().len();
+    }
+    assert!(n_findings >= 9, "the documents hold secrets to find: {n_findings}");
+}
