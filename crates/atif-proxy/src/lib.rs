@@ -70,6 +70,7 @@
 mod access;
 mod clean;
 mod error;
+mod json_reader;
 mod limits;
 mod mcp;
 mod mcp_state;
@@ -81,6 +82,7 @@ mod serve;
 mod server;
 mod tape;
 mod tool_drift;
+mod upload;
 mod verdict;
 
 /// What a replay does with a request that differs from the recorded one: the one policy of

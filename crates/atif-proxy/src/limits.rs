@@ -34,7 +34,7 @@ pub const DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(60
 pub const DEFAULT_UPSTREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The bytes the server has left for request bodies, shared by all requests, in KiB.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Budget {
     semaphore: Arc<Semaphore>,
     total_kib: u32,
@@ -67,16 +67,22 @@ impl Budget {
 }
 
 /// A body being read: the bytes so far, and the share of the budget they hold.
-struct Reading<'a> {
-    budget: &'a Budget,
+#[derive(Debug)]
+pub(crate) struct Reading {
+    budget: Budget,
     held: Option<OwnedSemaphorePermit>,
     held_kib: u32,
 }
 
-impl Reading<'_> {
+impl Reading {
+    /// A body of which nothing is read yet, within `budget`.
+    pub(crate) fn new(budget: &Budget) -> Reading {
+        Reading { budget: budget.clone(), held: None, held_kib: 0 }
+    }
+
     /// Holds enough of the budget for `bytes` in all, or fails at once: waiting could leave
     /// every request holding half of what it needs.
-    fn hold(&mut self, bytes: u64) -> Result<(), BodyError> {
+    pub(crate) fn hold(&mut self, bytes: u64) -> Result<(), BodyError> {
         let busy = BodyError::Busy { limit: self.budget.limit() };
         let needed = u32::try_from(bytes.div_ceil(1024))
             .map_err(|_| BodyError::Busy { limit: self.budget.limit() })?;
@@ -105,7 +111,7 @@ pub(crate) async fn read_body(
     idle: Duration,
     budget: &Budget,
 ) -> Result<(Bytes, Option<OwnedSemaphorePermit>), BodyError> {
-    let mut reading = Reading { budget, held: None, held_kib: 0 };
+    let mut reading = Reading::new(budget);
     if let Some(length) = content_length {
         if length > max_bytes {
             return Err(BodyError::TooLarge { limit: max_bytes });
@@ -139,10 +145,10 @@ mod tests {
     #[test]
     fn the_budget_is_shared_and_given_back() {
         let budget = Budget::new(10 * 1024);
-        let mut first = Reading { budget: &budget, held: None, held_kib: 0 };
+        let mut first = Reading::new(&budget);
         first.hold(6 * 1024).unwrap();
         first.hold(6 * 1024 + 1).unwrap();
-        let mut second = Reading { budget: &budget, held: None, held_kib: 0 };
+        let mut second = Reading::new(&budget);
         assert!(matches!(second.hold(4 * 1024), Err(BodyError::Busy { limit: 10240 })));
         second.hold(3 * 1024).unwrap();
         drop(first);

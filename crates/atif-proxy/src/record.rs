@@ -2,7 +2,6 @@
 //! agent as it arrives, while a copy is parsed (as JSON or as server-sent events) and saved.
 
 use std::collections::BTreeMap;
-use std::ops::ControlFlow::{self, Break, Continue};
 use std::path::Path;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -21,7 +20,8 @@ use serde_json::Value;
 use crate::clean::Cleaner;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, error_body, public_origin, strip_credentials};
-use crate::server::{Logged, Shared, is_hop_header, json_reply, seconds};
+use crate::server::{Logged, Shared, body_failure, is_hop_header, json_reply, not_json, seconds};
+use crate::upload::{Upload, UploadError, Uploaded};
 use crate::{Error, Result};
 
 /// The recording side of the server: the upstream client and what the recording notes.
@@ -49,8 +49,25 @@ pub(crate) struct Forward {
     pub(crate) method: Method,
     pub(crate) path_and_query: String,
     pub(crate) headers: HeaderMap,
-    pub(crate) body: Bytes,
-    pub(crate) json: Value,
+    pub(crate) payload: Payload,
+}
+
+/// A forwarded request's body.
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// Read whole first (a `GET` or `HEAD` has no JSON: `null`).
+    Whole { body: Bytes, json: Value },
+    /// Forwarded as it arrives, its JSON read on the side (a model call's body, which may be
+    /// hundreds of megabytes).
+    Streamed { upload: Upload, uploaded: Uploaded },
+}
+
+/// Why the upstream's reply did not begin.
+enum SendError {
+    /// Nothing within the first-byte timeout.
+    Silent,
+    /// The request failed (the upstream unreachable, or the body's upload aborted).
+    Failed(reqwest::Error),
 }
 
 impl Recorder {
@@ -108,38 +125,42 @@ impl Recorder {
             request.method,
             request.path_and_query.split('?').next().unwrap_or("")
         );
-        let reply = match self.send(shared, &request, &what).await {
-            Continue(reply) => reply,
-            Break(response) => return response,
+        let Forward { endpoint, method, path_and_query, headers, payload } = request;
+        let (body, uploaded) = match payload {
+            Payload::Whole { body, json } => (reqwest::Body::from(body), Err(json)),
+            Payload::Streamed { upload, uploaded } => {
+                (reqwest::Body::wrap_stream(upload), Ok(uploaded))
+            }
+        };
+        let sent = self.send(endpoint, &method, &path_and_query, &headers, body).await;
+        // A body that broke a limit or is not JSON was never forwarded whole: that is the
+        // agent's failure, whatever the upstream made of the aborted request.
+        let json = match uploaded {
+            Err(json) => json,
+            Ok(uploaded) => match uploaded.json().await {
+                Ok(json) => json,
+                Err(err) => return upload_failure(shared, endpoint, &method, &path_and_query, err),
+            },
+        };
+        let reply = match sent {
+            Ok(reply) => reply,
+            Err(err) => return self.send_failure(shared, endpoint, &what, err),
         };
         let status = reply.status();
-        let mut response = Response::builder().status(status.as_u16());
-        let mut kept = BTreeMap::new();
-        for (name, value) in reply.headers() {
-            if is_hop_header(name.as_str()) || name == header::CONTENT_ENCODING {
-                continue;
-            }
-            response = response.header(name, value);
-            if is_kept_header(name.as_str()) {
-                kept.insert(
-                    name.as_str().to_owned(),
-                    value.to_str().unwrap_or_default().to_owned(),
-                );
-            }
-        }
+        let (response, kept) = pass_on_headers(&reply);
         let is_stream =
             kept.get("content-type").is_some_and(|ct| ct.starts_with("text/event-stream"));
-        let mut saved_request = request.json;
+        let mut saved_request = json;
         normalizer.insert_placeholders(&mut saved_request);
         let mut exchange = HttpExchange::new(
-            request.method.as_str(),
-            strip_credentials(&request.path_and_query),
+            method.as_str(),
+            strip_credentials(&path_and_query),
             saved_request,
             status.as_u16(),
         );
         exchange.headers = kept;
         shared.served();
-        if request.method == Method::HEAD {
+        if method == Method::HEAD {
             // No body follows, and the server never reads one for a HEAD reply.
             shared.log(seq, Logged::Recorded(exchange));
             return response.body(Body::empty()).unwrap_or_else(|_| Response::new(Body::empty()));
@@ -163,37 +184,58 @@ impl Recorder {
         response.body(Body::from_stream(tee)).unwrap_or_else(|_| Response::new(Body::empty()))
     }
 
-    /// Sends `request` upstream and waits for its reply to begin, or answers the agent with
-    /// the failure: the upstream unreachable (502) or silent past the first-byte timeout (504).
+    /// Sends the request upstream and waits for its reply to begin.
     async fn send(
         &self,
-        shared: &Shared,
-        request: &Forward,
-        what: &str,
-    ) -> ControlFlow<Response, reqwest::Response> {
-        let protocol = request.endpoint.protocol();
-        let origin = self.upstream.as_deref().unwrap_or(public_origin(protocol));
-        let url = format!("{origin}{}", request.path_and_query);
-        let mut upstream_request = self.client.request(request.method.clone(), &url);
-        for (name, value) in &request.headers {
+        endpoint: Endpoint,
+        method: &Method,
+        path_and_query: &str,
+        headers: &HeaderMap,
+        body: reqwest::Body,
+    ) -> Result<reqwest::Response, SendError> {
+        let url = format!("{}{path_and_query}", self.origin(endpoint));
+        let mut upstream_request = self.client.request(method.clone(), &url);
+        for (name, value) in headers {
             // Without `accept-encoding` the upstream replies uncompressed, so the copy can be
             // read as it passes.
             if !is_hop_header(name.as_str()) && name != header::ACCEPT_ENCODING {
                 upstream_request = upstream_request.header(name, value);
             }
         }
-        let sent = upstream_request.body(request.body.clone()).send();
-        let err = match tokio::time::timeout(self.timeouts.first_byte, sent).await {
-            Ok(Ok(reply)) => return Continue(reply),
-            Ok(Err(err)) => err,
-            Err(_) => {
+        let sent = upstream_request.body(body).send();
+        match tokio::time::timeout(self.timeouts.first_byte, sent).await {
+            Ok(Ok(reply)) => Ok(reply),
+            Ok(Err(err)) => Err(SendError::Failed(err)),
+            Err(_) => Err(SendError::Silent),
+        }
+    }
+
+    /// Where requests to `endpoint` go: `--upstream`, or the provider's public API.
+    fn origin(&self, endpoint: Endpoint) -> &str {
+        self.upstream.as_deref().unwrap_or(public_origin(endpoint.protocol()))
+    }
+
+    /// Answers the agent when the upstream's reply did not begin: the upstream unreachable
+    /// (502) or silent past the first-byte timeout (504).
+    fn send_failure(
+        &self,
+        shared: &Shared,
+        endpoint: Endpoint,
+        what: &str,
+        err: SendError,
+    ) -> Response {
+        let protocol = endpoint.protocol();
+        let origin = self.origin(endpoint);
+        let err = match err {
+            SendError::Failed(err) => err,
+            SendError::Silent => {
                 let message = format!(
                     "the upstream {origin} sent no reply to {what} within {} \
                      (--upstream-first-byte-timeout)",
                     seconds(self.timeouts.first_byte)
                 );
                 let message = shared.clean(message);
-                return Break(shared.failure(protocol, StatusCode::GATEWAY_TIMEOUT, message));
+                return shared.failure(protocol, StatusCode::GATEWAY_TIMEOUT, message);
             }
         };
         let message = format!(
@@ -202,7 +244,7 @@ impl Recorder {
             error_chain(&err)
         );
         let message = shared.clean(message);
-        if request.endpoint == Endpoint::Probe {
+        if endpoint == Endpoint::Probe {
             // A probe that fails is the agent's business: the model calls that follow say
             // whether the upstream is there.
             let response = json_reply(
@@ -210,9 +252,43 @@ impl Recorder {
                 &error_body(protocol, StatusCode::BAD_GATEWAY.as_u16(), &message),
             );
             shared.warn(message);
-            return Break(response);
+            return response;
         }
-        Break(shared.failure(protocol, StatusCode::BAD_GATEWAY, message))
+        shared.failure(protocol, StatusCode::BAD_GATEWAY, message)
+    }
+}
+
+/// The agent's reply with the upstream's status and headers (those of the connection and the
+/// encoding aside), and the headers the recording keeps.
+fn pass_on_headers(
+    reply: &reqwest::Response,
+) -> (axum::http::response::Builder, BTreeMap<String, String>) {
+    let mut response = Response::builder().status(reply.status().as_u16());
+    let mut kept = BTreeMap::new();
+    for (name, value) in reply.headers() {
+        if is_hop_header(name.as_str()) || name == header::CONTENT_ENCODING {
+            continue;
+        }
+        response = response.header(name, value);
+        if is_kept_header(name.as_str()) {
+            kept.insert(name.as_str().to_owned(), value.to_str().unwrap_or_default().to_owned());
+        }
+    }
+    (response, kept)
+}
+
+/// Answers the agent when its body broke a limit or is not JSON, as a body read whole is.
+fn upload_failure(
+    shared: &Shared,
+    endpoint: Endpoint,
+    method: &Method,
+    path_and_query: &str,
+    err: UploadError,
+) -> Response {
+    let path = path_and_query.split('?').next().unwrap_or_default();
+    match err {
+        UploadError::Body(err) => body_failure(shared, endpoint.protocol(), method, path, err),
+        UploadError::NotJson(err) => not_json(shared, endpoint.protocol(), method, path, &err),
     }
 }
 

@@ -31,9 +31,10 @@ use crate::mcp_state::McpState;
 use crate::mcp_tape::McpTape;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, SUPPORTED, error_body, guess, strip_credentials};
-use crate::record::{Recorder, UpstreamTimeouts};
+use crate::record::{Forward, Payload, Recorder, UpstreamTimeouts};
 use crate::serve::{Closed, ConnectionTimeouts, serve};
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
+use crate::upload::{UploadLimits, upload};
 use crate::verdict::{Capped, Counts, MAX_KEPT};
 use crate::{Error, Mode, Result, Verdict};
 
@@ -812,6 +813,11 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         Continue(endpoint) => endpoint,
         Break(response) => return response,
     };
+    if let Engine::Record { recorder, normalizer } = &shared.engine {
+        if !endpoint.is_get() {
+            return record_streamed(&shared, parts, endpoint, body, recorder, normalizer).await;
+        }
+    }
     // The body's share of the budget is held until the reply is under way.
     let (body, json, _held) = match read_json(&shared, &parts, endpoint, body).await {
         Continue(read) => read,
@@ -872,11 +878,45 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             }
         }
         Engine::Record { recorder, normalizer } => {
-            let forward =
-                crate::record::Forward { endpoint, method, path_and_query, headers, body, json };
+            let payload = Payload::Whole { body, json };
+            let forward = Forward { endpoint, method, path_and_query, headers, payload };
             recorder.forward(&shared, normalizer, forward).await
         }
     }
+}
+
+/// Records a model call: its body is forwarded upstream as it arrives and read as JSON on
+/// the side (see `upload.rs`), never held whole beside its JSON.
+async fn record_streamed(
+    shared: &Arc<Shared>,
+    parts: Parts,
+    endpoint: Endpoint,
+    body: Body,
+    recorder: &Recorder,
+    normalizer: &Normalizer,
+) -> Response {
+    let content_length = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    let limits = UploadLimits {
+        max_bytes: shared.limits.max_body_bytes,
+        idle: shared.limits.body_read_timeout,
+        budget: shared.limits.budget.clone(),
+    };
+    let (upload, uploaded) = match upload(body, content_length, &limits) {
+        Ok(streams) => streams,
+        Err(err) => {
+            let path = parts.uri.path();
+            return body_failure(shared, endpoint.protocol(), &parts.method, path, err);
+        }
+    };
+    let path_and_query =
+        parts.uri.path_and_query().map_or_else(|| parts.uri.path().to_owned(), |pq| pq.to_string());
+    let payload = Payload::Streamed { upload, uploaded };
+    let forward =
+        Forward { endpoint, method: parts.method, path_and_query, headers: parts.headers, payload };
+    recorder.forward(shared, normalizer, forward).await
 }
 
 /// Decides whether a request is answered, and by which endpoint: a request that is not the
@@ -941,45 +981,61 @@ async fn read_json(
     );
     let (body, held) = match read.await {
         Ok(read) => read,
-        Err(err) => {
-            let (status, why) = match err {
-                BodyError::TooLarge { limit } => (
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    format!("it is larger than the limit of {limit} bytes (--max-body-bytes)"),
-                ),
-                BodyError::Busy { limit } => (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!(
-                        "the request bodies in flight already hold the limit of {limit} bytes \
-                         (--max-buffered-bytes)"
-                    ),
-                ),
-                BodyError::Idle { timeout } => (
-                    StatusCode::REQUEST_TIMEOUT,
-                    format!(
-                        "the client sent nothing for {} (--body-read-timeout)",
-                        seconds(timeout)
-                    ),
-                ),
-                BodyError::Read(err) => (StatusCode::BAD_REQUEST, err),
-            };
-            let message = format!("cannot read the request body of {method} {path}: {why}");
-            return Break(shared.failure(protocol, status, message));
-        }
+        Err(err) => return Break(body_failure(shared, protocol, method, path, err)),
     };
     if endpoint.is_get() {
         return Continue((body, Value::Null, held));
     }
     match serde_json::from_slice::<Value>(&body) {
         Ok(json) => Continue((body, json, held)),
-        Err(err) => {
-            let message = format!(
-                "the request body of {method} {path} is not valid JSON ({err}); the agent must \
-                 send a JSON body"
-            );
-            Break(shared.failure(protocol, StatusCode::BAD_REQUEST, message))
-        }
+        Err(err) => Break(not_json(shared, protocol, method, path, &err.to_string())),
     }
+}
+
+/// Answers a request whose body was not read: too large (413), over the budget of all bodies
+/// (503), paused too long (408), or the connection failed (400).
+pub(crate) fn body_failure(
+    shared: &Shared,
+    protocol: Protocol,
+    method: &Method,
+    path: &str,
+    err: BodyError,
+) -> Response {
+    let (status, why) = match err {
+        BodyError::TooLarge { limit } => (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("it is larger than the limit of {limit} bytes (--max-body-bytes)"),
+        ),
+        BodyError::Busy { limit } => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the request bodies in flight already hold the limit of {limit} bytes \
+                 (--max-buffered-bytes)"
+            ),
+        ),
+        BodyError::Idle { timeout } => (
+            StatusCode::REQUEST_TIMEOUT,
+            format!("the client sent nothing for {} (--body-read-timeout)", seconds(timeout)),
+        ),
+        BodyError::Read(err) => (StatusCode::BAD_REQUEST, err),
+    };
+    let message = format!("cannot read the request body of {method} {path}: {why}");
+    shared.failure(protocol, status, message)
+}
+
+/// Answers a request whose body is not JSON; `err` says what is wrong and where.
+pub(crate) fn not_json(
+    shared: &Shared,
+    protocol: Protocol,
+    method: &Method,
+    path: &str,
+    err: &str,
+) -> Response {
+    let message = format!(
+        "the request body of {method} {path} is not valid JSON ({err}); the agent must send a \
+         JSON body"
+    );
+    shared.failure(protocol, StatusCode::BAD_REQUEST, message)
 }
 
 impl Shared {

@@ -486,3 +486,89 @@ async fn headers_agents_act_on_are_recorded_and_replayed_and_no_other() {
     assert_eq!(replayed.headers()["content-type"], "application/json");
     proxy.finish().await.unwrap();
 }
+
+/// An upstream that reads each request body to its end and answers a Chat Completion; the
+/// bodies it received whole, in order.
+async fn body_keeping_upstream() -> (String, Arc<Mutex<Vec<Bytes>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let whole = Arc::new(Mutex::new(Vec::new()));
+    let app = axum::Router::new().fallback({
+        let whole = whole.clone();
+        move |body: Body| async move {
+            // A body the server aborted arrives as an error, never as a whole request.
+            if let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await {
+                whole.lock().unwrap().push(bytes);
+            }
+            axum::response::Response::builder()
+                .header("content-type", "application/json")
+                .body(Body::from(crate::chat_reply("read it").to_string()))
+                .unwrap()
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, whole)
+}
+
+/// Posts `pieces` as one chunked body to the Chat Completions endpoint of `base`.
+async fn post_chunked(base: &str, pieces: Vec<Vec<u8>>) -> crate::Reply {
+    let response = reqwest::Client::new()
+        .post(format!("{base}/v1/chat/completions"))
+        .header("content-type", "application/json")
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+            pieces.into_iter().map(Ok::<_, std::io::Error>),
+        )))
+        .send()
+        .await
+        .unwrap();
+    crate::read(response).await
+}
+
+#[tokio::test]
+async fn a_recorded_body_reaches_the_upstream_byte_for_byte_and_only_when_it_is_json() {
+    let (upstream, whole) = body_keeping_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("streamed.script.json");
+    let mut options = quiet(Options::record(&path));
+    options.set_upstream(&upstream).set_max_body_bytes(2_000_000);
+    let proxy = start(&options).await.unwrap();
+
+    // A 1 MB prompt with escapes, in odd-sized chunks, as an SDK sends it: forwarded as sent.
+    let prompt = "line one\n\t\"quoted\" \u{e9}\u{1f980} ".repeat(25_000);
+    let text = format!(
+        "{{ \"model\" : \"m\", \"messages\": [{{\"role\": \"user\", \"content\": {}}}], \"n\": 1.50 }}",
+        serde_json::to_string(&prompt).unwrap()
+    );
+    let pieces: Vec<Vec<u8>> = text.as_bytes().chunks(7_919).map(<[u8]>::to_vec).collect();
+    let reply = post_chunked(proxy.url(), pieces).await;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(whole.lock().unwrap().as_slice(), [Bytes::from(text.clone())]);
+
+    // Not JSON: the agent is told where, and the upstream never gets the whole body.
+    let broken = format!("{}, ]}}", &text[..text.len() - 1]);
+    let pieces: Vec<Vec<u8>> = broken.as_bytes().chunks(65_536).map(<[u8]>::to_vec).collect();
+    let reply = post_chunked(proxy.url(), pieces).await;
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    let message = reply.json()["error"]["message"].as_str().unwrap().to_owned();
+    let expected_at = serde_json::from_str::<Value>(&broken).unwrap_err().to_string();
+    assert_eq!(
+        message,
+        format!(
+            "the request body of POST /v1/chat/completions is not valid JSON ({expected_at}); \
+             the agent must send a JSON body"
+        )
+    );
+    // Over --max-body-bytes without a Content-Length: stopped where it passes the limit.
+    let reply = post_chunked(proxy.url(), vec![vec![b' '; 1_500_000], vec![b' '; 1_500_000]]).await;
+    assert_eq!(reply.status, 413, "{}", reply.body);
+    assert_eq!(whole.lock().unwrap().len(), 1, "only the JSON body reached the upstream");
+
+    let Error::NotExact { verdict, .. } = proxy.finish().await.unwrap_err() else {
+        panic!("two failed requests make the recording inexact")
+    };
+    assert_eq!(verdict.errors.len(), 2, "{:?}", verdict.errors);
+    let failed = atif_proxy::failed_path(&path);
+    let script = read_script(&failed).unwrap();
+    assert_eq!(script.exchanges.len(), 1);
+    assert_eq!(script.exchanges[0].request, serde_json::from_str::<Value>(&text).unwrap());
+}
