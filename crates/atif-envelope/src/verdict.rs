@@ -144,7 +144,8 @@ pub struct FieldVerdict {
     pub p_holm: f64,
     /// What moved, in words: "`grep` called in 9/10 runs, was 1/10".
     pub effect: String,
-    /// The labels of the new runs that show the effect.
+    /// The labels of the new runs that show the effect (all of them; the text report names
+    /// the first five).
     pub runs: Vec<String>,
 }
 
@@ -485,6 +486,17 @@ fn median(sorted: &[u64]) -> f64 {
     }
 }
 
+/// How many of a field's runs the one-screen report names; the JSON report names them all.
+const RUNS_SHOWN: usize = 5;
+
+/// The first [`RUNS_SHOWN`] of `runs`, and how many more there are: `run 1, run 2 and 8 more`.
+fn some_runs(runs: &[String]) -> String {
+    match runs.len() {
+        n if n <= RUNS_SHOWN => runs.join(", "),
+        n => format!("{} and {} more", runs[..RUNS_SHOWN].join(", "), n - RUNS_SHOWN),
+    }
+}
+
 /// A number as a reader writes it: `12`, `12.5`.
 fn number(value: f64) -> String {
     if value.fract() == 0.0 { format!("{value:.0}") } else { format!("{value:.1}") }
@@ -528,7 +540,7 @@ impl fmt::Display for Verdict {
                 field.effect,
                 field.p_value,
                 field.p_holm,
-                field.runs.join(", ")
+                some_runs(&field.runs)
             )?;
         }
         let still: Vec<&str> = self

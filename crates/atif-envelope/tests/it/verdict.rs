@@ -27,6 +27,8 @@ fn an_extra_tool_in_most_runs_is_changed_naming_the_effect_and_the_runs() {
     let text = verdict.to_string();
     assert!(text.starts_with("changed: "), "{text}");
     assert!(text.contains("tool_runs.grep: `grep` called in 9/10 runs, was 0/10 (p = "), "{text}");
+    // The one-screen report names the first five runs and counts the rest; JSON names them all.
+    assert!(text.contains("; runs: run 2, run 3, run 4, run 5, run 6 and 4 more\n"), "{text}");
     // Untouched fields are listed as such.
     let read = verdict.fields.iter().find(|f| f.field == "tool_runs.read").unwrap();
     assert_eq!(read.verdict, Conclusion::NoClearChange);
