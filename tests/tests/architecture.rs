@@ -356,6 +356,88 @@ fn no_function_outside_tests_is_longer_than_eighty_lines() {
     );
 }
 
+/// Helpers of the tests written out in more than one file today, by the names they have there:
+/// each may go, none may join (CONTRIBUTING.md: a helper two crates need lives in
+/// `atif-test-support`).
+const DUPLICATED_TEST_HELPERS: [&[&str]; 0] = [];
+
+/// The fewest lines (not blank, not comments) a helper's body has for a copy of it to count.
+const MIN_DUPLICATE_LINES: usize = 4;
+
+#[test]
+fn no_test_helper_is_written_out_twice() {
+    let root = workspace_root();
+    let mut bodies: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in test_sources() {
+        let relative = path.strip_prefix(&root).unwrap().to_string_lossy().replace('\\', "/");
+        for (name, body) in helper_bodies(&std::fs::read_to_string(&path).unwrap()) {
+            bodies.entry(body).or_default().insert(format!("{relative}: fn {name}"));
+        }
+    }
+    let copies: Vec<Vec<String>> = bodies
+        .into_values()
+        .filter(|places| places.len() > 1)
+        .map(|places| places.into_iter().collect())
+        .filter(|places: &Vec<String>| {
+            !DUPLICATED_TEST_HELPERS.iter().any(|allowed| {
+                places.iter().all(|place| allowed.iter().any(|name| place.ends_with(name)))
+            })
+        })
+        .collect();
+    assert!(
+        copies.is_empty(),
+        "test helpers written out more than once (move one copy to atif-test-support and use \
+         it everywhere): {copies:#?}"
+    );
+
+    // Positive control: the same body under two names is found, a test function and a short
+    // helper are not.
+    let text = "fn a() {\n    let x = 1;\n    let y = 2;\n    // why\n    x + y;\n    drop(x);\n}\n\n#[test]\nfn t() {\n    let x = 1;\n    let y = 2;\n    x + y;\n    drop(x);\n}\n\nfn short() {\n    1;\n}\n";
+    let found = helper_bodies(text);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "a");
+    assert_eq!(helper_bodies(&text.replace("fn a()", "fn b(z: u8)"))[0].1, found[0].1);
+}
+
+/// The test sources: integration tests (`tests/` of each crate, and the `tests` package) and
+/// the test support crate.
+fn test_sources() -> Vec<PathBuf> {
+    rust_sources()
+        .into_iter()
+        .filter(|path| {
+            let text = path.to_string_lossy().replace('\\', "/");
+            text.contains("/tests/") || text.contains("/atif-test-support/")
+        })
+        .collect()
+}
+
+/// `(name, body)` of every function in `text` that is not a `#[test]`, whose body has at least
+/// [`MIN_DUPLICATE_LINES`] lines of code: the body is those lines, trimmed, so that the same
+/// helper under another name or signature compares equal.
+fn helper_bodies(text: &str) -> Vec<(String, String)> {
+    let signature = regex::Regex::new(r"^(\s*)(?:pub(?:\([^)]*\))? )?(?:async )?fn (\w+)").unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (index, line) in lines.iter().enumerate() {
+        let Some(captures) = signature.captures(line) else { continue };
+        let attribute = index.checked_sub(1).map(|before| lines[before].trim()).unwrap_or("");
+        if attribute.starts_with("#[") && attribute.contains("test") {
+            continue;
+        }
+        let closing = format!("{}}}", &captures[1]);
+        let Some(last) = lines[index..].iter().position(|line| *line == closing) else { continue };
+        let body: Vec<&str> = lines[index + 1..index + last]
+            .iter()
+            .map(|line| line.trim())
+            .filter(|line| !line.is_empty() && !line.starts_with("//"))
+            .collect();
+        if body.len() >= MIN_DUPLICATE_LINES {
+            found.push((captures[2].to_owned(), body.join("\n")));
+        }
+    }
+    found
+}
+
 /// The library and binary sources: every `src/` below `crates/` and `xtask/`.
 fn library_sources() -> Vec<PathBuf> {
     rust_sources()

@@ -169,6 +169,19 @@ pub fn describe(output: &Output) -> String {
     format!("{}\nstdout:\n{}\nstderr:\n{}", output.status, stdout(output), stderr(output))
 }
 
+/// The names of the entries in `dir`, sorted: what a test that writes files finds there.
+///
+/// # Panics
+/// When `dir` cannot be listed.
+pub fn file_names(dir: &Path) -> Vec<String> {
+    let entries = std::fs::read_dir(dir).expect("the folder lists");
+    let mut names: Vec<String> = entries
+        .map(|entry| entry.expect("the entry reads").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// The id of a process that has exited and been reaped: what a temporary file left by a killed
 /// writer carries in its name.
 ///

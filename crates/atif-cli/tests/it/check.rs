@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+use atif_test_support::file_names;
 use serde_json::{Value, json};
 
 use crate::{atif_command, stderr, stdout};
@@ -47,15 +48,6 @@ fn atif_check(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Output {
     command.output().unwrap()
 }
 
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
-
 const CI: (&str, &str) = ("CI", "true");
 
 #[test]
@@ -68,7 +60,7 @@ fn a_missing_golden_exits_1_names_atif_check_update_and_is_not_created() {
         stdout(&output),
         "golden file golden.json does not exist; record it with: atif check --update golden.json run.json\n"
     );
-    assert_eq!(files_in(dir.path()), ["run.json"]);
+    assert_eq!(file_names(dir.path()), ["run.json"]);
 }
 
 #[test]
@@ -119,7 +111,7 @@ fn update_creates_then_prints_what_it_erased_then_stays_silent_when_unchanged() 
     write(dir.path(), "run.json", &trajectory(1, "rg", "c"));
     let unchanged = atif_check(dir.path(), &[CI], &["--update", "golden.json", "run.json"]);
     assert_eq!(stdout(&unchanged), "unchanged golden golden.json\n");
-    assert_eq!(files_in(dir.path()), ["golden.json", "run.json"]);
+    assert_eq!(file_names(dir.path()), ["golden.json", "run.json"]);
 }
 
 #[test]
@@ -157,12 +149,12 @@ fn a_failing_local_run_leaves_a_pending_file_and_a_ci_run_never_does() {
     let explicit_review_on_ci =
         atif_check(dir.path(), &[CI, ("ATIF_GOLDEN", "review")], &["golden.json", "run.json"]);
     assert_eq!(explicit_review_on_ci.status.code(), Some(1));
-    assert_eq!(files_in(dir.path()), ["golden.json", "run.json"]);
+    assert_eq!(file_names(dir.path()), ["golden.json", "run.json"]);
 
     let local = atif_check(dir.path(), &[("CI", "false")], &["golden.json", "run.json"]);
     assert_eq!(local.status.code(), Some(1));
     assert!(stdout(&local).contains("pending: the actual run was written to golden.json.new\n"));
-    assert_eq!(files_in(dir.path()), ["golden.json", "golden.json.new", "run.json"]);
+    assert_eq!(file_names(dir.path()), ["golden.json", "golden.json.new", "run.json"]);
 }
 
 #[test]
@@ -185,7 +177,7 @@ fn an_unknown_mode_value_is_an_error_not_a_silent_default() {
         stderr(&output),
         "error: unknown ATIF_GOLDEN value `updat`: expected one of auto, check, review, update (or unset)\n"
     );
-    assert_eq!(files_in(dir.path()), ["run.json"]);
+    assert_eq!(file_names(dir.path()), ["run.json"]);
 }
 
 #[test]
@@ -242,7 +234,7 @@ fn a_negative_or_non_numeric_token_tolerance_exits_2_saying_what_was_expected() 
             "{message}"
         );
     }
-    assert_eq!(files_in(dir.path()), ["run.json"]);
+    assert_eq!(file_names(dir.path()), ["run.json"]);
 }
 
 #[test]
@@ -259,7 +251,7 @@ fn a_negative_token_tolerance_as_a_separate_argument_gets_the_same_message() {
         "{}",
         stderr(&output)
     );
-    assert_eq!(files_in(dir.path()), ["run.json"]);
+    assert_eq!(file_names(dir.path()), ["run.json"]);
 }
 
 #[test]
@@ -436,7 +428,7 @@ fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intac
         let output = child.wait_with_output().unwrap();
         assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     }
-    assert_eq!(files_in(&dir.path().join("golden")).len(), 32);
+    assert_eq!(file_names(&dir.path().join("golden")).len(), 32);
     assert_eq!(atif_golden::review::read_report(&report).unwrap().len(), 32);
     for idx in 0..32 {
         write(dir.path(), "rerun.json", &trajectory(idx % 5 + 1, "grep", "b"));

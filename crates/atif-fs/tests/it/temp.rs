@@ -2,7 +2,7 @@
 
 use atif_fs::{remove_stale_temp_files, stale_temp_files, write_atomic};
 
-use crate::{dead_pid, names};
+use crate::{dead_pid, file_names};
 
 #[test]
 fn a_write_removes_the_temp_files_of_dead_writers_and_keeps_live_ones() {
@@ -22,7 +22,7 @@ fn a_write_removes_the_temp_files_of_dead_writers_and_keeps_live_ones() {
         "unrelated.tmp".to_owned(),
     ];
     expected.sort();
-    assert_eq!(names(dir.path()), expected);
+    assert_eq!(file_names(dir.path()), expected);
 }
 
 #[test]

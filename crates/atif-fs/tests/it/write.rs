@@ -4,7 +4,7 @@ use std::path::Path;
 
 use atif_fs::{resolve_symlinks, write_atomic, write_atomic_with};
 
-use crate::names;
+use crate::file_names;
 
 #[test]
 fn write_atomic_creates_parent_folders_and_leaves_only_the_file() {
@@ -13,7 +13,7 @@ fn write_atomic_creates_parent_folders_and_leaves_only_the_file() {
     assert_eq!(write_atomic(&path, b"one\n").unwrap(), path);
     write_atomic(&path, b"two\n").unwrap();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "two\n");
-    assert_eq!(names(path.parent().unwrap()), ["c.json"]);
+    assert_eq!(file_names(path.parent().unwrap()), ["c.json"]);
 }
 
 #[cfg(unix)]
@@ -36,8 +36,8 @@ fn writing_through_a_link_updates_its_target_and_keeps_the_link() {
     assert_eq!(written, links.join("deeper/../../real/golden.json"));
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "still a link");
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
-    assert_eq!(names(&links), ["deeper", "golden.json"], "nothing written beside the link");
-    assert_eq!(names(&real), ["golden.json"], "no temporary file left beside the target");
+    assert_eq!(file_names(&links), ["deeper", "golden.json"], "nothing written beside the link");
+    assert_eq!(file_names(&real), ["golden.json"], "no temporary file left beside the target");
 
     // A dangling link creates its target.
     std::os::unix::fs::symlink("../real/fresh.json", links.join("fresh.json")).unwrap();
@@ -86,7 +86,7 @@ fn a_failed_write_keeps_the_old_contents_and_cleans_up() {
     let err = write_atomic(&path, b"new").unwrap_err();
     assert_eq!(err.to_string(), format!("cannot replace {}", path.display()));
     assert_eq!(std::fs::read(path.join("keep")).unwrap(), b"old");
-    assert_eq!(names(dir.path()), ["golden.json"]);
+    assert_eq!(file_names(dir.path()), ["golden.json"]);
 }
 
 #[test]

@@ -4,7 +4,7 @@ use atif_golden::review::pending_path;
 use atif_golden::{Error, Mode, Outcome, check};
 use serde_json::json;
 
-use crate::{files_in, run, settings};
+use crate::{file_names, run, settings};
 
 #[test]
 fn a_missing_golden_fails_without_being_created_and_names_the_command() {
@@ -21,7 +21,7 @@ fn a_missing_golden_fails_without_being_created_and_names_the_command() {
             golden.display()
         )
     );
-    assert!(files_in(dir.path()).is_empty());
+    assert!(file_names(dir.path()).is_empty());
 }
 
 #[test]
@@ -40,7 +40,7 @@ fn a_missing_golden_in_review_mode_leaves_a_pending_file_and_says_where() {
         dir = dir.path().display()
     );
     assert!(message.ends_with(&expected), "{message}");
-    assert_eq!(files_in(dir.path()), ["first_run.json.new"]);
+    assert_eq!(file_names(dir.path()), ["first_run.json.new"]);
     assert!(!golden.exists());
 }
 
@@ -245,16 +245,16 @@ fn a_failing_local_run_writes_a_pending_file_and_a_ci_run_never_does() {
     let on_ci = Mode::from_env_values(None, Some("true")).unwrap();
     let err = check(&golden, &run(2, "grep", "a"), &settings(on_ci)).unwrap_err();
     assert_eq!(err.pending(), None);
-    assert_eq!(files_in(dir.path()), ["g.json"]);
+    assert_eq!(file_names(dir.path()), ["g.json"]);
     let explicit_review_on_ci = Mode::from_env_values(Some("review"), Some("true")).unwrap();
     check(&golden, &run(2, "grep", "a"), &settings(explicit_review_on_ci)).unwrap_err();
-    assert_eq!(files_in(dir.path()), ["g.json"]);
+    assert_eq!(file_names(dir.path()), ["g.json"]);
 
     let locally = Mode::from_env_values(None, None).unwrap();
     let err = check(&golden, &run(2, "grep", "a"), &settings(locally)).unwrap_err();
     let pending = pending_path(&golden);
     assert_eq!(err.pending(), Some(pending.as_path()));
-    assert_eq!(files_in(dir.path()), ["g.json", "g.json.new"]);
+    assert_eq!(file_names(dir.path()), ["g.json", "g.json.new"]);
     assert_eq!(
         std::fs::read(&golden).unwrap(),
         golden_before,
@@ -264,7 +264,7 @@ fn a_failing_local_run_writes_a_pending_file_and_a_ci_run_never_does() {
 
     // Once the run matches again, the stale pending file goes away.
     check(&golden, &run(1, "grep", "a"), &settings(locally)).unwrap();
-    assert_eq!(files_in(dir.path()), ["g.json"]);
+    assert_eq!(file_names(dir.path()), ["g.json"]);
 }
 
 #[test]
@@ -297,7 +297,7 @@ fn a_non_trajectory_actual_is_an_error_not_a_panic() {
     let expected =
         "the actual trajectory: (root): the root is an array: an ATIF trajectory is a JSON object";
     assert!(err.to_string().starts_with(expected), "{err}");
-    assert!(files_in(dir.path()).is_empty());
+    assert!(file_names(dir.path()).is_empty());
 }
 
 #[test]

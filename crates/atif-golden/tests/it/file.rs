@@ -6,7 +6,7 @@ use atif_fs::write_atomic;
 use atif_golden::review::{accept_pending, pending_path, reject_pending};
 use atif_golden::{Mode, Outcome, check};
 
-use crate::{files_in, run, settings};
+use crate::{file_names, run, settings};
 
 #[test]
 fn concurrent_readers_only_ever_see_the_old_or_the_new_file() {
@@ -27,7 +27,7 @@ fn concurrent_readers_only_ever_see_the_old_or_the_new_file() {
                     // Whatever else is in the folder mid-write is a hidden temporary file
                     // named with the writer's process id.
                     let temp = format!(".atif-{}-", std::process::id());
-                    for name in files_in(dir.path()) {
+                    for name in file_names(dir.path()) {
                         assert!(name == "g.json" || name.starts_with(&temp), "{name}");
                     }
                     reads += 1;
@@ -40,7 +40,7 @@ fn concurrent_readers_only_ever_see_the_old_or_the_new_file() {
         }
         done.store(true, Ordering::Relaxed);
     });
-    assert_eq!(files_in(dir.path()), ["g.json"]);
+    assert_eq!(file_names(dir.path()), ["g.json"]);
 }
 
 #[test]
@@ -58,7 +58,7 @@ fn thirty_two_threads_updating_thirty_two_goldens_all_land_intact() {
             });
         }
     });
-    assert_eq!(files_in(&golden_dir).len(), 32);
+    assert_eq!(file_names(&golden_dir).len(), 32);
     for idx in 0..32 {
         let path = golden_dir.join(format!("test_{idx}.json"));
         let outcome = check(&path, &run(idx + 1, "grep", "y"), &settings(Mode::Check)).unwrap();
@@ -74,7 +74,7 @@ fn accepting_a_pending_file_moves_it_over_the_golden_and_rejecting_removes_it() 
     check(&golden, &run(2, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     let pending = pending_path(&golden);
     assert_eq!(accept_pending(&pending).unwrap(), golden);
-    assert_eq!(files_in(dir.path()), ["g.json"]);
+    assert_eq!(file_names(dir.path()), ["g.json"]);
     assert!(matches!(
         check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)),
         Ok(Outcome::Matched { .. })
@@ -82,7 +82,7 @@ fn accepting_a_pending_file_moves_it_over_the_golden_and_rejecting_removes_it() 
 
     check(&golden, &run(3, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     reject_pending(&pending).unwrap();
-    assert_eq!(files_in(dir.path()), ["g.json"]);
+    assert_eq!(file_names(dir.path()), ["g.json"]);
     let err = accept_pending(&golden).unwrap_err();
     assert!(err.to_string().starts_with("cannot accept "), "{err}");
 }

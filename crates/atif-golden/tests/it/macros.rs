@@ -4,7 +4,7 @@ use std::path::Path;
 
 use atif_golden::{Mode, Settings, assert_golden};
 
-use crate::{files_in, run, settings};
+use crate::{file_names, run, settings};
 
 fn update_in(dir: &Path) -> Settings {
     let mut settings = settings(Mode::Update);
@@ -29,7 +29,7 @@ fn the_golden_is_named_after_the_test_function() {
     let dir = tempfile::tempdir().unwrap();
     assert_golden!(run(1, "grep", "a"), &update_in(dir.path()));
     assert_eq!(
-        files_in(dir.path()),
+        file_names(dir.path()),
         ["it__macros__the_golden_is_named_after_the_test_function.json"]
     );
 }
@@ -42,7 +42,7 @@ fn named_goldens_keep_their_distinguishing_part() {
         assert_golden!(name: case, run(1, "grep", case), &settings);
     }
     assert_eq!(
-        files_in(dir.path()),
+        file_names(dir.path()),
         [
             "it__macros__named_goldens_keep_their_distinguishing_part__case_a.json",
             "it__macros__named_goldens_keep_their_distinguishing_part__case_b.json",
@@ -56,12 +56,12 @@ fn a_name_with_dot_dot_slash_cannot_escape_the_golden_folder() {
     let root = tempfile::tempdir().unwrap();
     let golden_dir = root.path().join("a/b/golden");
     assert_golden!(name: "../../../escaped", run(1, "grep", "a"), &update_in(&golden_dir));
-    let files = files_in(&golden_dir);
+    let files = file_names(&golden_dir);
     assert_eq!(files.len(), 1);
     assert!(files[0].ends_with("escaped.json") && !files[0].contains(".."), "{files:?}");
-    assert_eq!(files_in(root.path()), ["a"]);
-    assert_eq!(files_in(&root.path().join("a")), ["b"]);
-    assert_eq!(files_in(&root.path().join("a/b")), ["golden"]);
+    assert_eq!(file_names(root.path()), ["a"]);
+    assert_eq!(file_names(&root.path().join("a")), ["b"]);
+    assert_eq!(file_names(&root.path().join("a/b")), ["golden"]);
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn settings_bound_to_the_scope_are_used_without_being_passed() {
     update_in(dir.path()).bind(|| {
         assert_golden!(name: "bound", run(1, "grep", "a"));
     });
-    assert_eq!(files_in(dir.path()).len(), 1);
+    assert_eq!(file_names(dir.path()).len(), 1);
 }
 
 /// A helper two tests share: both resolve to the helper's golden.
@@ -109,7 +109,7 @@ fn parametrised_tests_keep_their_case_in_the_golden_name() {
         assert_eq!(on_test_thread(&thread, || parametrised_body(n_steps, &settings)), None);
     }
     assert_eq!(
-        files_in(dir.path()),
+        file_names(dir.path()),
         [
             "it__macros__parametrised_body__case_1_small.json",
             "it__macros__parametrised_body__case_2_large.json",
@@ -133,7 +133,7 @@ fn a_failing_assertion_panics_with_the_failure_message_and_the_test_name() {
         ),
         "{message}"
     );
-    assert!(files_in(dir.path()).is_empty());
+    assert!(file_names(dir.path()).is_empty());
 }
 
 #[test]

@@ -10,9 +10,8 @@ mod live;
 mod macros;
 mod pending;
 
-use std::path::Path;
-
 use atif_golden::{Mode, Settings};
+use atif_test_support::file_names;
 use serde_json::{Value, json};
 
 /// A small trajectory: `n_steps` agent steps, each calling `function`, with volatile fields that
@@ -45,14 +44,4 @@ fn settings(mode: Mode) -> Settings {
     let mut settings = Settings::new();
     settings.set_mode(Some(mode));
     settings
-}
-
-/// The names of the files in `dir`, sorted.
-fn files_in(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
