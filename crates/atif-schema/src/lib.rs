@@ -111,6 +111,7 @@ pub use trajectory::{
 };
 pub use upgrade::{Upgrade, upgrade, upgrade_owned};
 pub use validate::{
-    Finding, Profile, Report, Rule, Severity, ValidateOptions, parse_json, validate, validate_bytes,
+    Finding, Profile, Rule, Severity, ValidateOptions, Validation, parse_json, validate,
+    validate_bytes,
 };
 pub use version::SchemaVersion;

@@ -287,7 +287,7 @@ impl fmt::Display for Finding {
 /// The outcome of validating one document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
-pub struct Report {
+pub struct Validation {
     /// The declared version (`None` when missing or not a known label; the harbor profile reads
     /// a missing label as `ATIF-v1.8`).
     pub version: Option<SchemaVersion>,
@@ -297,13 +297,13 @@ pub struct Report {
     pub findings: Vec<Finding>,
 }
 
-impl Report {
+impl Validation {
     /// The report of an input that is not JSON at all: one [`Rule::Json`] error at the root
     /// (for input that the bounded reader stopped before it was read whole, such as binary
     /// data).
-    pub fn not_json(message: impl Into<String>) -> Report {
+    pub fn not_json(message: impl Into<String>) -> Validation {
         let finding = Finding::new(Rule::Json, Severity::Error, "", message);
-        Report { version: None, n_steps: None, findings: vec![finding] }
+        Validation { version: None, n_steps: None, findings: vec![finding] }
     }
 
     /// True when no finding is an error.
@@ -366,13 +366,13 @@ pub fn parse_json(bytes: &[u8]) -> Result<Value> {
 ///
 /// Bytes that are not JSON at all give a report with one [`Rule::Json`] error. The file system
 /// is read only when the options name a media folder ([`ValidateOptions::set_media_folder`]).
-pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Report {
+pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Validation {
     let profile = options.profile();
     let parsed = match parse::read(bytes, true) {
         Ok(parsed) => parsed,
         Err(err) => {
             let finding = Finding::new(Rule::Json, Severity::Error, "", err.message);
-            return Report { version: None, n_steps: None, findings: vec![finding] };
+            return Validation { version: None, n_steps: None, findings: vec![finding] };
         }
     };
     let mut findings = Vec::new();
@@ -415,21 +415,21 @@ pub fn validate_bytes(bytes: &[u8], options: &ValidateOptions) -> Report {
         media::check(&parsed.value, folder, profile, &mut findings);
     }
     sort_by_pointer(&mut findings);
-    Report { version, n_steps, findings }
+    Validation { version, n_steps, findings }
 }
 
 /// Validates an already parsed document and returns every finding.
 ///
 /// A `serde_json::Value` cannot hold duplicate keys or `NaN`, so those rules only fire in
 /// [`validate_bytes`]. The file system is read only when the options name a media folder.
-pub fn validate(document: &Value, options: &ValidateOptions) -> Report {
+pub fn validate(document: &Value, options: &ValidateOptions) -> Validation {
     let mut findings = Vec::new();
     let (version, n_steps) = rules::check(document, options.profile(), None, &mut findings);
     if let Some(folder) = options.media_folder() {
         media::check(document, folder, options.profile(), &mut findings);
     }
     sort_by_pointer(&mut findings);
-    Report { version, n_steps, findings }
+    Validation { version, n_steps, findings }
 }
 
 const INTEGER_RANGE_MESSAGE: &str = "an integer outside -2^63 … 2^64-1: JSON readers outside \

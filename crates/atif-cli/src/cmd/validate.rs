@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use atif_schema::{Profile, Report, ValidateOptions, validate_bytes};
+use atif_schema::{Profile, ValidateOptions, Validation, validate_bytes};
 use serde::Serialize;
 
 use crate::cmd::common::{Format, exit_status, print, read_input};
@@ -54,7 +54,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         ProfileArg::Strict => Profile::Strict,
         ProfileArg::Harbor => Profile::Harbor,
     };
-    let mut reports: Vec<(String, Report, bool)> = Vec::new();
+    let mut reports: Vec<(String, Validation, bool)> = Vec::new();
     let mut unreadable = false;
     for file in &args.files {
         let name = if file == "-" { "<stdin>".to_owned() } else { file.clone() };
@@ -75,7 +75,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 // finding like any other JSON error.
                 let message = format!("{err:#}");
                 let message = message.strip_prefix(&format!("{name}: ")).unwrap_or(&message);
-                reports.push((name.clone(), Report::not_json(message), false));
+                reports.push((name.clone(), Validation::not_json(message), false));
             }
             Err(err) => {
                 output::error(|out| writeln!(out, "error: {err:#}"))?;
@@ -114,7 +114,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 /// Per file, a head line with its verdict and counts (`path: valid (ATIF-v1.5, 10 steps, 2
 /// warnings)`, `path: invalid (ATIF-v1.5, 10 steps, 1 error, 0 warnings)`), then its findings,
 /// indented, each by its JSON Pointer in that file; after several files, the totals.
-fn text(reports: &[(String, Report, bool)]) -> String {
+fn text(reports: &[(String, Validation, bool)]) -> String {
     let mut out = String::new();
     let (mut n_errors, mut n_warnings, mut n_valid) = (0, 0, 0);
     for (file, report, valid) in reports {

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use atif_schema::{
-    CHANGES, Change, ChangeKind, ObjectType, Report, Rule, SchemaVersion, ValidateOptions,
+    CHANGES, Change, ChangeKind, ObjectType, Rule, SchemaVersion, ValidateOptions, Validation,
     json_schema, upgrade, validate,
 };
 use serde_json::{Value, json};
@@ -231,11 +231,11 @@ fn embedded_subagent(version: SchemaVersion) -> Value {
     })
 }
 
-fn check(document: &Value) -> Report {
+fn check(document: &Value) -> Validation {
     validate(document, &ValidateOptions::default())
 }
 
-fn version_feature_messages(report: &Report) -> Vec<&str> {
+fn version_feature_messages(report: &Validation) -> Vec<&str> {
     report
         .findings
         .iter()

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use atif_schema::{
-    Profile, Report, Rule, SchemaVersion, ValidateOptions, parse_json, validate, validate_bytes,
+    Profile, Rule, SchemaVersion, ValidateOptions, Validation, parse_json, validate, validate_bytes,
 };
 use serde_json::{Value, json};
 
@@ -22,7 +22,7 @@ fn harbor() -> ValidateOptions {
 /// Validates `text` with `options` and asserts the findings are exactly `expected`, as
 /// `severity[rule] pointer` strings in report order.
 #[track_caller]
-fn check_with(text: &str, options: &ValidateOptions, expected: &[&str]) -> Report {
+fn check_with(text: &str, options: &ValidateOptions, expected: &[&str]) -> Validation {
     let report = validate_bytes(text.as_bytes(), options);
     let actual: Vec<String> = report
         .findings
@@ -36,17 +36,17 @@ fn check_with(text: &str, options: &ValidateOptions, expected: &[&str]) -> Repor
 
 /// [`check_with`] in the strict (default) profile.
 #[track_caller]
-fn check(text: &str, expected: &[&str]) -> Report {
+fn check(text: &str, expected: &[&str]) -> Validation {
     check_with(text, &strict(), expected)
 }
 
-fn render(report: &Report) -> String {
+fn render(report: &Validation) -> String {
     report.findings.iter().map(|finding| format!("  {finding}\n")).collect()
 }
 
 /// The message of the only finding with this rule.
 #[track_caller]
-fn message(report: &Report, rule: Rule) -> String {
+fn message(report: &Validation, rule: Rule) -> String {
     let messages: Vec<&str> = report
         .findings
         .iter()
