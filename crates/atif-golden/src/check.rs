@@ -181,7 +181,7 @@ pub struct Checked {
     pub result: Result<Outcome>,
     /// What the settings' secret scanner replaced in the run, and where (JSON Pointers into
     /// the run as given); empty when nothing was, or when the check stopped before redacting.
-    pub redacted: atif_normalize::atif_secrets::Report,
+    pub redacted: atif_normalize::atif_secrets::Redactions,
 }
 
 impl GoldenFile {
@@ -249,7 +249,7 @@ impl GoldenFile {
         };
         let package = test.and_then(|test| test.package);
         let path = self.path.clone();
-        let mut redacted = atif_normalize::atif_secrets::Report::new();
+        let mut redacted = atif_normalize::atif_secrets::Redactions::new();
         let result = run(self, actual, settings, &Test { name: &name, package }, &mut redacted);
         let kind = match &result {
             Ok(outcome) => outcome.kind(),
@@ -287,7 +287,7 @@ fn run(
     actual: Actual,
     settings: &Settings,
     test: &Test<'_>,
-    redacted: &mut atif_normalize::atif_secrets::Report,
+    redacted: &mut atif_normalize::atif_secrets::Redactions,
 ) -> Result<Outcome> {
     let mode = match settings.mode() {
         Some(mode) => mode,
@@ -322,7 +322,7 @@ pub(crate) fn normalize_json<'a>(
     bytes: &'a [u8],
     name: &str,
     options: &atif_normalize::NormalizeOptions,
-) -> Result<(NormalizedDocument<'a>, atif_normalize::atif_secrets::Report)> {
+) -> Result<(NormalizedDocument<'a>, atif_normalize::atif_secrets::Redactions)> {
     let load = |err| Error::Load(Box::new(err));
     let document = match atif_normalize::JsonDocument::parse_for(bytes, options) {
         Ok(document) => document,
@@ -486,7 +486,7 @@ fn read_golden<'g>(
 fn normalize_actual(
     actual: Value,
     settings: &Settings,
-) -> Result<(NormalizedDocument<'static>, atif_normalize::atif_secrets::Report)> {
+) -> Result<(NormalizedDocument<'static>, atif_normalize::atif_secrets::Redactions)> {
     NormalizedDocument::from_value(actual, settings.normalize_options())
         .map_err(|source| Error::Normalize { what: "the actual trajectory".to_owned(), source })
 }

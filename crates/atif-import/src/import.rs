@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use atif_schema::{Expected, LoadOptions};
-use atif_secrets::{Report, Scanner};
+use atif_secrets::{Redactions, Scanner};
 use serde_json::Value;
 
 use crate::context::{Context, Stats};
@@ -163,7 +163,7 @@ pub struct Import {
     format: Format,
     detected: bool,
     stats: Stats,
-    secrets: Report,
+    secrets: Redactions,
 }
 
 /// How an [`Import`] holds its trajectory.
@@ -258,7 +258,7 @@ impl Import {
 
     /// The secrets replaced by `<redacted:KIND>` markers, and where (JSON Pointers into the
     /// trajectory); empty when the options keep secrets.
-    pub fn secrets(&self) -> &Report {
+    pub fn secrets(&self) -> &Redactions {
         &self.secrets
     }
 
@@ -279,7 +279,7 @@ impl Import {
             .get_or_insert_with(Default::default)
             .insert(LOG_FORMAT_KEY.to_owned(), Value::String(format.name().to_owned()));
         let (body, secrets) = match options.secret_scanner() {
-            None => (Body::Typed(Box::new(trajectory)), Report::new()),
+            None => (Body::Typed(Box::new(trajectory)), Redactions::new()),
             Some(scanner) if scanner.patterns().count() > atif_secrets::DEFAULT_PATTERNS.len() => {
                 let mut value = trajectory.into_value();
                 let report = scanner.redact_value(&mut value);

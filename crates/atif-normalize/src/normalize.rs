@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use atif_secrets::{Report, Scanner};
+use atif_secrets::{Redactions, Scanner};
 
 use serde_json::Value;
 
@@ -56,10 +56,10 @@ pub fn normalize_owned(doc: Value, options: &NormalizeOptions) -> Result<Value> 
 pub fn normalize_with_report(
     mut doc: Value,
     options: &NormalizeOptions,
-) -> Result<(Value, Report)> {
+) -> Result<(Value, Redactions)> {
     let report = match options.secret_scanner() {
         Some(scanner) => scanner.redact_value(&mut doc),
-        None => Report::new(),
+        None => Redactions::new(),
     };
     Ok((normalize_tree(doc, options)?, report))
 }
@@ -93,7 +93,7 @@ pub fn normalize_json<W: std::io::Write>(
     json: &[u8],
     options: &NormalizeOptions,
     writer: W,
-) -> Result<Report> {
+) -> Result<Redactions> {
     JsonDocument::parse_for(json, options)?.normalize_to(options, writer)
 }
 
@@ -169,7 +169,7 @@ impl<'a> JsonDocument<'a> {
         self,
         options: &NormalizeOptions,
         mut writer: W,
-    ) -> Result<Report> {
+    ) -> Result<Redactions> {
         let (normalized, report) = self.normalize(options)?;
         normalized.write_canonical(&mut writer).map_err(|source| Error::Write { source })?;
         Ok(report)
@@ -181,7 +181,10 @@ impl<'a> JsonDocument<'a> {
     ///
     /// # Errors
     /// [`Error::NotATrajectory`] as for [`normalize`].
-    pub fn normalize(self, options: &NormalizeOptions) -> Result<(NormalizedDocument<'a>, Report)> {
+    pub fn normalize(
+        self,
+        options: &NormalizeOptions,
+    ) -> Result<(NormalizedDocument<'a>, Redactions)> {
         let JsonDocument { root, probed } = self;
         // A document that may hold a secret goes through the scanner, which works on a
         // `Value`; the others (almost all of them) stay borrowed. The parser may have asked
@@ -195,7 +198,7 @@ impl<'a> JsonDocument<'a> {
             let (normalized, report) = normalize_with_report(root.into_value(), options)?;
             return Ok((NormalizedDocument::new(Node::from_value(normalized)), report));
         }
-        Ok((NormalizedDocument::new(normalize_tree(root, options)?), Report::new()))
+        Ok((NormalizedDocument::new(normalize_tree(root, options)?), Redactions::new()))
     }
 }
 
@@ -248,7 +251,7 @@ impl NormalizedDocument<'_> {
     pub fn from_value(
         doc: Value,
         options: &NormalizeOptions,
-    ) -> Result<(NormalizedDocument<'static>, Report)> {
+    ) -> Result<(NormalizedDocument<'static>, Redactions)> {
         let (normalized, report) = normalize_with_report(doc, options)?;
         Ok((NormalizedDocument::new(Node::from_value(normalized)), report))
     }

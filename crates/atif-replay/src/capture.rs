@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
 use atif_schema::error_chain;
-use atif_secrets::Report;
+use atif_secrets::Redactions;
 use serde_json::{Map, Value};
 
 use crate::record::lock;
@@ -30,7 +30,7 @@ pub struct Captured<T> {
     /// failed, in which case the trajectory's `extra` says `crashed: true` and holds the error.
     pub result: Result<T>,
     /// The secrets replaced by `<redacted:KIND>` markers in `trajectory`, and where.
-    pub secrets: Report,
+    pub secrets: Redactions,
 }
 
 impl<T> Captured<T> {
@@ -157,7 +157,7 @@ where
     let mut trajectory = recorder.build(crash.as_deref());
     let secrets = match options.secret_scanner() {
         Some(scanner) => scanner.redact_value(&mut trajectory),
-        None => Report::new(),
+        None => Redactions::new(),
     };
     Captured { trajectory, result, secrets }
 }

@@ -1,7 +1,7 @@
 //! Secret redaction for scripts: a thin use of `atif-secrets`, the one scanner every layer
 //! shares, with the user's patterns added.
 
-use atif_secrets::{Report, Scanner};
+use atif_secrets::{Redactions, Scanner};
 use serde_json::Value;
 
 use crate::Result;
@@ -24,7 +24,7 @@ impl Redactor {
 
     /// Replaces every secret in `value` (keys and strings at every depth, and the scalar value
     /// of a key whose name says secret) and reports what it replaced where.
-    pub(crate) fn redact_value(&self, value: &mut Value) -> Report {
+    pub(crate) fn redact_value(&self, value: &mut Value) -> Redactions {
         self.scanner.redact_value(value)
     }
 

@@ -14,7 +14,7 @@
 //!
 //! The key design decision: a secret becomes `<redacted:KIND>` (see [`marker`]), the same text
 //! on every run, so a rerun compares equal, and the marker matches no pattern, so redacting
-//! is idempotent. The [`Report`] says how many secrets of each kind were replaced and where
+//! is idempotent. The [`Redactions`] says how many secrets of each kind were replaced and where
 //! (JSON Pointers), never what they were.
 //!
 //! The crate is pure: `regex` and `serde_json`, no I/O.
@@ -51,5 +51,5 @@ mod scanner;
 
 pub use error::{Error, Result};
 pub use patterns::{DEFAULT_PATTERNS, is_secret_name};
-pub use report::{Finding, Report};
+pub use report::{Redaction, Redactions};
 pub use scanner::{CUSTOM_KIND, MARKER_PREFIX, Redactor, Scanner, marker};

@@ -1,4 +1,4 @@
-//! [`Report`]: how many secrets of each kind were redacted, and where, never what.
+//! [`Redactions`]: how many secrets of each kind were redacted, and where, never what.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,14 +8,14 @@ const POINTERS_SHOWN: usize = 10;
 
 /// One redacted secret: its kind and the JSON Pointer of the string or key that held it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Finding {
+pub struct Redaction {
     /// The kind, as in its marker (`openai-key`).
     pub kind: String,
     /// The JSON Pointer of the value (or, for a secret used as a key, of the redacted key).
     pub pointer: String,
 }
 
-/// What a redaction replaced: one [`Finding`] per secret, in document order.
+/// What a redaction replaced: one [`Redaction`] per secret, in document order.
 ///
 /// Its `Display` is the report line the CLI prints, which names kinds, counts and pointers,
 /// never a secret:
@@ -31,24 +31,24 @@ pub struct Finding {
 /// );
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Report {
-    findings: Vec<Finding>,
+pub struct Redactions {
+    findings: Vec<Redaction>,
 }
 
-impl Report {
+impl Redactions {
     /// An empty report.
-    pub fn new() -> Report {
-        Report::default()
+    pub fn new() -> Redactions {
+        Redactions::default()
     }
 
     /// Records one secret of `kind` at `pointer`.
     pub fn push(&mut self, kind: impl Into<String>, pointer: impl Into<String>) {
-        self.findings.push(Finding { kind: kind.into(), pointer: pointer.into() });
+        self.findings.push(Redaction { kind: kind.into(), pointer: pointer.into() });
     }
 
     /// Adds the findings of `other`, each pointer prefixed with `prefix` (`""` for none).
-    pub fn extend(&mut self, prefix: &str, other: Report) {
-        self.findings.extend(other.findings.into_iter().map(|finding| Finding {
+    pub fn extend(&mut self, prefix: &str, other: Redactions) {
+        self.findings.extend(other.findings.into_iter().map(|finding| Redaction {
             kind: finding.kind,
             pointer: format!("{prefix}{}", finding.pointer),
         }));
@@ -65,7 +65,7 @@ impl Report {
     }
 
     /// Every finding, in document order.
-    pub fn findings(&self) -> &[Finding] {
+    pub fn findings(&self) -> &[Redaction] {
         &self.findings
     }
 
@@ -90,7 +90,7 @@ impl Report {
     }
 }
 
-impl fmt::Display for Report {
+impl fmt::Display for Redactions {
     /// `redacted N secrets (2 openai-key, 1 password) at /a, /b`, or `no secrets redacted`;
     /// past ten pointers it says how many more there are.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -12,7 +12,7 @@ use crate::patterns::{
     ASSIGNMENT_PATTERN, DEFAULT_PATTERNS, HINT_PREFIXES, HINT_WORDS, SCHEME_PATTERN, STANDALONE,
     is_not_a_credential, is_secret_name, kind_for_name,
 };
-use crate::{Error, Report, Result};
+use crate::{Error, Redactions, Result};
 
 /// What every marker starts with: `<redacted:`.
 pub const MARKER_PREFIX: &str = "<redacted:";
@@ -163,7 +163,7 @@ impl Scanner {
 
     /// Replaces every secret in `value` in place (object keys and strings at every depth, and
     /// the scalar value of a key whose name says secret) and reports what it replaced where.
-    pub fn redact_value(&self, value: &mut Value) -> Report {
+    pub fn redact_value(&self, value: &mut Value) -> Redactions {
         let mut redactor = self.redactor();
         redactor.redact_value(value, "");
         redactor.into_report()
@@ -172,7 +172,7 @@ impl Scanner {
     /// A [`Redactor`]: [`Scanner::redact_value`] over several values, or several parts of one
     /// document, sharing what it learns about object keys from one to the next.
     pub fn redactor(&self) -> Redactor<'_> {
-        Redactor { scanner: self, keys: Vec::new(), facts: Vec::new(), report: Report::default() }
+        Redactor { scanner: self, keys: Vec::new(), facts: Vec::new(), report: Redactions::default() }
     }
 
     /// Whether `text`, as a string or as an object key, may make [`Scanner::redact_value`]
@@ -221,7 +221,7 @@ impl Scanner {
     /// Only an object whose keys hold or name a secret is copied to be redacted; strings are
     /// searched where they are, so a document of large texts (a recorded 200 MB prompt) is
     /// never copied to be scanned.
-    pub fn scan_value(&self, value: &Value) -> Report {
+    pub fn scan_value(&self, value: &Value) -> Redactions {
         let mut redactor = self.redactor();
         redactor.scan(value, &mut String::new());
         redactor.into_report()
@@ -321,7 +321,7 @@ pub struct Redactor<'s> {
     keys: Vec<Option<(Box<str>, KeyFacts)>>,
     /// The facts of the keys of the objects from the root to the value being walked.
     facts: Vec<KeyFacts>,
-    report: Report,
+    report: Redactions,
 }
 
 impl Redactor<'_> {
@@ -379,7 +379,7 @@ impl Redactor<'_> {
     }
 
     /// What was redacted, in the order it was found.
-    pub fn into_report(self) -> Report {
+    pub fn into_report(self) -> Redactions {
         self.report
     }
 

@@ -10,7 +10,7 @@ use atif_golden::support::shell_word;
 use atif_golden::{GoldenConfig, ProjectConfig};
 use atif_normalize::{Masker, NormalizeOptions, Redaction};
 use atif_schema::{Expected, LoadOptions};
-use atif_secrets::{Report, Scanner};
+use atif_secrets::{Redactions, Scanner};
 use serde_json::Value;
 
 static LOAD_OPTIONS: OnceLock<LoadOptions> = OnceLock::new();
@@ -339,7 +339,7 @@ impl SecretArgs {
     /// Says on standard error what was redacted (kinds, counts, JSON Pointers, never a
     /// secret), or that secrets were kept: neither happens silently, and the kept-secrets
     /// warning shows even under `--quiet`.
-    pub(crate) fn report(&self, command: &str, report: &Report) -> anyhow::Result<()> {
+    pub(crate) fn report(&self, command: &str, report: &Redactions) -> anyhow::Result<()> {
         if self.keep_secrets {
             crate::output::error(|err| {
                 writeln!(

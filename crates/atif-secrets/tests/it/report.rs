@@ -1,6 +1,6 @@
 //! The report line: counts and pointers, never a secret.
 
-use atif_secrets::{Report, Scanner};
+use atif_secrets::{Redactions, Scanner};
 use serde_json::json;
 
 #[test]
@@ -22,14 +22,14 @@ fn the_report_names_kinds_counts_and_pointers_but_no_secret() {
 
 #[test]
 fn long_reports_say_how_many_more_places_there_are() {
-    let mut report = Report::new();
+    let mut report = Redactions::new();
     for idx in 0..12 {
         report.push("jwt", format!("/steps/{idx}/message"));
     }
     let line = report.to_string();
     assert!(line.starts_with("redacted 12 secrets (12 jwt) at /steps/0/message, "), "{line}");
     assert!(line.ends_with("/steps/9/message and 2 more"), "{line}");
-    assert_eq!(Report::new().to_string(), "no secrets redacted");
+    assert_eq!(Redactions::new().to_string(), "no secrets redacted");
 }
 
 #[test]
