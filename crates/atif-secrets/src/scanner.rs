@@ -172,7 +172,12 @@ impl Scanner {
     /// A [`Redactor`]: [`Scanner::redact_value`] over several values, or several parts of one
     /// document, sharing what it learns about object keys from one to the next.
     pub fn redactor(&self) -> Redactor<'_> {
-        Redactor { scanner: self, keys: Vec::new(), facts: Vec::new(), report: Redactions::default() }
+        Redactor {
+            scanner: self,
+            keys: Vec::new(),
+            facts: Vec::new(),
+            report: Redactions::default(),
+        }
     }
 
     /// Whether `text`, as a string or as an object key, may make [`Scanner::redact_value`]

@@ -105,7 +105,7 @@ fn write_atomic_with_writes_what_the_writer_produces_piece_by_piece() {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("0,1,2,") && text.ends_with("99998,99999,\n"), "{}", &text[..20]);
     assert_eq!(text.len(), 588_891);
-    assert_eq!(names(dir.path()), ["script.json"]);
+    assert_eq!(file_names(dir.path()), ["script.json"]);
 }
 
 #[test]
@@ -123,5 +123,5 @@ fn a_writer_that_fails_half_way_leaves_the_old_file_byte_identical() {
     assert!(err.to_string().starts_with("cannot write "), "{err}");
     assert_eq!(err.source.to_string(), "the recording cannot be serialised");
     assert_eq!(std::fs::read(&path).unwrap(), b"the good recording\n");
-    assert_eq!(names(dir.path()), ["script.json"], "the temporary file is removed");
+    assert_eq!(file_names(dir.path()), ["script.json"], "the temporary file is removed");
 }
