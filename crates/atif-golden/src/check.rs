@@ -3,7 +3,7 @@
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
-use atif_normalize::NormalizedDocument;
+use atif_normalize::{MatchOptions, MatchOutcome, NormalizedDocument};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -402,7 +402,11 @@ fn differs(
         }
         return rewrite(path, golden_text, actual);
     }
-    if comparison.is_same() {
+    let judged = match settings.match_options() {
+        Some(modes) if !comparison.is_same() => Some(judge(&golden, actual, modes)?),
+        _ => None,
+    };
+    if comparison.is_same() || judged.as_ref().is_some_and(MatchOutcome::passed) {
         remove_stale_pending_unless_check(mode, path)?;
         return Ok(Outcome::Matched { path: path.to_owned() });
     }
@@ -419,7 +423,28 @@ fn differs(
         command: &cx.command,
     });
     let changes = comparison.changes().to_vec();
+    // Under match modes the failure leads with what the modes forbid, and its deltas are those
+    // differences; the Shape report follows, for the steps.
+    let (deltas, report) = match judged {
+        Some(outcome) => (outcome.failures.clone(), format!("{outcome}\n{report}")),
+        None => (deltas, report),
+    };
     Err(Error::BehaviourChanged { path: path.to_owned(), deltas, changes, report, pending })
+}
+
+/// The match modes' verdict on a run whose Shape differs from its golden's. Both are read
+/// back as values here, off the fast path: only a differing run under match modes gets here.
+fn judge(
+    golden: &NormalizedDocument<'_>,
+    actual: &NormalizedDocument<'_>,
+    modes: &MatchOptions,
+) -> Result<MatchOutcome> {
+    let read = |doc: &NormalizedDocument<'_>, name: &str| {
+        atif_schema::parse_trajectory(doc.to_canonical_string().as_bytes(), name)
+            .map_err(|err| Error::Load(Box::new(err)))
+    };
+    let (golden, actual) = (read(golden, "the golden")?, read(actual, "the actual trajectory")?);
+    Ok(atif_normalize::match_runs(&golden, &actual, modes))
 }
 
 /// Update mode's answer to a golden that differs: the run's canonical text replaces it.

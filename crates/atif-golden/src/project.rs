@@ -250,8 +250,8 @@ impl GoldenConfig {
         Ok(())
     }
 
-    /// Puts these settings into `settings`: the normalise options, and the tolerance and the
-    /// content comparison when the file sets them.
+    /// Puts these settings into `settings`: the normalise options, and the tolerance, the
+    /// content comparison and the match modes when the file sets them.
     ///
     /// # Errors
     /// As [`GoldenConfig::normalize_options`].
@@ -263,7 +263,22 @@ impl GoldenConfig {
         if let Some(compare) = self.compare_content {
             settings.set_compare_content(compare);
         }
+        if let Some(modes) = self.match_options() {
+            settings.set_match_options(Some(modes));
+        }
         Ok(())
+    }
+
+    /// The match modes the file sets (`sequence`, `arguments`), the rest exact; `None` when it
+    /// sets neither.
+    pub fn match_options(&self) -> Option<atif_normalize::MatchOptions> {
+        if self.sequence.is_none() && self.arguments.is_none() {
+            return None;
+        }
+        let mut options = atif_normalize::MatchOptions::default();
+        options.set_sequence(self.sequence.unwrap_or_default());
+        options.set_arguments(self.arguments.clone().unwrap_or_default());
+        Some(options)
     }
 
     /// Puts into `settings` what the file sets and `settings` did not set by hand (see
@@ -280,6 +295,7 @@ impl GoldenConfig {
         let tolerance = self.token_tolerance.filter(|_| !set_here.token_tolerance);
         let compare = self.compare_content.filter(|_| !set_here.compare_content);
         settings.take_from_project(options, tolerance, compare);
+        settings.take_match_from_project(self.match_options());
         Ok(())
     }
 

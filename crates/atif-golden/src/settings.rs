@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use atif_normalize::{DiffOptions, NormalizeOptions};
+use atif_normalize::{DiffOptions, MatchOptions, NormalizeOptions};
 
 use crate::Mode;
 
@@ -31,13 +31,15 @@ thread_local! {
 /// | `report_file`        | `None`: the file named by `ATIF_GOLDEN_REPORT`, if set        |
 /// | `project_file`       | `true`: [`assert_golden!`](crate::assert_golden) applies `atif.toml`, found upward from the crate's folder |
 /// | `live`               | `None`: live runs ([`LiveEnvelope`](crate::LiveEnvelope)) are allowed unless `CI` is set and `ATIF_LIVE` is not `1` |
+/// | `match_options`      | `None`: a run matches when its Shape does; with match modes, when [`match_runs`](atif_normalize::match_runs) passes it |
 ///
 /// The project file ([`ProjectConfig`](crate::ProjectConfig)) sets a golden's preset, volatile
 /// keys and masks, token tolerance and content comparison; a setting made here
 /// ([`set_normalize_options`](Settings::set_normalize_options) or
 /// [`normalize_options_mut`](Settings::normalize_options_mut),
 /// [`set_token_tolerance`](Settings::set_token_tolerance),
-/// [`set_compare_content`](Settings::set_compare_content)) wins over the file, as a flag of
+/// [`set_compare_content`](Settings::set_compare_content),
+/// [`set_match_options`](Settings::set_match_options)) wins over the file, as a flag of
 /// `atif check` does.
 ///
 /// [`assert_golden!`](crate::assert_golden) uses the settings bound to the current thread
@@ -55,6 +57,7 @@ pub struct Settings {
     report_file: Option<PathBuf>,
     project_file: bool,
     live: Option<bool>,
+    match_options: Option<MatchOptions>,
     /// Which of the settings the project file may set were set here, and so win over it.
     set_here: SetHere,
 }
@@ -65,6 +68,7 @@ pub(crate) struct SetHere {
     pub(crate) normalize_options: bool,
     pub(crate) token_tolerance: bool,
     pub(crate) compare_content: bool,
+    pub(crate) match_options: bool,
 }
 
 impl Default for Settings {
@@ -82,6 +86,7 @@ impl Default for Settings {
             project_file: true,
             set_here: SetHere::default(),
             live: None,
+            match_options: None,
         }
     }
 }
@@ -267,6 +272,33 @@ impl Settings {
         self
     }
 
+    /// Judges a run that differs from its golden by these match modes (the tool sequence in
+    /// `in-order`, `any-order`, `subset` or `superset`, the arguments' modes, the count bands)
+    /// instead of by its Shape, as `atif check --sequence …` does; `None` (the default) is the
+    /// Shape comparison. Fewer turns never pass. Update mode still writes the run.
+    ///
+    /// ```
+    /// use atif_golden::Settings;
+    /// use atif_normalize::{MatchOptions, SequenceMatch};
+    ///
+    /// let mut modes = MatchOptions::default();
+    /// modes.set_sequence(SequenceMatch::AnyOrder);
+    /// let mut settings = Settings::new();
+    /// settings.set_match_options(Some(modes));
+    /// assert_eq!(settings.match_options().map(|m| m.sequence()), Some(SequenceMatch::AnyOrder));
+    /// ```
+    pub fn set_match_options(&mut self, options: Option<MatchOptions>) -> &mut Settings {
+        self.match_options = options;
+        self.set_here.match_options = true;
+        self
+    }
+
+    /// The match modes a differing run is judged by, if any (see
+    /// [`set_match_options`](Settings::set_match_options)).
+    pub fn match_options(&self) -> Option<&MatchOptions> {
+        self.match_options.as_ref()
+    }
+
     /// Whether [`assert_golden!`](crate::assert_golden) applies the project file.
     pub fn project_file(&self) -> bool {
         self.project_file
@@ -294,6 +326,13 @@ impl Settings {
         }
         if let Some(compare) = compare_content {
             self.compare_content = compare;
+        }
+    }
+
+    /// Takes a project file's match modes when none were set here.
+    pub(crate) fn take_match_from_project(&mut self, options: Option<MatchOptions>) {
+        if !self.set_here.match_options && options.is_some() {
+            self.match_options = options;
         }
     }
 

@@ -8,6 +8,7 @@ mod file;
 mod insta;
 mod live;
 mod macros;
+mod matching;
 mod pending;
 
 use atif_golden::{Mode, Settings};
