@@ -128,6 +128,19 @@ pub fn atif_in_clean_env(dir: &Path, path: OsString) -> Command {
     command
 }
 
+/// Runs `atif ARGS` in `dir` in the clean environment of [`atif_in_clean_env`], with this
+/// process's `PATH`, and returns what it printed and its status.
+pub fn atif_output<I, S>(dir: &Path, args: I) -> std::process::Output
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    atif_in_clean_env(dir, std::env::var_os("PATH").unwrap_or_default())
+        .args(args)
+        .output()
+        .expect("the atif binary runs")
+}
+
 /// The folder of the committed end-to-end assets (`tests/e2e`: pins, Python agents).
 pub fn assets_dir() -> PathBuf {
     workspace_root().join("tests").join("e2e")

@@ -39,10 +39,7 @@ fn run_agent(
 }
 
 fn atif(dir: &Path, args: &[&OsStr]) -> Output {
-    e2e::atif_in_clean_env(dir, std::env::var_os("PATH").unwrap_or_default())
-        .args(args)
-        .output()
-        .unwrap()
+    e2e::atif_output(dir, args)
 }
 
 #[test]

@@ -371,8 +371,5 @@ fn function_names(trajectory: &Value) -> Vec<String> {
 
 /// Runs `atif ARGS` in `dir` with a clean environment: no real keys, no proxies, no CI.
 fn atif(dir: &Path, args: &[OsString]) -> Output {
-    e2e::atif_in_clean_env(dir, std::env::var_os("PATH").unwrap_or_default())
-        .args(args)
-        .output()
-        .unwrap()
+    e2e::atif_output(dir, args)
 }
