@@ -26,7 +26,7 @@
 //! each other down.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not installed the model; required
-//! under `ATIF_E2E_REQUIRED=1` (`.ci/run`).
+//! under `ATIF_E2E_REQUIRED=1` (`.ci/run`). A test runs one of these against an empty cache to hold both.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
@@ -246,6 +246,39 @@ fn live_args(update: bool, upstream: &str, program: &[&OsStr], prompt: &str) -> 
     args.extend(program.iter().map(OsString::from));
     args.extend(["--prompt".into(), prompt.into()]);
     args
+}
+
+/// Item 2: with the model missing, a real-model test is skipped with a notice naming the setup
+/// command, and under `ATIF_E2E_REQUIRED=1` it fails instead. This binary runs one of its own
+/// tests again against an empty cache, once each way.
+#[test]
+fn a_missing_model_skips_naming_the_setup_command_and_fails_when_required() {
+    let empty = tempfile::tempdir().unwrap();
+    let run = |required: bool| {
+        let mut test = std::process::Command::new(std::env::current_exe().unwrap());
+        test.args([
+            "the_rust_http_client_records_the_real_model_and_replays_it_with_the_server_stopped",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("ATIF_E2E_CACHE", empty.path());
+        match required {
+            true => test.env("ATIF_E2E_REQUIRED", "1"),
+            false => test.env_remove("ATIF_E2E_REQUIRED"),
+        };
+        let output = test.output().unwrap();
+        let text = String::from_utf8_lossy(&output.stdout).into_owned()
+            + &String::from_utf8_lossy(&output.stderr);
+        (output.status.success(), text)
+    };
+    let (passed, text) = run(false);
+    assert!(passed, "{text}");
+    assert!(text.contains("skipped: the real model's venv is not installed"), "{text}");
+    assert!(text.contains("run `cargo xtask e2e-setup`"), "{text}");
+    let (passed, text) = run(true);
+    assert!(!passed, "{text}");
+    assert!(text.contains("ATIF_E2E_REQUIRED is set but the real model's venv"), "{text}");
+    assert!(text.contains("run `cargo xtask e2e-setup`"), "{text}");
 }
 
 #[test]
