@@ -43,8 +43,8 @@ pub(crate) struct VerdictArgs {
     /// variant it holds in order), `any-order` (the same multiset of calls), `subset` (a new
     /// run counts as the smallest variant holding all its calls) or `superset` (as the largest
     /// variant whose calls it all makes). See docs/live.md.
-    #[arg(long, value_enum, default_value_t, value_name = "ORDER")]
-    order: OrderArg,
+    #[arg(long, default_value = "exact", value_name = "ORDER", value_parser = order_parser())]
+    order: ToolOrder,
     /// The family-wise error rate: the chance of calling an unchanged agent `changed`.
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA", value_parser = parse_alpha)]
     alpha: f64,
@@ -74,14 +74,20 @@ enum OutcomeArg {
     Fail,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
-enum OrderArg {
-    #[default]
-    Exact,
-    InOrder,
-    AnyOrder,
-    Subset,
-    Superset,
+/// `--order`: the names `ToolOrder::as_str` gives, listed in `--help` and in the error for any
+/// other.
+fn order_parser() -> impl clap::builder::TypedValueParser<Value = ToolOrder> {
+    use clap::builder::TypedValueParser as _;
+    let orders = [
+        ToolOrder::Exact,
+        ToolOrder::InOrder,
+        ToolOrder::AnyOrder,
+        ToolOrder::Subset,
+        ToolOrder::Superset,
+    ];
+    clap::builder::PossibleValuesParser::new(orders.map(ToolOrder::as_str)).map(move |name| {
+        orders.into_iter().find(|order| order.as_str() == name).unwrap_or_default()
+    })
 }
 
 fn parse_alpha(text: &str) -> Result<f64, String> {
@@ -131,23 +137,17 @@ pub(crate) fn conclude(
     command: &str,
 ) -> anyhow::Result<ExitCode> {
     if args.update {
-        let order = match args.order {
-            OrderArg::Exact => ToolOrder::Exact,
-            OrderArg::InOrder => ToolOrder::InOrder,
-            OrderArg::AnyOrder => ToolOrder::AnyOrder,
-            OrderArg::Subset => ToolOrder::Subset,
-            OrderArg::Superset => ToolOrder::Superset,
-        };
-        let envelope = Envelope::build(runs, order).map_err(invalid)?;
+        let envelope = Envelope::build(runs, args.order).map_err(invalid)?;
         atif_fs::write_atomic(golden, envelope.to_json().as_bytes())
             .with_context(|| format!("cannot write the envelope {}", golden.display()))?;
         let variants = envelope.variants().len();
         output::note(|out| {
             writeln!(
                 out,
-                "atif {command}: wrote {} ({} runs, {variants} tool-call variant(s), order {order})",
+                "atif {command}: wrote {} ({} runs, {variants} tool-call variant(s), order {})",
                 golden.display(),
-                envelope.runs()
+                envelope.runs(),
+                args.order
             )
         })?;
         return Ok(ExitCode::SUCCESS);
