@@ -119,6 +119,15 @@ def test_the_order_keyword_takes_each_sequence_mode_and_nothing_else(pytester):
     bad.stdout.fnmatch_lines(["*atif_live(order=...) takes one of exact, in-order, any-order, subset, superset, not 'sideways'*"])
 
 
+def test_without_the_order_keyword_the_project_files_sequence_groups_the_variants(pytester):
+    pytester.makefile(".toml", atif='[defaults]\nsequence = "any-order"\n')
+    run_against(pytester, 0.1, 1, "--atif-update", runs=6, order=None).assert_outcomes(passed=1)
+    envelope = json.loads((pytester.path / ENVELOPE).read_text())
+    assert envelope["order"] == "any-order"
+    run_against(pytester, 0.1, 1, "--atif-update", runs=6, order="exact").assert_outcomes(passed=1)
+    assert json.loads((pytester.path / ENVELOPE).read_text())["order"] == "exact"
+
+
 def test_a_missing_envelope_fails_naming_the_command_that_records_it(pytester):
     result = run_against(pytester, 0.1, 1, runs=2)
     result.assert_outcomes(failed=1)

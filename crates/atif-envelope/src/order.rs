@@ -47,6 +47,21 @@ pub enum ToolOrder {
 pub(crate) type Calls = Vec<Vec<String>>;
 
 impl ToolOrder {
+    /// The five orders, the default first.
+    pub const ALL: [ToolOrder; 5] = [
+        ToolOrder::Exact,
+        ToolOrder::InOrder,
+        ToolOrder::AnyOrder,
+        ToolOrder::Subset,
+        ToolOrder::Superset,
+    ];
+
+    /// The order named `name` ([`ToolOrder::as_str`]); `None` for another name. The names are
+    /// those of the golden check's sequence modes, with the same meaning for variants.
+    pub fn from_name(name: &str) -> Option<ToolOrder> {
+        ToolOrder::ALL.into_iter().find(|order| order.as_str() == name)
+    }
+
     /// The name used in files and on the command line: `exact`, `in-order`, `any-order`,
     /// `subset`, `superset`.
     pub fn as_str(self) -> &'static str {

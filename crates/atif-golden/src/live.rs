@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use atif_envelope::{Conclusion, Envelope, Run, ToolOrder, Verdict, VerdictOptions, compare};
+use atif_normalize::MatchOptions;
 use serde::Serialize;
 
 use crate::{Error, MODE_ENV, Mode, Result, Settings, is_ci};
@@ -105,7 +106,7 @@ impl LiveEnvelope {
             path,
             runs,
             max_cost_tokens: None,
-            order: ToolOrder::default(),
+            order: order_of(settings),
             verdict_options: VerdictOptions::default(),
             settings: settings.clone(),
             update_command,
@@ -121,8 +122,10 @@ impl LiveEnvelope {
         self
     }
 
-    /// How update mode groups the runs' tool calls into variants (default `exact`); a check
-    /// uses the order the envelope was written with.
+    /// How update mode groups the runs' tool calls into variants; a check uses the order the
+    /// envelope was written with. The default is the sequence mode of the settings' match
+    /// options ([`Settings::set_match_options`], or `sequence` in the project file), else
+    /// `exact`.
     pub fn set_order(&mut self, order: ToolOrder) -> &mut LiveEnvelope {
         self.order = order;
         self
@@ -232,6 +235,13 @@ impl LiveEnvelope {
     fn envelope(&self, source: atif_envelope::Error) -> Error {
         Error::Envelope { path: self.path.clone(), source }
     }
+}
+
+/// The order the settings' sequence mode names (the five have the same names and meaning for
+/// variants as for a check), else `exact`.
+fn order_of(settings: &Settings) -> ToolOrder {
+    let sequence = settings.match_options().map(MatchOptions::sequence);
+    sequence.and_then(|mode| ToolOrder::from_name(mode.as_str())).unwrap_or_default()
 }
 
 /// Refuses live runs on CI unless asked: `allowed` (the settings' override) wins, then

@@ -210,6 +210,7 @@ pub mod __private {
         let test = crate::current_test_name(function_path);
         let dir = settings.resolved_golden_dir(Path::new(manifest_dir));
         let path = dir.join(crate::live::envelope_file_name(function_path, name));
+        let settings = &super::with_project_file(settings, Path::new(manifest_dir), &path)?;
         crate::name::claim(&path, &test)?;
         let mut live = crate::LiveEnvelope::new(path, runs, settings)?;
         if settings.update_command().is_none() {

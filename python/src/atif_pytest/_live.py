@@ -27,7 +27,7 @@ class LiveOptions:
 
     runs: int
     max_cost_tokens: Optional[int] = None
-    order: str = "exact"
+    order: Optional[str] = None
     alpha: Optional[float] = None
 
     @staticmethod
@@ -42,8 +42,8 @@ class LiveOptions:
         cap = marker.kwargs.get("max_cost_tokens")
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
             raise AtifError(f"@pytest.mark.atif_live(max_cost_tokens=N) takes a whole number of tokens, not {cap!r}")
-        order = marker.kwargs.get("order", "exact")
-        if order not in ORDERS:
+        order = marker.kwargs.get("order")
+        if order is not None and order not in ORDERS:
             raise AtifError(f"@pytest.mark.atif_live(order=...) takes one of {', '.join(ORDERS)}, not {order!r}")
         alpha = marker.kwargs.get("alpha")
         if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1):

@@ -150,7 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
-        "atif_live(runs=N, max_cost_tokens=None, order='exact', alpha=None): run the test body N "
+        "atif_live(runs=N, max_cost_tokens=None, order=None, alpha=None): run the test body N "
         "times against the live model and check the envelope golden of its behaviour "
         "(--atif-update writes it; refused on CI unless ATIF_LIVE=1)",
     )
@@ -304,7 +304,10 @@ def _check_envelope(state: "_State", item: pytest.Item, envelope: Path, runs, op
         args += ["--alpha", repr(options.alpha)]
     if update:
         envelope.parent.mkdir(parents=True, exist_ok=True)
-        args += ["--update", "--order", options.order]
+        args.append("--update")
+        if options.order is not None:
+            # Without it, `atif envelope` takes the golden's `sequence` from atif.toml, else exact.
+            args += ["--order", options.order]
     done = state.harness().request({"op": "check", "args": args})
     code = done.get("code")
     stdout = str(done.get("stdout", "")).rstrip()

@@ -233,7 +233,7 @@ impl NormalizeArgs {
 
 /// What the project file found upward from the working folder says about `path` (a golden or
 /// a trajectory; the defaults alone for standard input or when there is no such file).
-fn project_config(path: Option<&str>) -> anyhow::Result<GoldenConfig> {
+pub(crate) fn project_config(path: Option<&str>) -> anyhow::Result<GoldenConfig> {
     let Some(project) = ProjectConfig::find(Path::new("."))? else {
         return Ok(GoldenConfig::default());
     };

@@ -10,7 +10,7 @@ use atif_normalize::NormalizeOptions;
 use atif_view::ViewOptions;
 
 use crate::cmd::common::{
-    Format, invalid, load_trajectory, print, this_command_as, write_atomically,
+    Format, invalid, load_trajectory, print, project_config, this_command_as, write_atomically,
 };
 use crate::output;
 
@@ -42,9 +42,10 @@ pub(crate) struct VerdictArgs {
     /// (the same sequence of calls; a new run with others between them counts as the longest
     /// variant it holds in order), `any-order` (the same multiset of calls), `subset` (a new
     /// run counts as the smallest variant holding all its calls) or `superset` (as the largest
-    /// variant whose calls it all makes). See docs/live.md.
-    #[arg(long, default_value = "exact", value_name = "ORDER", value_parser = order_parser())]
-    order: ToolOrder,
+    /// variant whose calls it all makes). Default: the `sequence` the project file (atif.toml)
+    /// gives the golden, else `exact`. See docs/live.md.
+    #[arg(long, value_name = "ORDER", value_parser = order_parser())]
+    order: Option<ToolOrder>,
     /// The family-wise error rate: the chance of calling an unchanged agent `changed`.
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA", value_parser = parse_alpha)]
     alpha: f64,
@@ -55,7 +56,8 @@ pub(crate) struct VerdictArgs {
     /// 10% to 60%), not only when it is `changed`.
     #[arg(long)]
     require_conclusive: bool,
-    /// Start from a named normalisation preset for logs of a known agent.
+    /// Start from a named normalisation preset for logs of a known agent (default: the project
+    /// file's, whose volatile keys and masks apply too).
     #[arg(long, value_name = "NAME", value_parser = clap::builder::PossibleValuesParser::new(atif_normalize::PRESETS))]
     preset: Option<String>,
     /// Also write the verdict as one self-contained HTML page to OUT: the golden's runs beside
@@ -78,16 +80,8 @@ enum OutcomeArg {
 /// other.
 fn order_parser() -> impl clap::builder::TypedValueParser<Value = ToolOrder> {
     use clap::builder::TypedValueParser as _;
-    let orders = [
-        ToolOrder::Exact,
-        ToolOrder::InOrder,
-        ToolOrder::AnyOrder,
-        ToolOrder::Subset,
-        ToolOrder::Superset,
-    ];
-    clap::builder::PossibleValuesParser::new(orders.map(ToolOrder::as_str)).map(move |name| {
-        orders.into_iter().find(|order| order.as_str() == name).unwrap_or_default()
-    })
+    clap::builder::PossibleValuesParser::new(ToolOrder::ALL.map(ToolOrder::as_str))
+        .map(|name| ToolOrder::from_name(&name).unwrap_or_default())
 }
 
 fn parse_alpha(text: &str) -> Result<f64, String> {
@@ -97,13 +91,28 @@ fn parse_alpha(text: &str) -> Result<f64, String> {
     }
 }
 
+/// How the runs of an envelope golden are read and grouped: the flags, else what the project
+/// file (`atif.toml`) says about the golden.
+pub(crate) struct Grouping {
+    /// The runs' normalise options: the preset, then the project file's keys and masks.
+    pub(crate) options: NormalizeOptions,
+    /// How update mode groups the runs into variants.
+    pub(crate) order: ToolOrder,
+}
+
 impl VerdictArgs {
-    /// The normalise options of the runs.
-    pub(crate) fn normalize_options(&self) -> anyhow::Result<NormalizeOptions> {
-        Ok(match &self.preset {
+    /// The grouping of the runs of the envelope golden at `golden`.
+    pub(crate) fn grouping(&self, golden: &Path) -> anyhow::Result<Grouping> {
+        let config = project_config(Some(&golden.to_string_lossy()))?;
+        let preset = self.preset.as_deref().or(config.preset());
+        let mut options = match preset {
             Some(name) => atif_normalize::preset(name)?,
             None => NormalizeOptions::default(),
-        })
+        };
+        config.add_to(&mut options)?;
+        let project_order = config.sequence().and_then(|mode| ToolOrder::from_name(mode.as_str()));
+        let order = self.order.or(project_order).unwrap_or_default();
+        Ok(Grouping { options, order })
     }
 }
 
@@ -111,7 +120,7 @@ impl VerdictArgs {
 /// `changed` (and on `inconclusive` with `--require-conclusive`), on a missing golden and on
 /// input that is not a trajectory or an envelope, 2 when a file cannot be read or written.
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let options = args.verdict.normalize_options()?;
+    let grouping = args.verdict.grouping(&args.golden)?;
     let (n_outcomes, n_runs) = (args.outcomes.len(), args.runs.len());
     if n_outcomes > 0 && n_outcomes != n_runs {
         return Err(invalid(anyhow::anyhow!(
@@ -121,23 +130,25 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut runs = Vec::with_capacity(n_runs);
     for (idx, path) in args.runs.iter().enumerate() {
         let trajectory = load_trajectory(path)?;
-        let mut run = Run::new(path, trajectory, &options).map_err(invalid)?;
+        let mut run = Run::new(path, trajectory, &grouping.options).map_err(invalid)?;
         run.set_passed(args.outcomes.get(idx).map(|outcome| *outcome == OutcomeArg::Pass));
         runs.push(run);
     }
-    conclude(&args.golden, &runs, &args.verdict, "envelope")
+    conclude(&args.golden, &runs, &args.verdict, grouping.order, "envelope")
 }
 
 /// Writes the envelope of `runs` (`--update`) or compares them with the golden, prints the
-/// outcome, and gives the exit status; `command` names the subcommand in messages.
+/// outcome, and gives the exit status; update mode groups them by `order`; `command` names the
+/// subcommand in messages.
 pub(crate) fn conclude(
     golden: &Path,
     runs: &[Run],
     args: &VerdictArgs,
+    order: ToolOrder,
     command: &str,
 ) -> anyhow::Result<ExitCode> {
     if args.update {
-        let envelope = Envelope::build(runs, args.order).map_err(invalid)?;
+        let envelope = Envelope::build(runs, order).map_err(invalid)?;
         atif_fs::write_atomic(golden, envelope.to_json().as_bytes())
             .with_context(|| format!("cannot write the envelope {}", golden.display()))?;
         let variants = envelope.variants().len();
@@ -147,7 +158,7 @@ pub(crate) fn conclude(
                 "atif {command}: wrote {} ({} runs, {variants} tool-call variant(s), order {})",
                 golden.display(),
                 envelope.runs(),
-                args.order
+                order
             )
         })?;
         return Ok(ExitCode::SUCCESS);

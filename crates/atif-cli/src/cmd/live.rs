@@ -76,7 +76,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let mut finished = runtime()?.block_on(run_all(args, &options))?;
     finished.sort_by_key(|run| run.index);
 
-    let normalize = args.verdict.normalize_options()?;
+    let grouping = args.verdict.grouping(&args.golden)?;
     let passed = finished.iter().filter(|run| run.passed).count();
     let n_finished = finished.len();
     let mut runs = Vec::with_capacity(n_finished);
@@ -89,14 +89,14 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             atif_fs::write_atomic(&path, text.as_bytes())
                 .with_context(|| format!("cannot write the trajectory {}", path.display()))?;
         }
-        let mut envelope_run = Run::new(&label, run.trajectory, &normalize)?;
+        let mut envelope_run = Run::new(&label, run.trajectory, &grouping.options)?;
         envelope_run.set_passed(Some(run.passed));
         runs.push(envelope_run);
     }
     let noted = output::note(|out| {
         writeln!(out, "atif live: {n_finished} run(s) finished, {passed} passed")
     });
-    let code = conclude(&args.golden, &runs, &args.verdict, "live")?;
+    let code = conclude(&args.golden, &runs, &args.verdict, grouping.order, "live")?;
     // A note that cannot be written fails a successful run (exit 2); a verdict of `changed`
     // keeps its own status (docs/cli.md).
     match noted {

@@ -304,3 +304,40 @@ fn html_draws_both_sets_as_bar_charts_with_the_fields_that_moved_highlighted() {
     assert!(page.contains("<span class=\"verdict same\">no-clear-change</span>"), "{page}");
     assert!(!page.contains("class=\"moved\""), "{page}");
 }
+
+#[test]
+fn the_project_file_gives_the_order_and_the_preset_where_no_flag_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let toml = "[defaults]\npreset = \"codex\"\n\n[[golden]]\nglob = \"live/*.json\"\nsequence = \"any-order\"\n";
+    std::fs::write(dir.path().join("atif.toml"), toml).unwrap();
+    std::fs::create_dir(dir.path().join("live")).unwrap();
+    let mut run: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(write_run(dir.path(), "r.json", &["read"])))
+            .unwrap(),
+    )
+    .unwrap();
+    run["steps"][0]["extra"] = serde_json::json!({"request_id": "req_9", "kept": 1});
+    std::fs::write(dir.path().join("r.json"), run.to_string()).unwrap();
+
+    let written = |golden: &str, flags: &[&str]| {
+        let args: Vec<&str> = ["envelope", "--update", golden]
+            .iter()
+            .chain(flags)
+            .chain(&["r.json"])
+            .copied()
+            .collect();
+        let made = atif(dir.path(), &args);
+        assert_eq!(made.status.code(), Some(0), "{}", stderr(&made));
+        let text = std::fs::read_to_string(dir.path().join(golden)).unwrap();
+        (stderr(&made), text)
+    };
+    let (note, text) = written("live/g.json", &[]);
+    assert!(note.ends_with("order any-order)\n"), "{note}");
+    assert!(!text.contains("req_9") && text.contains("\"kept\": 1"), "{text}");
+    let (note, _) = written("live/h.json", &["--order", "subset"]);
+    assert!(note.ends_with("order subset)\n"), "{note}");
+    // Outside the glob: the defaults' preset, the default order.
+    let (note, text) = written("other.json", &[]);
+    assert!(note.ends_with("order exact)\n"), "{note}");
+    assert!(!text.contains("req_9"), "{text}");
+}

@@ -187,3 +187,57 @@ fn the_macro_names_the_envelope_after_the_test_and_the_command_after_its_package
         "{message}"
     );
 }
+
+/// The order an envelope written by `live` groups its variants by.
+fn written_order(mut live: LiveEnvelope) -> atif_envelope::ToolOrder {
+    let path = live.path().to_owned();
+    fill(&mut live, NOISY);
+    live.finish().unwrap();
+    Envelope::from_json(&std::fs::read_to_string(path).unwrap()).unwrap().order()
+}
+
+#[test]
+fn the_settings_sequence_mode_is_the_default_order_and_set_order_wins() {
+    use atif_envelope::ToolOrder;
+    use atif_normalize::{MatchOptions, SequenceMatch};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("triage.envelope.json");
+    let plain = LiveEnvelope::new(&path, 4, &settings(Mode::Update)).unwrap();
+    assert_eq!(written_order(plain), ToolOrder::Exact);
+
+    let mut settings = settings(Mode::Update);
+    let mut modes = MatchOptions::default();
+    modes.set_sequence(SequenceMatch::AnyOrder);
+    settings.set_match_options(Some(modes));
+    let moded = LiveEnvelope::new(&path, 4, &settings).unwrap();
+    assert_eq!(written_order(moded), ToolOrder::AnyOrder);
+    let mut ordered = LiveEnvelope::new(&path, 4, &settings).unwrap();
+    ordered.set_order(ToolOrder::InOrder);
+    assert_eq!(written_order(ordered), ToolOrder::InOrder);
+}
+
+#[test]
+fn the_macro_applies_the_project_file_its_sequence_and_its_preset() {
+    let crate_dir = tempfile::tempdir().unwrap();
+    let toml = "[defaults]\npreset = \"claude-code\"\n\n[[golden]]\nglob = \"golden/*.envelope.json\"\nsequence = \"subset\"\n";
+    std::fs::write(crate_dir.path().join("atif.toml"), toml).unwrap();
+    let mut settings = settings(Mode::Update);
+    settings.set_golden_dir(crate_dir.path().join("golden"));
+    let body = |name| {
+        let dir = crate_dir.path().to_str().unwrap();
+        atif_golden::__private::live_envelope(dir, "p", "t::f", Some(name), 4, &settings).unwrap()
+    };
+    assert_eq!(written_order(body("a")), atif_envelope::ToolOrder::Subset);
+
+    // The preset removes what it names from the run the envelope keeps as its variant's
+    // representative, as `assert_golden!` would from a golden.
+    let mut live = body("b");
+    let mut run = sample(NOISY, 0);
+    run["steps"][0]["extra"] = json!({"request_id": "req_1", "kept": "here"});
+    live.add(&run, None).unwrap();
+    let path = live.path().to_owned();
+    live.finish().unwrap();
+    let envelope = Envelope::from_json(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let extra = &envelope.variants()[0].representative()["steps"][0]["extra"];
+    assert_eq!(extra, &json!({"kept": "here"}));
+}
