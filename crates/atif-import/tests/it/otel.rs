@@ -258,6 +258,9 @@ fn openinference_flattened_messages_and_python_repr_tool_calls_are_read() {
                 "llm.input_messages.2.message.role": "tool", "llm.input_messages.2.message.tool_call_id": "call_9",
                 "llm.input_messages.2.message.content": "/tmp",
                 "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": "In /tmp.",
+                // The same text again as a content part, as the OpenAI Agents bridge writes it.
+                "llm.output_messages.0.message.contents.0.message_content.type": "text",
+                "llm.output_messages.0.message.contents.0.message_content.text": "In /tmp.",
             }),
         ),
     ];
@@ -269,7 +272,10 @@ fn openinference_flattened_messages_and_python_repr_tool_calls_are_read() {
         json!({"tool_call_id": "call_9", "function_name": "bash", "arguments": {"command": "pwd"}})
     );
     assert_eq!(steps[1]["observation"]["results"][0]["content"], "/tmp");
-    assert_eq!(steps[2]["message"], "In /tmp.");
+    assert_eq!(
+        steps[2]["message"], "In /tmp.",
+        "a text written as content and as a part is one text"
+    );
     assert_eq!(steps.len(), 3, "the repeated history makes no new user step");
     // The OpenAI Agents bridges lose the instructions: the capture says so.
     assert_eq!(trajectory["extra"]["capture"]["missing"], json!(["system instructions"]));

@@ -344,7 +344,14 @@ fn openinference_message(fields: &Map<String, Value>) -> Message {
         })
         .collect();
     contents.sort_by_key(|(idx, _)| idx.parse::<usize>().unwrap_or(usize::MAX));
-    let texts = content.into_iter().chain(contents.into_iter().map(|(_, t)| t));
+    // `contents` is the structured form of `content`: an instrumentation that writes both
+    // (OpenInference's OpenAI Agents bridge) writes the same text twice, so the parts win.
+    let texts: Vec<String> = if contents.is_empty() {
+        content.into_iter().collect()
+    } else {
+        contents.into_iter().map(|(_, t)| t).collect()
+    };
+    let texts = texts.into_iter();
     match (&tool_call_id, role.as_str()) {
         (_, "tool") => {
             let result = texts.collect::<Vec<_>>().join("\n");
