@@ -1,8 +1,10 @@
-//! Agent frameworks' own OpenTelemetry traces, imported: a pydantic-ai agent with a local shell
-//! tool (`tests/e2e/python/pydantic_otel_agent.py`, pydantic-ai's built-in instrumentation, in
-//! the cache's `otel-venv`) runs against the fake provider and writes its spans as OTLP
-//! protobuf. One `atif import` turns a run into a golden; the next run, streamed or not, checks
-//! equal; a changed tool call fails naming the step.
+//! Agent frameworks' own OpenTelemetry traces, imported: small agents with a local shell tool
+//! (in `tests/e2e/python/`, in the cache's `otel-venv`) run against the fake provider and write
+//! their spans as OTLP protobuf. One `atif import` turns a run into a golden; the next run,
+//! streamed or not, checks equal; a changed tool call fails naming the step.
+//!
+//! What each framework covers of the cases: pydantic-ai (built-in instrumentation)
+//! streaming; the OpenAI Agents SDK (through OpenInference) a handoff, streamed too.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not made the venv; required under
 //! `ATIF_E2E_REQUIRED=1` (`.ci/run`).
@@ -13,18 +15,21 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use atif_fake_provider::{Config, FakeProvider};
+use atif_fake_provider::{Config, DEFAULT_COMMAND, FakeProvider, ScriptedCall};
+use serde_json::{Value, json};
 use tests::e2e;
 
-/// Runs the agent against `provider` and returns the trace file it wrote in `dir`.
+/// Runs the agent `script` (in `tests/e2e/python/`) against `provider` and returns the trace
+/// file it wrote in `dir`.
 fn run_agent(
     python: &Path,
+    script: &str,
     provider: &FakeProvider,
     dir: &Path,
     name: &str,
     stream: bool,
 ) -> PathBuf {
-    let agent = atif_test_support::workspace_path("tests/e2e/python/pydantic_otel_agent.py");
+    let agent = atif_test_support::workspace_path(&format!("tests/e2e/python/{script}"));
     let trace = dir.join(name);
     let mut command = Command::new(python);
     command.arg(&agent).arg(provider.url()).arg(&trace);
@@ -37,6 +42,9 @@ fn run_agent(
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "The command printed: atif-e2e-42");
     trace
 }
+
+const PYDANTIC: &str = "pydantic_otel_agent.py";
+const OPENAI_AGENTS: &str = "openai_agents_otel_agent.py";
 
 fn atif(dir: &Path, args: &[&OsStr]) -> Output {
     e2e::atif_output(dir, args)
@@ -51,12 +59,8 @@ fn a_pydantic_ai_run_becomes_a_golden_with_one_command_and_the_next_run_checks_e
     let golden = dir.join("golden.json");
 
     // The one command: the trace file to a golden.
-    let first = run_agent(&python, &provider, dir, "run1.pb", false);
-    let output =
-        atif(dir, &["import".as_ref(), first.as_os_str(), "-o".as_ref(), golden.as_os_str()]);
-    assert!(output.status.success(), "{}", e2e::describe(&output));
-    let trajectory: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&golden).unwrap()).unwrap();
+    let first = run_agent(&python, PYDANTIC, &provider, dir, "run1.pb", false);
+    let trajectory = import(dir, &first, &golden);
     assert_eq!(trajectory["agent"]["name"], "shell_agent");
     assert_eq!(trajectory["extra"]["capture"]["content"], "full");
     let sources: Vec<&str> = trajectory["steps"]
@@ -68,21 +72,13 @@ fn a_pydantic_ai_run_becomes_a_golden_with_one_command_and_the_next_run_checks_e
     assert_eq!(sources, ["system", "user", "agent", "agent"]);
     let result = &trajectory["steps"][2]["observation"]["results"][0]["content"];
     assert_eq!(result, "atif-e2e-42\n", "the local tool's real output");
-    for profile in ["strict", "harbor"] {
-        let output = atif(
-            dir,
-            &["validate".as_ref(), "--profile".as_ref(), profile.as_ref(), golden.as_os_str()],
-        );
-        assert!(output.status.success(), "{profile}: {}", e2e::describe(&output));
-    }
+    assert_valid_in_both_profiles(dir, &golden);
 
     // The next runs, with new trace ids, span ids, times and ports, streamed or not.
     for (name, stream) in [("run2.pb", false), ("run3.pb", true)] {
-        let trace = run_agent(&python, &provider, dir, name, stream);
+        let trace = run_agent(&python, PYDANTIC, &provider, dir, name, stream);
         let run = dir.join(format!("{name}.json"));
-        let output =
-            atif(dir, &["import".as_ref(), trace.as_os_str(), "-o".as_ref(), run.as_os_str()]);
-        assert!(output.status.success(), "{}", e2e::describe(&output));
+        import(dir, &trace, &run);
         let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
         assert!(output.status.success(), "{name}: {}", e2e::describe(&output));
     }
@@ -91,10 +87,98 @@ fn a_pydantic_ai_run_becomes_a_golden_with_one_command_and_the_next_run_checks_e
     let mut config = Config::default();
     config.set_command("printf 'atif-e2e-%d\\n' 42; true");
     let changed = FakeProvider::start(config).unwrap();
-    let trace = run_agent(&python, &changed, dir, "changed.pb", false);
+    let trace = run_agent(&python, PYDANTIC, &changed, dir, "changed.pb", false);
     let run = dir.join("changed.json");
-    let output = atif(dir, &["import".as_ref(), trace.as_os_str(), "-o".as_ref(), run.as_os_str()]);
+    import(dir, &trace, &run);
+    let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+    assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        report.contains("step 3 (agent) changed: arguments of bash changed"),
+        "{}",
+        e2e::describe(&output)
+    );
+}
+
+/// Imports `trace` to `out` (the format detected) and returns the trajectory.
+fn import(dir: &Path, trace: &Path, out: &Path) -> Value {
+    let output = atif(dir, &["import".as_ref(), trace.as_os_str(), "-o".as_ref(), out.as_os_str()]);
     assert!(output.status.success(), "{}", e2e::describe(&output));
+    serde_json::from_slice(&std::fs::read(out).unwrap()).unwrap()
+}
+
+/// `atif validate` passes `trajectory` under the strict and the harbor profile.
+fn assert_valid_in_both_profiles(dir: &Path, trajectory: &Path) {
+    for profile in ["strict", "harbor"] {
+        let output = atif(
+            dir,
+            &["validate".as_ref(), "--profile".as_ref(), profile.as_ref(), trajectory.as_os_str()],
+        );
+        assert!(output.status.success(), "{profile}: {}", e2e::describe(&output));
+    }
+}
+
+/// The values of `key` in each step that has one (`key` a JSON pointer below the step).
+fn step_values<'a>(trajectory: &'a Value, pointer: &str) -> Vec<&'a Value> {
+    trajectory["steps"].as_array().unwrap().iter().filter_map(|s| s.pointer(pointer)).collect()
+}
+
+/// The fake provider's script for the OpenAI Agents run: the triage agent hands off, then the
+/// shell agent runs `command`; past the script the model quotes the tool's result.
+fn handoff_script(command: &str) -> Config {
+    let mut config = Config::default();
+    config.set_calls(vec![
+        ScriptedCall { name: "transfer_to_shell_agent".to_owned(), arguments: json!({}) },
+        ScriptedCall { name: "bash".to_owned(), arguments: json!({ "command": command }) },
+    ]);
+    config
+}
+
+#[test]
+fn an_openai_agents_handoff_names_the_agent_on_each_step_and_the_next_run_checks_equal() {
+    let Some(python) = e2e::otel_python() else { return };
+    let provider = FakeProvider::start(handoff_script(DEFAULT_COMMAND)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let golden = dir.join("golden.json");
+
+    let first = run_agent(&python, OPENAI_AGENTS, &provider, dir, "run1.pb", false);
+    let trajectory = import(dir, &first, &golden);
+    let sources: Vec<&str> =
+        step_values(&trajectory, "/source").iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(sources, ["user", "agent", "agent", "agent"]);
+    // The handoff stays in one trajectory; each model call names the agent that made it.
+    assert_eq!(
+        step_values(&trajectory, "/extra/agent"),
+        [&json!("triage_agent"), &json!("shell_agent"), &json!("shell_agent")]
+    );
+    assert_eq!(
+        step_values(&trajectory, "/tool_calls/0/function_name"),
+        [&json!("transfer_to_shell_agent"), &json!("bash")]
+    );
+    assert_eq!(trajectory["steps"][2]["observation"]["results"][0]["content"], "atif-e2e-42\n");
+    // OpenInference writes the answer both as content and as a content part: it is one text.
+    assert_eq!(trajectory["steps"][3]["message"], "The command printed: atif-e2e-42");
+    // The OpenInference bridge loses the agents' instructions, and the capture says so.
+    assert_eq!(
+        trajectory["extra"]["capture"],
+        json!({"content": "partial", "missing": ["system instructions"]})
+    );
+    assert_valid_in_both_profiles(dir, &golden);
+
+    for (name, stream) in [("run2.pb", false), ("run3.pb", true)] {
+        let trace = run_agent(&python, OPENAI_AGENTS, &provider, dir, name, stream);
+        let run = dir.join(format!("{name}.json"));
+        import(dir, &trace, &run);
+        let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+        assert!(output.status.success(), "{name}: {}", e2e::describe(&output));
+    }
+
+    // The shell agent runs another command: the check fails, naming the step.
+    let changed = FakeProvider::start(handoff_script("printf 'atif-e2e-%d\\n' 42; true")).unwrap();
+    let trace = run_agent(&python, OPENAI_AGENTS, &changed, dir, "changed.pb", false);
+    let run = dir.join("changed.json");
+    import(dir, &trace, &run);
     let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
     assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
     let report = String::from_utf8_lossy(&output.stdout);
