@@ -113,7 +113,7 @@ def test_the_servers_control_endpoints_answer_the_test_with_its_token_and_nobody
                 request = urllib.request.Request(url, headers={"x-atif-token": token})
                 with urllib.request.urlopen(request, timeout=10) as reply:
                     verdict = json.loads(reply.read())
-                assert verdict["mode"] == "record"
+                assert verdict["operation"] == "record"
                 assert verdict["requests_refused"] == 1
             '''
         )

@@ -28,20 +28,27 @@ pub fn golden_for_pending(pending: &Path) -> Option<PathBuf> {
 /// and kept (its target is replaced); parent folders are created as needed; temporary files
 /// that killed writers left in that folder are removed.
 ///
+/// Returns the file actually written, as `atif_fs::write_atomic` does (through a link, the
+/// file it points to).
+///
 /// # Errors
 /// [`Error::Io`] naming the folder or file when creating, writing or renaming fails; the
 /// temporary file is removed and `path` keeps its old contents.
-pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<()> {
+pub(crate) fn write_atomic(path: &Path, contents: &[u8]) -> Result<PathBuf> {
     atif_fs::write_atomic(path, contents)
-        .map(drop)
         .map_err(|err| Error::io(err.action, &err.path, err.source))
 }
 
 /// Moves the pending file `pending` over its golden (atomically, by rename) and returns the
-/// golden's path.
+/// golden's path; [`accept`](crate::review::accept) does the same for a found
+/// [`Pending`](crate::review::Pending). The pending file is read with the strict loader first:
+/// what is not a trajectory (a file edited by hand, or written by something else) never becomes
+/// a golden.
 ///
 /// # Errors
-/// [`Error::Io`] when `pending` does not end in `.new` or cannot be renamed.
+/// [`Error::Io`] when `pending` does not end in `.new` or cannot be renamed, and
+/// [`Error::Load`] naming the pending file and the JSON Pointer of what is wrong (the golden
+/// is left alone).
 pub fn accept_pending(pending: &Path) -> Result<PathBuf> {
     let Some(golden) = golden_for_pending(pending) else {
         let source = std::io::Error::new(
@@ -50,6 +57,8 @@ pub fn accept_pending(pending: &Path) -> Result<PathBuf> {
         );
         return Err(Error::io("accept", pending, source));
     };
+    atif_schema::load_trajectory(pending, &atif_schema::LoadOptions::new())
+        .map_err(|err| Error::Load(Box::new(err)))?;
     // Renaming over a symbolic link would replace the link: a linked golden gets the pending
     // text written through the link (atomically) instead.
     let linked = std::fs::symlink_metadata(&golden).is_ok_and(|meta| meta.file_type().is_symlink());
@@ -92,10 +101,11 @@ mod tests {
         std::fs::write(&target, b"old").unwrap();
         let golden = dir.path().join("golden.json");
         std::os::unix::fs::symlink("target.json", &golden).unwrap();
-        std::fs::write(pending_path(&golden), b"new").unwrap();
+        let new = br#"{"schema_version": "ATIF-v1.8", "session_id": "s", "agent": {"name": "a", "version": "1"}, "steps": []}"#;
+        std::fs::write(pending_path(&golden), new).unwrap();
         assert_eq!(accept_pending(&pending_path(&golden)).unwrap(), golden);
         assert!(std::fs::symlink_metadata(&golden).unwrap().file_type().is_symlink());
-        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert_eq!(std::fs::read(&target).unwrap(), new);
         assert!(!pending_path(&golden).exists());
     }
 

@@ -111,7 +111,8 @@ pub mod review {
     pub use crate::mode::REPORT_ENV;
     pub use crate::pending::{
         FOLD_LINES, Pending, PendingStatus, Review, Tally, accept, find_pending,
-        find_stale_temp_files, reject, remove_stale_temp_files, review, review_interactively,
+        find_stale_temp_files_under, reject, remove_stale_temp_files_under, review,
+        review_interactively,
     };
     pub use crate::report::{OutcomeKind, ReportEntry, append_report, read_report};
     pub use crate::update::{UpdateSummary, run_update};

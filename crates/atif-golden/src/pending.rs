@@ -95,15 +95,15 @@ pub fn find_pending(dir: &Path, filter: Option<&str>) -> Result<Vec<Pending>> {
     Ok(found)
 }
 
-/// The temporary files under `dir` that writers which are gone left behind (a killed
-/// `atif check --update`, a test run stopped half way), whose path relative to `dir` contains
-/// `filter`, sorted. The walk is [`find_pending`]'s; a file is stale as
+/// The temporary files in every folder under `dir` that writers which are gone left behind (a
+/// killed `atif check --update`, a test run stopped half way), whose path relative to `dir`
+/// contains `filter`, sorted; `atif_fs::stale_temp_files` looks in one folder only. The walk is [`find_pending`]'s; a file is stale as
 /// [`atif_fs::stale_temp_files`] decides: its writer's process no longer runs. A file being
 /// written right now is never listed.
 ///
 /// # Errors
 /// [`Error::Io`] naming a folder that cannot be listed.
-pub fn find_stale_temp_files(dir: &Path, filter: Option<&str>) -> Result<Vec<PathBuf>> {
+pub fn find_stale_temp_files_under(dir: &Path, filter: Option<&str>) -> Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     for folder in walk(dir)?.temp_dirs {
         let stale = atif_fs::stale_temp_files(&folder)
@@ -114,13 +114,14 @@ pub fn find_stale_temp_files(dir: &Path, filter: Option<&str>) -> Result<Vec<Pat
     Ok(found)
 }
 
-/// Removes the [`find_stale_temp_files`] of `dir` matching `filter`, and returns them. A file
+/// Removes the [`find_stale_temp_files_under`] of `dir` matching `filter`, and returns them,
+/// in every folder under `dir` (`atif_fs::remove_stale_temp_files` clears one folder). A file
 /// another process removed first is not an error.
 ///
 /// # Errors
 /// [`Error::Io`] naming a folder that cannot be listed or a file that cannot be removed.
-pub fn remove_stale_temp_files(dir: &Path, filter: Option<&str>) -> Result<Vec<PathBuf>> {
-    let stale = find_stale_temp_files(dir, filter)?;
+pub fn remove_stale_temp_files_under(dir: &Path, filter: Option<&str>) -> Result<Vec<PathBuf>> {
+    let stale = find_stale_temp_files_under(dir, filter)?;
     for path in &stale {
         match std::fs::remove_file(path) {
             Ok(()) => {}
@@ -239,16 +240,15 @@ impl Review {
     }
 }
 
-/// Moves `pending` over its golden (one rename, so atomic) and returns the golden's path. The
-/// pending file is read with the strict loader first: what is not a trajectory (a file edited
-/// by hand, or written by something else) never becomes a golden.
+/// Moves `pending` over its golden (one rename, so atomic) and returns the golden's path:
+/// [`accept_pending`](crate::review::accept_pending) on its path. The pending file is read with
+/// the strict loader first: what is not a trajectory (a file edited by hand, or written by
+/// something else) never becomes a golden.
 ///
 /// # Errors
 /// [`Error::Load`] naming the pending file and the JSON Pointer of what is wrong (the golden
 /// is left alone), and [`Error::Io`] when the rename fails.
 pub fn accept(pending: &Pending) -> Result<PathBuf> {
-    atif_schema::load_trajectory(&pending.pending, &atif_schema::LoadOptions::new())
-        .map_err(|err| Error::Load(Box::new(err)))?;
     file::accept_pending(&pending.pending)
 }
 

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use atif_secrets::{Redactor, Scanner};
 use serde_json::{Map, Number, Value};
 
-use crate::Redaction;
+use crate::SelectorAction;
 use crate::canonical::{
     Sink, WriteCanonical, write_array, write_members, write_number, write_string,
 };
@@ -280,10 +280,10 @@ impl<'a> Object for Members<'a> {
         Vec::is_empty(self)
     }
 
-    fn redact(&mut self, selector: &Selector, redaction: &Redaction) {
+    fn apply_selector(&mut self, selector: &Selector, action: &SelectorAction) {
         // Redactions are rare and select by structure, so they run on a `Value` copy.
         let mut object = Node::Object(std::mem::take(self)).into_value();
-        selector.apply(&mut object, redaction);
+        selector.apply(&mut object, action);
         // A selector never replaces the value it starts from.
         if let Node::Object(redacted) = Node::from_value(object) {
             *self = redacted;

@@ -114,8 +114,8 @@ fn normalize_trajectory<T: Tree>(
         }
         None => None,
     };
-    for (selector, redaction) in rules.options.parsed_redactions() {
-        trajectory.redact(selector, redaction);
+    for (selector, action) in rules.options.parsed_selectors() {
+        trajectory.apply_selector(selector, action);
     }
     trajectory.remove("trajectory_id");
     renumber_call_ids::<T>(trajectory);

@@ -22,7 +22,7 @@ pub enum Error {
         #[source]
         source: regex::Error,
     },
-    /// A redaction selector is not in insta's selector grammar.
+    /// A volatile selector is not in insta's selector grammar.
     #[error("invalid selector `{selector}`: {reason}")]
     InvalidSelector {
         /// The selector as given.

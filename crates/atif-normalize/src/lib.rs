@@ -91,7 +91,7 @@ pub use normalize::{
     JsonDocument, NormalizedDocument, normalize, normalize_json, normalize_owned,
     normalize_with_report,
 };
-pub use options::{Masker, NormalizeOptions, Redaction};
+pub use options::{Masker, NormalizeOptions, SelectorAction};
 pub use preset::{PRESETS, preset};
 pub use report::{ReportDiff, ReportOptions, report, report_diff, report_explained, shown_changes};
 pub use shape::{Shape, shape};

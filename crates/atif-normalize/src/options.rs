@@ -8,10 +8,12 @@ use crate::path_placeholders::Paths;
 use crate::selector::Selector;
 use crate::{Error, Result};
 
-/// What happens to a value matched by a redaction selector.
+/// What happens to a value a volatile selector ([`NormalizeOptions::add_selector`]) matches.
+/// Not to be confused with a secret's redaction (`atif_secrets::Redaction`): this removes or
+/// replaces what the caller names, wherever it is, secret or not.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Redaction {
+pub enum SelectorAction {
     /// Remove the matched member or array element.
     Remove,
     /// Replace the matched value with this one.
@@ -61,14 +63,14 @@ impl PartialEq for Masker {
 /// How [`normalize`](crate::normalize) treats a trajectory beyond the fixed default contract.
 ///
 /// The default (`NormalizeOptions::default()`) applies exactly the documented contract:
-/// no extra volatile keys, no redactions, no extra maskers, no path placeholders, subagents
+/// no extra volatile keys, no volatile selectors, no extra maskers, no path placeholders, subagents
 /// sorted, and secrets replaced by `<redacted:KIND>` markers with the default [`Scanner`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct NormalizeOptions {
     volatile_keys: Vec<String>,
-    redactions: Vec<(String, Redaction)>,
-    /// The selectors of `redactions`, parsed once, in the same order.
-    selectors: Vec<Selector>,
+    selectors: Vec<(String, SelectorAction)>,
+    /// `selectors`, parsed once, in the same order.
+    parsed_selectors: Vec<Selector>,
     maskers: Vec<Masker>,
     sort_subagents: bool,
     cwd: Option<String>,
@@ -81,8 +83,8 @@ impl Default for NormalizeOptions {
     fn default() -> NormalizeOptions {
         NormalizeOptions {
             volatile_keys: Vec::new(),
-            redactions: Vec::new(),
             selectors: Vec::new(),
+            parsed_selectors: Vec::new(),
             maskers: Vec::new(),
             sort_subagents: true,
             cwd: None,
@@ -110,13 +112,13 @@ impl NormalizeOptions {
     ///
     /// # Errors
     /// [`Error::InvalidSelector`] when `selector` is not in the grammar.
-    pub fn add_redaction(
+    pub fn add_selector(
         &mut self,
         selector: &str,
-        redaction: Redaction,
+        action: SelectorAction,
     ) -> Result<&mut NormalizeOptions> {
-        self.selectors.push(Selector::parse(selector)?);
-        self.redactions.push((selector.to_owned(), redaction));
+        self.parsed_selectors.push(Selector::parse(selector)?);
+        self.selectors.push((selector.to_owned(), action));
         Ok(self)
     }
 
@@ -203,14 +205,14 @@ impl NormalizeOptions {
         &self.volatile_keys
     }
 
-    /// Redaction selectors and their actions, in the order added.
-    pub fn redactions(&self) -> &[(String, Redaction)] {
-        &self.redactions
+    /// The volatile selectors and their actions, in the order added.
+    pub fn selectors(&self) -> &[(String, SelectorAction)] {
+        &self.selectors
     }
 
-    /// The parsed redaction selectors with their actions, in the order added.
-    pub(crate) fn parsed_redactions(&self) -> impl Iterator<Item = (&Selector, &Redaction)> {
-        self.selectors.iter().zip(self.redactions.iter().map(|(_, redaction)| redaction))
+    /// The parsed volatile selectors with their actions, in the order added.
+    pub(crate) fn parsed_selectors(&self) -> impl Iterator<Item = (&Selector, &SelectorAction)> {
+        self.parsed_selectors.iter().zip(self.selectors.iter().map(|(_, action)| action))
     }
 
     /// Extra maskers, in the order added.
@@ -226,8 +228,8 @@ impl NormalizeOptions {
     /// Adds everything from `other` to these options (used to layer a preset under user flags).
     pub fn extend(&mut self, other: &NormalizeOptions) -> &mut NormalizeOptions {
         self.volatile_keys.extend(other.volatile_keys.iter().cloned());
-        self.redactions.extend(other.redactions.iter().cloned());
         self.selectors.extend(other.selectors.iter().cloned());
+        self.parsed_selectors.extend(other.parsed_selectors.iter().cloned());
         self.maskers.extend(other.maskers.iter().cloned());
         self.sort_subagents &= other.sort_subagents;
         if self.cwd.is_none() {

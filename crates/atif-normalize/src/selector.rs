@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::{Error, Redaction, Result};
+use crate::{Error, Result, SelectorAction};
 
 /// A parsed selector: alternatives, each a list of segments.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,9 +49,9 @@ impl Selector {
     }
 
     /// Removes or replaces every value in `doc` this selector selects (never `doc` itself).
-    pub(crate) fn apply(&self, doc: &mut Value, redaction: &Redaction) {
+    pub(crate) fn apply(&self, doc: &mut Value, action: &SelectorAction) {
         for path in &self.paths {
-            apply_path(doc, path, redaction);
+            apply_path(doc, path, action);
         }
     }
 }
@@ -213,38 +213,38 @@ impl Parser<'_> {
     }
 }
 
-fn apply_path(value: &mut Value, segments: &[Segment], redaction: &Redaction) {
+fn apply_path(value: &mut Value, segments: &[Segment], action: &SelectorAction) {
     let Some((first, rest)) = segments.split_first() else {
         return;
     };
     if *first == Segment::Deep {
         // Zero segments: the rest applies here; one or more: every child, still deep.
         for child in children(value) {
-            apply_path(child, segments, redaction);
+            apply_path(child, segments, action);
         }
-        apply_path(value, rest, redaction);
+        apply_path(value, rest, action);
         return;
     }
     if rest.is_empty() {
-        act(value, first, redaction);
+        act(value, first, action);
         return;
     }
     match (first, value) {
         (Segment::Key(key), Value::Object(map)) => {
             if let Some(child) = map.get_mut(key) {
-                apply_path(child, rest, redaction);
+                apply_path(child, rest, action);
             }
         }
         (Segment::AnyKeyOrIndex, value) => {
             for child in children(value) {
-                apply_path(child, rest, redaction);
+                apply_path(child, rest, action);
             }
         }
         (Segment::Index(_) | Segment::Range(..), Value::Array(items)) => {
             let len = items.len();
             for (idx, item) in items.iter_mut().enumerate() {
                 if selects_index(first, idx, len) {
-                    apply_path(item, rest, redaction);
+                    apply_path(item, rest, action);
                 }
             }
         }
@@ -253,7 +253,7 @@ fn apply_path(value: &mut Value, segments: &[Segment], redaction: &Redaction) {
 }
 
 /// Removes or replaces the children of `value` that `last` selects.
-fn act(value: &mut Value, last: &Segment, redaction: &Redaction) {
+fn act(value: &mut Value, last: &Segment, action: &SelectorAction) {
     match value {
         Value::Object(map) => {
             let selected = |key: &str| match last {
@@ -261,9 +261,9 @@ fn act(value: &mut Value, last: &Segment, redaction: &Redaction) {
                 Segment::AnyKeyOrIndex => true,
                 _ => false,
             };
-            match redaction {
-                Redaction::Remove => map.retain(|key, _| !selected(key)),
-                Redaction::Replace(new) => {
+            match action {
+                SelectorAction::Remove => map.retain(|key, _| !selected(key)),
+                SelectorAction::Replace(new) => {
                     for (key, child) in map.iter_mut() {
                         if selected(key) {
                             child.clone_from(new);
@@ -279,8 +279,8 @@ fn act(value: &mut Value, last: &Segment, redaction: &Redaction) {
                 Segment::Index(_) | Segment::Range(..) => selects_index(last, idx, len),
                 _ => false,
             };
-            match redaction {
-                Redaction::Remove => {
+            match action {
+                SelectorAction::Remove => {
                     let mut idx = 0;
                     items.retain(|_| {
                         let keep = !selected(idx);
@@ -288,7 +288,7 @@ fn act(value: &mut Value, last: &Segment, redaction: &Redaction) {
                         keep
                     });
                 }
-                Redaction::Replace(new) => {
+                SelectorAction::Replace(new) => {
                     for (idx, item) in items.iter_mut().enumerate() {
                         if selected(idx) {
                             item.clone_from(new);
@@ -336,60 +336,65 @@ mod tests {
 
     use super::*;
 
-    fn check(selector: &str, redaction: Redaction, input: Value, expected: Value) {
+    fn check(selector: &str, action: SelectorAction, input: Value, expected: Value) {
         let mut doc = input;
-        Selector::parse(selector).unwrap().apply(&mut doc, &redaction);
+        Selector::parse(selector).unwrap().apply(&mut doc, &action);
         assert_eq!(doc, expected, "selector {selector}");
     }
 
     #[test]
     fn keys_elements_ranges_and_wildcards_select_what_insta_selects() {
         let doc = json!({"a": {"b": 1, "c": 2}, "l": [1, 2, 3, 4]});
-        check(".a.b", Redaction::Remove, doc.clone(), json!({"a": {"c": 2}, "l": [1, 2, 3, 4]}));
+        check(
+            ".a.b",
+            SelectorAction::Remove,
+            doc.clone(),
+            json!({"a": {"c": 2}, "l": [1, 2, 3, 4]}),
+        );
         check(
             "[\"a\"][\"c\"]",
-            Redaction::Replace(json!("x")),
+            SelectorAction::Replace(json!("x")),
             doc.clone(),
             json!({"a": {"b": 1, "c": "x"}, "l": [1, 2, 3, 4]}),
         );
         check(
             ".l[1]",
-            Redaction::Remove,
+            SelectorAction::Remove,
             doc.clone(),
             json!({"a": {"b": 1, "c": 2}, "l": [1, 3, 4]}),
         );
         check(
             ".l[-1]",
-            Redaction::Remove,
+            SelectorAction::Remove,
             doc.clone(),
             json!({"a": {"b": 1, "c": 2}, "l": [1, 2, 3]}),
         );
         check(
             ".l[1:3]",
-            Redaction::Replace(json!(0)),
+            SelectorAction::Replace(json!(0)),
             doc.clone(),
             json!({"a": {"b": 1, "c": 2}, "l": [1, 0, 0, 4]}),
         );
         check(
             ".l[:1]",
-            Redaction::Remove,
+            SelectorAction::Remove,
             doc.clone(),
             json!({"a": {"b": 1, "c": 2}, "l": [2, 3, 4]}),
         );
-        check(".l[]", Redaction::Remove, doc.clone(), json!({"a": {"b": 1, "c": 2}, "l": []}));
+        check(".l[]", SelectorAction::Remove, doc.clone(), json!({"a": {"b": 1, "c": 2}, "l": []}));
         check(
             ".a.*",
-            Redaction::Replace(json!(0)),
+            SelectorAction::Replace(json!(0)),
             doc.clone(),
             json!({"a": {"b": 0, "c": 0}, "l": [1, 2, 3, 4]}),
         );
-        check(".a.b, .l", Redaction::Remove, doc, json!({"a": {"c": 2}}));
+        check(".a.b, .l", SelectorAction::Remove, doc, json!({"a": {"c": 2}}));
     }
 
     #[test]
     fn deep_wildcard_matches_at_any_depth_including_none() {
         let doc = json!({"id": 1, "x": {"id": 2, "y": [{"id": 3}, {"z": {"id": 4}}]}});
-        check(".**.id", Redaction::Remove, doc, json!({"x": {"y": [{}, {"z": {}}]}}));
+        check(".**.id", SelectorAction::Remove, doc, json!({"x": {"y": [{}, {"z": {}}]}}));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::Redaction;
+use crate::SelectorAction;
 use crate::canonical::WriteCanonical;
 use crate::selector::Selector;
 
@@ -141,7 +141,7 @@ pub(crate) trait Object: WriteCanonical + Sized {
     fn is_empty(&self) -> bool;
 
     /// Removes or replaces what `selector` selects under this object (never the object itself).
-    fn redact(&mut self, selector: &Selector, redaction: &Redaction);
+    fn apply_selector(&mut self, selector: &Selector, action: &SelectorAction);
 }
 
 /// A string value that masking may rewrite.
@@ -262,9 +262,9 @@ impl Object for Map<String, Value> {
         self.is_empty()
     }
 
-    fn redact(&mut self, selector: &Selector, redaction: &Redaction) {
+    fn apply_selector(&mut self, selector: &Selector, action: &SelectorAction) {
         let mut object = Value::Object(std::mem::take(self));
-        selector.apply(&mut object, redaction);
+        selector.apply(&mut object, action);
         // A selector never replaces the value it starts from.
         if let Value::Object(redacted) = object {
             *self = redacted;

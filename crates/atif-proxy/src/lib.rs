@@ -96,4 +96,4 @@ pub use limits::{
 };
 pub use mcp::{McpOptions, McpOutcome, McpTarget, Stop, relay_mcp};
 pub use server::{Options, Proxy, failed_path, start};
-pub use verdict::{MAX_KEPT, Mode, UnusedExchange, Verdict};
+pub use verdict::{MAX_KEPT, Operation, UnusedExchange, Verdict};

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::clean::Cleaner;
 use crate::mcp_tape::{McpAnswer, McpTape, Output};
 use crate::normalize::Normalizer;
-use crate::{DriftPolicy, Error, Mode, Result};
+use crate::{DriftPolicy, Error, Operation, Result};
 
 /// How long a server may take to exit once its standard input is closed, before it is killed.
 const SERVER_EXIT_GRACE: Duration = Duration::from_secs(5);
@@ -42,12 +42,12 @@ pub struct McpOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum McpTarget {
-    /// A script file of its own, recorded or replayed as the mode says.
+    /// A script file of its own, recorded or replayed as its operation says.
     Script {
         /// The script file.
         path: PathBuf,
         /// Record or replay.
-        mode: Mode,
+        operation: Operation,
     },
     /// The record/replay server of the run (`atif record`, `replay`, `serve`), at its base URL
     /// with its control token: it keeps the one tape and says whether to record or replay.
@@ -97,7 +97,7 @@ impl McpOptions {
 #[non_exhaustive]
 pub struct McpOutcome {
     /// Record or replay.
-    pub mode: Mode,
+    pub operation: Operation,
     /// How many messages were recorded or answered.
     pub messages: usize,
     /// The failures, each of which makes the run not exact: unrecorded calls, recorded calls
@@ -124,7 +124,7 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
     let dir_text = |dir: Option<&Path>| dir.map(|dir| dir.to_string_lossy().into_owned());
     let (cwd, home) = (dir_text(options.cwd.as_deref()), dir_text(options.home.as_deref()));
     match &options.tape {
-        McpTarget::Script { path, mode: Mode::Replay } => {
+        McpTarget::Script { path, operation: Operation::Replay } => {
             let script = atif_replay::read_script(path)?;
             let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
             masks.extend(options.masks.iter().cloned());
@@ -147,10 +147,12 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
         }
         McpTarget::Server { url, token } => {
             let remote = Remote::new(url, token, &options.name)?;
-            let (mode, opening) = remote.start().await?;
-            match mode {
-                Mode::Replay => replay(options, Answerer::Remote { remote, opening }, stop).await,
-                Mode::Record => {
+            let (operation, opening) = remote.start().await?;
+            match operation {
+                Operation::Replay => {
+                    replay(options, Answerer::Remote { remote, opening }, stop).await
+                }
+                Operation::Record => {
                     let normalizer = Normalizer::new(cwd, home, &options.masks)?;
                     let (sender, posting) = remote.sender();
                     let log = Log::Remote(sender);
@@ -259,7 +261,20 @@ async fn record(
     let _ = child.wait().await;
     let errors = std::mem::take(&mut *errors.lock().unwrap_or_else(PoisonError::into_inner));
     let messages = count.load(std::sync::atomic::Ordering::Relaxed);
-    Ok(McpOutcome { mode: Mode::Record, messages, errors, warnings: Vec::new(), saved: None })
+    Ok(McpOutcome::recorded(messages, errors))
+}
+
+impl McpOutcome {
+    /// The outcome of a relay that recorded `messages` into the run's server, which saves them.
+    fn recorded(messages: usize, errors: Vec<String>) -> McpOutcome {
+        McpOutcome {
+            operation: Operation::Record,
+            messages,
+            errors,
+            warnings: Vec::new(),
+            saved: None,
+        }
+    }
 }
 
 /// Starts the real server with the relay's environment as it is, its credentials included;
@@ -357,7 +372,7 @@ enum Answerer {
 /// Answers the agent from the tape, line by line, without starting the server.
 async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Result<McpOutcome> {
     let mut outcome = McpOutcome {
-        mode: Mode::Replay,
+        operation: Operation::Replay,
         messages: 0,
         errors: Vec::new(),
         warnings: Vec::new(),
@@ -535,14 +550,14 @@ impl Remote {
         Ok(json)
     }
 
-    /// Says the relay started; the server's mode and, in a replay, the server's opening.
-    async fn start(&self) -> Result<(Mode, Vec<String>)> {
+    /// Says the relay started; the server's operation (record or replay) and, in a replay, the server's opening.
+    async fn start(&self) -> Result<(Operation, Vec<String>)> {
         let reply = self.post(&json!({"server": self.name, "start": true})).await?;
-        let mode = match reply.get("mode").and_then(Value::as_str) {
-            Some("replay") => Mode::Replay,
-            _ => Mode::Record,
+        let operation = match reply.get("operation").and_then(Value::as_str) {
+            Some("replay") => Operation::Replay,
+            _ => Operation::Record,
         };
-        Ok((mode, replies_of(&reply)))
+        Ok((operation, replies_of(&reply)))
     }
 
     async fn answer(&self, message: &Value) -> Result<Served> {

@@ -1,7 +1,7 @@
 //! The record/replay server's side of the one tape: what `POST /_atif/mcp` does with the
 //! messages the MCP relays of the run report (`atif mcp` without `--script`).
 //!
-//! A relay says it started (`{"server": NAME, "start": true}`) and learns the mode; recording,
+//! A relay says it started (`{"server": NAME, "start": true}`) and learns the operation (record or replay); recording,
 //! it posts every message it relays (`{"server", "from", "message"}`); replaying, it posts
 //! each of the agent's messages and writes the replies it gets back.
 
@@ -89,7 +89,7 @@ impl McpState {
                         None => recorded,
                     });
                 }
-                Ok(McpReply { body: json!({"mode": "record"}), failure: None, warning: None })
+                Ok(McpReply { body: json!({"operation": "record"}), failure: None, warning: None })
             }
             McpState::Replay { tape, normalizer, drift, .. } => {
                 let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
@@ -103,7 +103,7 @@ impl McpState {
                     (false, None) => return Err("expected `start` or a `message`".to_owned()),
                 };
                 let body = json!({
-                    "mode": "replay",
+                    "operation": "replay",
                     "replies": answer.replies.iter().map(Output::text).collect::<Vec<_>>(),
                     "failure": answer.failure,
                     "warning": answer.warning,

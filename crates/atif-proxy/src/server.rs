@@ -36,7 +36,7 @@ use crate::serve::{Closed, ConnectionTimeouts, serve};
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
 use crate::upload::{UploadLimits, upload};
 use crate::verdict::{Capped, Counts, MAX_KEPT};
-use crate::{Error, Mode, Result, Verdict};
+use crate::{Error, Operation, Result, Verdict};
 
 /// How long [`Proxy::finish`] waits for replies still in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -48,7 +48,7 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// replaced by `<cwd>` and `<home>`, failures printed on standard error.
 #[derive(Debug, Clone)]
 pub struct Options {
-    mode: Mode,
+    operation: Operation,
     script: PathBuf,
     listen: SocketAddr,
     upstream: Option<String>,
@@ -70,17 +70,17 @@ pub struct Options {
 impl Options {
     /// Record into `script`: forward every request upstream and save the exchanges.
     pub fn record(script: impl Into<PathBuf>) -> Options {
-        Options::new(Mode::Record, script.into())
+        Options::new(Operation::Record, script.into())
     }
 
     /// Replay `script`: answer every request from it, never opening a network connection.
     pub fn replay(script: impl Into<PathBuf>) -> Options {
-        Options::new(Mode::Replay, script.into())
+        Options::new(Operation::Replay, script.into())
     }
 
-    fn new(mode: Mode, script: PathBuf) -> Options {
+    fn new(operation: Operation, script: PathBuf) -> Options {
         Options {
-            mode,
+            operation,
             script,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             upstream: None,
@@ -107,8 +107,8 @@ impl Options {
     }
 
     /// Record or replay.
-    pub fn mode(&self) -> Mode {
-        self.mode
+    pub fn operation(&self) -> Operation {
+        self.operation
     }
 
     /// The script file.
@@ -422,8 +422,8 @@ pub async fn start(options: &Options) -> Result<Proxy> {
 fn engines(options: &Options) -> Result<(Engine, McpState)> {
     let dir_text = |dir: Option<&Path>| dir.map(|dir| dir.to_string_lossy().into_owned());
     let (cwd, home) = (dir_text(options.cwd()), dir_text(options.home()));
-    let engines = match options.mode {
-        Mode::Replay => {
+    let engines = match options.operation {
+        Operation::Replay => {
             let mut load = LoadOptions::new();
             load.set_max_bytes(options.max_input_bytes);
             let script = atif_replay::read_script_with(&options.script, &load)?;
@@ -440,7 +440,7 @@ fn engines(options: &Options) -> Result<(Engine, McpState)> {
             let tape = Tape::new(script.exchanges, &normalizer);
             (Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }, mcp)
         }
-        Mode::Record => {
+        Operation::Record => {
             let normalizer = Normalizer::new(cwd, home, &options.masks)?;
             // The directories are `<cwd>` and `<home>` in the exchanges, and nowhere else.
             let recording = Recording { cwd: None, home: None, masks: options.masks.clone() };
@@ -647,10 +647,10 @@ enum Engine {
 }
 
 impl Shared {
-    fn mode(&self) -> Mode {
+    fn operation(&self) -> Operation {
         match self.engine {
-            Engine::Replay { .. } => Mode::Replay,
-            Engine::Record { .. } => Mode::Record,
+            Engine::Replay { .. } => Operation::Replay,
+            Engine::Record { .. } => Operation::Record,
         }
     }
 
@@ -672,7 +672,7 @@ impl Shared {
             exchanges_recorded: recorded,
         };
         Verdict::new(
-            self.mode(),
+            self.operation(),
             counts,
             unused,
             &self.errors.lock().unwrap_or_else(PoisonError::into_inner),

@@ -2,11 +2,12 @@
 
 use serde::Serialize;
 
-/// Whether the server records or replays.
+/// What the server does with the model traffic: records it or replays it (not to be confused
+/// with the golden mode, `atif_golden::Mode`, or the record mode, `atif_replay::RecordMode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
-pub enum Mode {
+pub enum Operation {
     /// Forward to the upstream and save each exchange.
     Record,
     /// Answer from the script, never opening a network connection.
@@ -22,7 +23,7 @@ pub struct Verdict {
     /// Whether the run was exact: no errors and, in a replay, every exchange used.
     pub ok: bool,
     /// Record or replay.
-    pub mode: Mode,
+    pub operation: Operation,
     /// How many model requests the server answered (from the script or the upstream),
     /// failures aside.
     pub requests_served: usize,
@@ -108,7 +109,7 @@ pub(crate) struct Counts {
 impl Verdict {
     /// A verdict computed from what was seen.
     pub(crate) fn new(
-        mode: Mode,
+        operation: Operation,
         counts: Counts,
         unused_exchanges: Vec<UnusedExchange>,
         errors: &Capped,
@@ -117,7 +118,7 @@ impl Verdict {
         let ok = errors.kept.is_empty() && errors.omitted == 0 && unused_exchanges.is_empty();
         Verdict {
             ok,
-            mode,
+            operation,
             requests_served: counts.requests_served,
             requests_refused: counts.requests_refused,
             connections_closed_slow_head: counts.connections_closed_slow_head,
@@ -143,9 +144,9 @@ impl Verdict {
     }
 
     fn summary_with(&self, run_failed: bool) -> String {
-        let mode = match self.mode {
-            Mode::Record => "recording",
-            Mode::Replay => "replay",
+        let mode = match self.operation {
+            Operation::Record => "recording",
+            Operation::Replay => "replay",
         };
         let refused = match self.requests_refused {
             0 => String::new(),

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use anyhow::Context;
 use atif_golden::support::shell_word;
 use atif_golden::{GoldenConfig, ProjectConfig};
-use atif_normalize::{Masker, NormalizeOptions, Redaction};
+use atif_normalize::{Masker, NormalizeOptions, SelectorAction};
 use atif_schema::{Expected, LoadOptions};
 use atif_secrets::{Redactions, Scanner};
 use serde_json::Value;
@@ -211,11 +211,11 @@ impl NormalizeArgs {
         for spec in &self.redact {
             let (selector, redaction) = match split_redaction(spec) {
                 Some((selector, replacement)) => {
-                    (selector, Redaction::Replace(replacement.to_owned().into()))
+                    (selector, SelectorAction::Replace(replacement.to_owned().into()))
                 }
-                None => (spec.as_str(), Redaction::Remove),
+                None => (spec.as_str(), SelectorAction::Remove),
             };
-            options.add_redaction(selector, redaction).context("--redact")?;
+            options.add_selector(selector, redaction).context("--redact")?;
         }
         for spec in &self.mask {
             let Some((pattern, replacement)) = spec.rsplit_once('=') else {
@@ -461,15 +461,13 @@ impl OutputArgs {
     }
 }
 
-/// Writes a file atomically through `atif_fs::write_atomic` (temp file beside it, then
-/// a rename), the one atomic write of the workspace; the bytes are gathered first.
+/// Writes a file atomically through `atif_fs::write_atomic_with` (temp file beside it, then
+/// a rename), the one atomic write of the workspace, for a command that needs no path back.
 pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut bytes = Vec::new();
-    write(&mut bytes).with_context(|| format!("cannot write {}", path.display()))?;
-    atif_fs::write_atomic(path, &bytes)?;
+    atif_fs::write_atomic_with(path, write)?;
     Ok(())
 }
 

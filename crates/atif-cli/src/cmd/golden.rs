@@ -107,7 +107,7 @@ fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
         .map(atif_golden::review::review)
         .collect::<Result<Vec<_>, _>>()
         .map_err(refused)?;
-    let stale = atif_golden::review::find_stale_temp_files(&at.dir, at.filter.as_deref())?;
+    let stale = atif_golden::review::find_stale_temp_files_under(&at.dir, at.filter.as_deref())?;
     step_summary(&at.dir, &reviews)?;
     match format {
         Format::Json => {
@@ -255,7 +255,8 @@ fn clean(at: &Where) -> anyhow::Result<ExitCode> {
     if !at.dir.is_dir() {
         anyhow::bail!("cannot search {}: expected a folder", at.dir.display());
     }
-    let removed = atif_golden::review::remove_stale_temp_files(&at.dir, at.filter.as_deref())?;
+    let removed =
+        atif_golden::review::remove_stale_temp_files_under(&at.dir, at.filter.as_deref())?;
     if removed.is_empty() {
         print(|out| writeln!(out, "no stale temporary files{}", filter_note(at)))?;
     }

@@ -146,7 +146,7 @@ async fn one_run(index: u32, options: Options, command: Vec<String>) -> anyhow::
         true => child.stdout(Stdio::null()).stderr(Stdio::null()),
         false => child.stdout(std::io::stderr()).stderr(std::io::stderr()),
     };
-    for (name, value) in agent_env(&proxy, atif_proxy::Mode::Record) {
+    for (name, value) in agent_env(&proxy, atif_proxy::Operation::Record) {
         child.env(name, value);
     }
     let status = match child.spawn() {

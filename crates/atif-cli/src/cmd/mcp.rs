@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use atif_proxy::{McpOptions, McpTarget, Mode};
+use atif_proxy::{McpOptions, McpTarget, Operation};
 
 use crate::cmd::common::invalid;
 use crate::cmd::proxy::{DriftArgs, interrupted, runtime};
@@ -48,7 +48,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let target = match &args.script {
         Some(path) => McpTarget::Script {
             path: path.clone(),
-            mode: if args.record { Mode::Record } else { Mode::Replay },
+            operation: if args.record { Operation::Record } else { Operation::Replay },
         },
         None => {
             let var = |name: &str| std::env::var(name).ok().filter(|value| !value.is_empty());

@@ -286,7 +286,7 @@ fn run_around(
         let interrupted = interrupted().context("cannot wait for SIGINT or SIGTERM")?;
         let mut child = tokio::process::Command::new(program);
         child.args(program_args).kill_on_drop(true);
-        for (name, value) in agent_env(&proxy, options.mode()) {
+        for (name, value) in agent_env(&proxy, options.operation()) {
             child.env(name, value);
         }
         let mut child = match child.spawn() {
@@ -331,15 +331,15 @@ fn run_around(
         let (verdict, saved) = proxy.finish_failed().await.context("the server failed")?;
         let mode = mode_name(options);
         // An error keeps its own status even when standard error cannot say it (docs/cli.md).
-        let _ = match (options.mode(), saved) {
-            (atif_proxy::Mode::Record, Some(saved)) => output::error(|out| {
+        let _ = match (options.operation(), saved) {
+            (atif_proxy::Operation::Record, Some(saved)) => output::error(|out| {
                 writeln!(
                     out,
                     "atif {mode}: `{program}` {how}; the script was left as it was; wrote {}",
                     saved.display()
                 )
             }),
-            (atif_proxy::Mode::Record, None) => output::error(|out| {
+            (atif_proxy::Operation::Record, None) => output::error(|out| {
                 writeln!(out, "atif {mode}: `{program}` {how}; the script was not saved")
             }),
             _ => output::error(|out| {
@@ -362,7 +362,7 @@ pub(crate) async fn conclude(
     trajectory: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
     let mode = mode_name(options);
-    let recording = options.mode() == atif_proxy::Mode::Record;
+    let recording = options.operation() == atif_proxy::Operation::Record;
     let captured = trajectory.map(|path| (path, proxy.trajectory()));
     let exact = match proxy.finish().await {
         Ok(verdict) => {
@@ -426,7 +426,7 @@ pub(crate) async fn conclude(
 /// Where the trajectory of a run goes: `path`, except for a recording that was not exact,
 /// which never replaces what is there.
 fn trajectory_target(options: &Options, path: &Path, exact: bool) -> PathBuf {
-    match options.mode() == atif_proxy::Mode::Record && !exact {
+    match options.operation() == atif_proxy::Operation::Record && !exact {
         true => atif_proxy::failed_path(path),
         false => path.to_owned(),
     }
@@ -502,8 +502,8 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn mode_name(options: &Options) -> &'static str {
-    match options.mode() {
-        atif_proxy::Mode::Record => "record",
+    match options.operation() {
+        atif_proxy::Operation::Record => "record",
         _ => "replay",
     }
 }
@@ -523,7 +523,7 @@ fn refuse_overwrite_on_ci(script: &std::path::Path) -> anyhow::Result<()> {
 /// The environment that points an agent at the server: each SDK's base URL variable, the
 /// control token, and in a replay a dummy API key where the agent has none, so SDKs that
 /// insist on one start.
-pub(crate) fn agent_env(proxy: &Proxy, mode: atif_proxy::Mode) -> Vec<(String, String)> {
+pub(crate) fn agent_env(proxy: &Proxy, operation: atif_proxy::Operation) -> Vec<(String, String)> {
     let url = proxy.url();
     let mut env: Vec<(String, String)> = [
         ("OPENAI_BASE_URL", format!("{url}/v1")),
@@ -537,7 +537,7 @@ pub(crate) fn agent_env(proxy: &Proxy, mode: atif_proxy::Mode) -> Vec<(String, S
     .into_iter()
     .map(|(name, value)| (name.to_owned(), value))
     .collect();
-    if mode == atif_proxy::Mode::Replay {
+    if operation == atif_proxy::Operation::Replay {
         for key in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"] {
             if std::env::var_os(key).is_none_or(|value| value.is_empty()) {
                 env.push((key.to_owned(), "atif-replay-dummy-key".to_owned()));

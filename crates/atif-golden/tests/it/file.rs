@@ -86,3 +86,17 @@ fn accepting_a_pending_file_moves_it_over_the_golden_and_rejecting_removes_it() 
     let err = accept_pending(&golden).unwrap_err();
     assert!(err.to_string().starts_with("cannot accept "), "{err}");
 }
+
+#[test]
+fn a_pending_file_that_is_not_a_trajectory_is_never_accepted_by_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let golden = dir.path().join("g.json");
+    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let before = std::fs::read(&golden).unwrap();
+    let pending = pending_path(&golden);
+    std::fs::write(&pending, r#"{"hello": "world"}"#).unwrap();
+    let message = accept_pending(&pending).unwrap_err().to_string();
+    assert!(message.starts_with(&format!("{}: /schema_version", pending.display())), "{message}");
+    assert_eq!(std::fs::read(&golden).unwrap(), before, "the golden is left alone");
+    assert!(pending.exists(), "the pending file stays for a look");
+}

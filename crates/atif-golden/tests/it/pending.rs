@@ -177,7 +177,7 @@ fn stale_temp_files_are_found_in_every_walked_folder_and_removed_with_a_filter()
     let live = golden_dir.join(format!(".atif-{}-Live1.tmp", std::process::id()));
     std::fs::write(&live, "being written").unwrap();
 
-    let found = atif_golden::review::find_stale_temp_files(root.path(), None).unwrap();
+    let found = atif_golden::review::find_stale_temp_files_under(root.path(), None).unwrap();
     let expected = [
         dead_name.clone(),
         format!("crates/a/tests/golden/{dead_name}"),
@@ -186,11 +186,11 @@ fn stale_temp_files_are_found_in_every_walked_folder_and_removed_with_a_filter()
     assert_eq!(relative(root.path(), &found), expected);
 
     let removed =
-        atif_golden::review::remove_stale_temp_files(root.path(), Some("crates/")).unwrap();
+        atif_golden::review::remove_stale_temp_files_under(root.path(), Some("crates/")).unwrap();
     assert_eq!(relative(root.path(), &removed), [expected[1].clone()]);
     assert!(!golden_dir.join(&dead_name).exists());
     assert!(live.exists(), "a running writer's file stays");
     assert!(fresh_dir.join(&dead_name).exists(), "outside the filter");
-    let left = atif_golden::review::find_stale_temp_files(root.path(), None).unwrap();
+    let left = atif_golden::review::find_stale_temp_files_under(root.path(), None).unwrap();
     assert_eq!(relative(root.path(), &left), [expected[0].clone(), expected[2].clone()]);
 }

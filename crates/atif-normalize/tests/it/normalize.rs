@@ -1,7 +1,7 @@
 //! The default normalisation contract, the options, and bad input.
 
 use atif_normalize::{
-    DiffOptions, Error, Masker, NormalizeOptions, Redaction, diff, normalize, normalize_owned,
+    DiffOptions, Error, Masker, NormalizeOptions, SelectorAction, diff, normalize, normalize_owned,
     shape, to_canonical_string,
 };
 use serde_json::{Value, json};
@@ -307,9 +307,9 @@ fn extra_volatile_keys_redactions_and_maskers_apply_in_order() {
     let mut options = NormalizeOptions::default();
     options
         .add_volatile_key("request_id")
-        .add_redaction(".steps[].extra.dynamic_context", Redaction::Remove)
+        .add_selector(".steps[].extra.dynamic_context", SelectorAction::Remove)
         .unwrap()
-        .add_redaction(".**.latency_ms", Redaction::Replace(json!("[latency]")))
+        .add_selector(".**.latency_ms", SelectorAction::Replace(json!("[latency]")))
         .unwrap();
     options.add_masker(Masker::new(r"/tmp/tmp[a-z0-9]+", "/tmp/TMP").unwrap());
     options.add_masker(Masker::new(r"TMP", "T").unwrap());
@@ -327,7 +327,7 @@ fn extra_volatile_keys_redactions_and_maskers_apply_in_order() {
 #[test]
 fn redactions_apply_to_each_subagent_as_its_own_root() {
     let mut options = NormalizeOptions::default();
-    options.add_redaction(".agent.version", Redaction::Replace(json!("any"))).unwrap();
+    options.add_selector(".agent.version", SelectorAction::Replace(json!("any"))).unwrap();
     let out =
         normalize(&with_subagents(&[], json!([subagent("a", "web", "c")])), &options).unwrap();
     assert_eq!(out["agent"]["version"], "any");
@@ -337,7 +337,7 @@ fn redactions_apply_to_each_subagent_as_its_own_root() {
 #[test]
 fn invalid_selectors_and_patterns_are_errors_that_name_them() {
     let mut options = NormalizeOptions::default();
-    let err = options.add_redaction("steps[]", Redaction::Remove).unwrap_err();
+    let err = options.add_selector("steps[]", SelectorAction::Remove).unwrap_err();
     assert_eq!(
         err.to_string(),
         "invalid selector `steps[]`: expected `.` or `[` starting a selector at column 1, found `s`"

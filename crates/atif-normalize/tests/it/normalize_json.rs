@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use atif_normalize::{
-    Error, JsonDocument, Masker, NormalizeOptions, Redaction, normalize, normalize_json,
+    Error, JsonDocument, Masker, NormalizeOptions, SelectorAction, normalize, normalize_json,
     to_canonical_string,
 };
 use proptest::prelude::*;
@@ -70,7 +70,7 @@ fn the_fast_path_agrees_with_normalize_on_our_trajectories() {
     options.add_masker(Masker::new(r"<o>", "\"0\"").unwrap());
     check_with(&text, &options);
     // Redactions apply on the fast path too.
-    options.add_redaction(".**.function_name", Redaction::Replace(json!("f"))).unwrap();
+    options.add_selector(".**.function_name", SelectorAction::Replace(json!("f"))).unwrap();
     check_with(&text, &options);
 }
 
@@ -286,7 +286,7 @@ fn the_fast_path_agrees_with_normalize_on_generated_trajectories() {
     recorded.add_masker(Masker::new("call_[0-9]+|é", "<$0>").unwrap());
     let mut unsorted = NormalizeOptions::default();
     unsorted.set_sort_subagents(false).set_cwd(Some("/w/a"));
-    unsorted.add_redaction(".steps[].observation", Redaction::Remove).unwrap();
+    unsorted.add_selector(".steps[].observation", SelectorAction::Remove).unwrap();
     let strategy = (generated_trajectory(), prop::collection::vec(any::<u8>(), 64));
     runner
         .run(&strategy, |(doc, choices)| {

@@ -228,7 +228,7 @@ fn any_selector_text_parses_or_is_rejected_and_redacting_never_panics() {
     ];
     run((selector, arbitrary_json()), |(selector, doc)| {
         let mut options = NormalizeOptions::default();
-        match options.add_redaction(&selector, atif_normalize::Redaction::Remove) {
+        match options.add_selector(&selector, atif_normalize::SelectorAction::Remove) {
             Ok(_) => {
                 let _ = normalize(&doc, &options);
             }

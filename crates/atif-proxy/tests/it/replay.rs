@@ -367,7 +367,7 @@ async fn the_verdict_is_served_as_json_while_running() {
     .await;
     assert_eq!(
         reply.json(),
-        json!({"ok": false, "mode": "replay", "requests_served": 0, "requests_refused": 0,
+        json!({"ok": false, "operation": "replay", "requests_served": 0, "requests_refused": 0,
                "connections_closed_slow_head": 0, "connections_closed_idle": 0, "exchanges_recorded": 1,
                "unused_exchanges": [{"number": 1, "method": "POST", "path": "/v1/chat/completions", "model": "gpt-test"}],
                "errors": [], "errors_omitted": 0, "warnings": [], "warnings_omitted": 0})
