@@ -469,10 +469,6 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
     found
 }
 
-/// Module cycles inside a crate today (each sorted): none may grow and no new one may appear,
-/// and each goes once its modules are layered (issue 22).
-const MODULE_CYCLES: [(&str, &[&str]); 1] = [("atif-proxy", &["record", "server"])];
-
 #[test]
 fn modules_inside_a_crate_do_not_depend_on_each_other_in_a_cycle() {
     let root = workspace_root();
@@ -488,16 +484,7 @@ fn modules_inside_a_crate_do_not_depend_on_each_other_in_a_cycle() {
         }
     }
     cycles.sort();
-    let allowed: Vec<(String, Vec<String>)> = MODULE_CYCLES
-        .iter()
-        .map(|(krate, modules)| {
-            ((*krate).to_owned(), modules.iter().map(|name| (*name).to_owned()).collect())
-        })
-        .collect();
-    let new: Vec<_> = cycles.iter().filter(|cycle| !allowed.contains(cycle)).collect();
-    assert!(new.is_empty(), "new module cycles (layer the modules instead): {new:#?}");
-    let gone: Vec<_> = allowed.iter().filter(|cycle| !cycles.contains(cycle)).collect();
-    assert!(gone.is_empty(), "cycles that are gone: take them off MODULE_CYCLES: {gone:#?}");
+    assert!(cycles.is_empty(), "module cycles (layer the modules instead): {cycles:#?}");
 
     // Positive control: two modules that use each other are a cycle; a parent and its child
     // are not.

@@ -70,6 +70,7 @@
 mod access;
 mod clean;
 mod error;
+mod journal;
 mod json_reader;
 mod limits;
 mod mcp;
@@ -78,6 +79,7 @@ mod mcp_tape;
 mod normalize;
 mod protocol;
 mod record;
+mod reply;
 mod serve;
 mod server;
 mod tape;

@@ -18,9 +18,10 @@ use futures_util::Stream;
 use serde_json::Value;
 
 use crate::clean::Cleaner;
+use crate::journal::{Journal, Logged, body_failure, not_json};
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, error_body, public_origin, strip_credentials};
-use crate::server::{Logged, Shared, body_failure, is_hop_header, json_reply, not_json, seconds};
+use crate::reply::{is_hop_header, json_reply, seconds};
 use crate::upload::{Upload, UploadError, Uploaded};
 use crate::{Error, Result};
 
@@ -115,11 +116,11 @@ impl Recorder {
     /// Forwards `request` upstream and streams the reply back, saving a copy when it ends.
     pub(crate) async fn forward(
         &self,
-        shared: &Arc<Shared>,
+        journal: &Arc<Journal>,
         normalizer: &Normalizer,
         request: Forward,
     ) -> Response {
-        let seq = shared.next_seq();
+        let seq = journal.next_seq();
         let what = format!(
             "{} {}",
             request.method,
@@ -139,12 +140,14 @@ impl Recorder {
             Err(json) => json,
             Ok(uploaded) => match uploaded.json().await {
                 Ok(json) => json,
-                Err(err) => return upload_failure(shared, endpoint, &method, &path_and_query, err),
+                Err(err) => {
+                    return upload_failure(journal, endpoint, &method, &path_and_query, err);
+                }
             },
         };
         let reply = match sent {
             Ok(reply) => reply,
-            Err(err) => return self.send_failure(shared, endpoint, &what, err),
+            Err(err) => return self.send_failure(journal, endpoint, &what, err),
         };
         let status = reply.status();
         let (response, kept) = pass_on_headers(&reply);
@@ -159,10 +162,10 @@ impl Recorder {
             status.as_u16(),
         );
         exchange.headers = kept;
-        shared.served();
+        journal.served();
         if method == Method::HEAD {
             // No body follows, and the server never reads one for a HEAD reply.
-            shared.log(seq, Logged::Recorded(exchange));
+            journal.log(seq, Logged::Recorded(exchange));
             return response.body(Body::empty()).unwrap_or_else(|_| Response::new(Body::empty()));
         }
         let pending = Some(Pending {
@@ -175,7 +178,7 @@ impl Recorder {
         });
         let tee = Tee {
             upstream: Box::pin(reply.bytes_stream()),
-            shared: shared.clone(),
+            journal: journal.clone(),
             pending,
             cut: None,
             idle: self.timeouts.idle,
@@ -219,7 +222,7 @@ impl Recorder {
     /// (502) or silent past the first-byte timeout (504).
     fn send_failure(
         &self,
-        shared: &Shared,
+        journal: &Journal,
         endpoint: Endpoint,
         what: &str,
         err: SendError,
@@ -234,8 +237,8 @@ impl Recorder {
                      (--upstream-first-byte-timeout)",
                     seconds(self.timeouts.first_byte)
                 );
-                let message = shared.clean(message);
-                return shared.failure(protocol, StatusCode::GATEWAY_TIMEOUT, message);
+                let message = journal.clean(message);
+                return journal.failure(protocol, StatusCode::GATEWAY_TIMEOUT, message);
             }
         };
         let message = format!(
@@ -243,7 +246,7 @@ impl Recorder {
              --upstream right?",
             error_chain(&err)
         );
-        let message = shared.clean(message);
+        let message = journal.clean(message);
         if endpoint == Endpoint::Probe {
             // A probe that fails is the agent's business: the model calls that follow say
             // whether the upstream is there.
@@ -251,10 +254,10 @@ impl Recorder {
                 StatusCode::BAD_GATEWAY,
                 &error_body(protocol, StatusCode::BAD_GATEWAY.as_u16(), &message),
             );
-            shared.warn(message);
+            journal.warn(message);
             return response;
         }
-        shared.failure(protocol, StatusCode::BAD_GATEWAY, message)
+        journal.failure(protocol, StatusCode::BAD_GATEWAY, message)
     }
 }
 
@@ -279,7 +282,7 @@ fn pass_on_headers(
 
 /// Answers the agent when its body broke a limit or is not JSON, as a body read whole is.
 fn upload_failure(
-    shared: &Shared,
+    journal: &Journal,
     endpoint: Endpoint,
     method: &Method,
     path_and_query: &str,
@@ -287,8 +290,8 @@ fn upload_failure(
 ) -> Response {
     let path = path_and_query.split('?').next().unwrap_or_default();
     match err {
-        UploadError::Body(err) => body_failure(shared, endpoint.protocol(), method, path, err),
-        UploadError::NotJson(err) => not_json(shared, endpoint.protocol(), method, path, &err),
+        UploadError::Body(err) => body_failure(journal, endpoint.protocol(), method, path, err),
+        UploadError::NotJson(err) => not_json(journal, endpoint.protocol(), method, path, &err),
     }
 }
 
@@ -305,7 +308,7 @@ struct Pending {
 /// The upstream's reply body on its way to the agent, copied into the recording as it passes.
 struct Tee {
     upstream: Pin<Box<dyn Stream<Item = reqwest::Result<Bytes>> + Send>>,
-    shared: Arc<Shared>,
+    journal: Arc<Journal>,
     pending: Option<Pending>,
     /// The upstream's error, passed on one poll after it came so that the server flushes what
     /// was sent before it cuts the agent's connection.
@@ -427,12 +430,12 @@ impl Tee {
             },
         }
         if let Some(reason) = &cut {
-            self.shared.fail(format!(
+            self.journal.fail(format!(
                 "{what}: the reply was cut off midway ({reason}); it is recorded as cut"
             ));
         }
         exchange.cut = cut;
-        self.shared.log(seq, Logged::Recorded(exchange));
+        self.journal.log(seq, Logged::Recorded(exchange));
     }
 }
 

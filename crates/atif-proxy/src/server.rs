@@ -4,7 +4,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::ops::ControlFlow::{self, Break, Continue};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -21,21 +21,23 @@ use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::access::{Access, content_type_text, is_json_content_type};
-use crate::clean::Cleaner;
+use crate::journal::{Journal, Logged, body_failure, not_json};
 use crate::limits::{
-    BodyError, Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
-    DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT, read_body,
+    Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT,
+    DEFAULT_UPSTREAM_IDLE_TIMEOUT, read_body,
 };
 use crate::mcp_state::McpState;
 use crate::mcp_tape::McpTape;
 use crate::normalize::Normalizer;
 use crate::protocol::{Endpoint, SUPPORTED, error_body, guess, strip_credentials};
 use crate::record::{Forward, Payload, Recorder, UpstreamTimeouts};
+use crate::reply::{is_hop_header, json_reply, seconds};
 use crate::serve::{Closed, ConnectionTimeouts, serve};
 use crate::tape::{Answer, Body as ReplyBody, Reply, Tape};
+use crate::tool_drift::changed_tool_results;
 use crate::upload::{UploadLimits, upload};
-use crate::verdict::{Capped, Counts, MAX_KEPT};
+use crate::verdict::{Counts, MAX_KEPT};
 use crate::{Error, Operation, Result, Verdict};
 
 /// How long [`Proxy::finish`] waits for replies still in flight.
@@ -387,14 +389,8 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         engine,
         mcp,
         script: options.script.clone(),
-        quiet: options.quiet,
         capture: options.capture.clone(),
-        served: AtomicUsize::new(0),
-        next_seq: AtomicU64::new(0),
-        traffic: Mutex::new(Vec::new()),
-        errors: Mutex::new(Capped::default()),
-        warnings: Mutex::new(Capped::default()),
-        cleaner: Cleaner::new(),
+        journal: Arc::new(Journal::new(options.quiet)),
     });
     let (shutdown, signal) = oneshot::channel::<()>();
     let handler = {
@@ -408,7 +404,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
     let task =
         tokio::spawn(serve(listener, (handler, closed), options.connection_timeouts, signal));
     if !addr.ip().is_loopback() {
-        shared.say(&format!(
+        shared.journal.say(&format!(
             "warning: listening on {addr}, which other machines can reach (--allow-remote): \
              anyone who can connect to it is answered from the script, or recorded and sent \
              upstream with the keys they send; only the control endpoints need the token"
@@ -520,7 +516,7 @@ impl Proxy {
         let shared = self.stop_server().await?;
         let Engine::Record { recorder, .. } = &shared.engine else {
             if let Some(unused) = shared.mcp.unused() {
-                shared.fail(unused);
+                shared.journal.fail(unused);
             }
             let verdict = shared.verdict();
             return match verdict.ok {
@@ -530,7 +526,7 @@ impl Proxy {
         };
         let only_probes = shared.recorded_only_probes();
         if only_probes {
-            shared.fail(
+            shared.journal.fail(
                 "no exchange was recorded: no model request reached the server, or none got a \
                  reply from the upstream"
                     .to_owned(),
@@ -583,7 +579,7 @@ impl Proxy {
             }
             Err(_) => {
                 task.abort();
-                self.shared.fail(format!(
+                self.shared.journal.fail(format!(
                     "replies were still in flight {} s after the run ended; they were cut off",
                     DRAIN_TIMEOUT.as_secs()
                 ));
@@ -609,16 +605,9 @@ pub(crate) struct Shared {
     /// The MCP relays' half of the tape.
     mcp: McpState,
     script: PathBuf,
-    quiet: bool,
     capture: CaptureOptions,
-    served: AtomicUsize,
-    next_seq: AtomicU64,
-    /// What the agent asked and got, with the number of the request's arrival.
-    traffic: Mutex<Vec<(u64, Logged)>>,
-    errors: Mutex<Capped>,
-    warnings: Mutex<Capped>,
-    /// Every message passes it before it is said, kept or sent.
-    cleaner: Cleaner,
+    /// What the run saw and what went wrong, which the recorder writes to as well.
+    pub(crate) journal: Arc<Journal>,
 }
 
 /// The bounds on request bodies.
@@ -627,17 +616,6 @@ struct Limits {
     max_body_bytes: u64,
     body_read_timeout: Duration,
     budget: Budget,
-}
-
-/// One exchange of the traffic log.
-#[derive(Debug, Clone)]
-pub(crate) enum Logged {
-    /// What a recording forwarded and got back.
-    Recorded(HttpExchange),
-    /// A request a replay answered with the tape's exchange `index`: its path with query and
-    /// its body as the agent sent them, kept as bytes (smaller than its JSON tree) and read
-    /// again, with the directories replaced, only when the log is read.
-    Replayed { index: usize, path: String, body: Bytes },
 }
 
 #[derive(Debug)]
@@ -660,12 +638,13 @@ impl Shared {
                 let tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
                 (tape.len(), tape.unused())
             }
-            Engine::Record { .. } => {
-                (self.traffic.lock().unwrap_or_else(PoisonError::into_inner).len(), Vec::new())
-            }
+            Engine::Record { .. } => (
+                self.journal.traffic.lock().unwrap_or_else(PoisonError::into_inner).len(),
+                Vec::new(),
+            ),
         };
         let counts = Counts {
-            requests_served: self.served.load(Ordering::Relaxed),
+            requests_served: self.journal.served.load(Ordering::Relaxed),
             requests_refused: self.refused.load(Ordering::Relaxed),
             connections_closed_slow_head: self.slow_heads.load(Ordering::Relaxed),
             connections_closed_idle: self.idle_closed.load(Ordering::Relaxed),
@@ -675,53 +654,9 @@ impl Shared {
             self.operation(),
             counts,
             unused,
-            &self.errors.lock().unwrap_or_else(PoisonError::into_inner),
-            &self.warnings.lock().unwrap_or_else(PoisonError::into_inner),
+            &self.journal.errors.lock().unwrap_or_else(PoisonError::into_inner),
+            &self.journal.warnings.lock().unwrap_or_else(PoisonError::into_inner),
         )
-    }
-
-    /// `message` with its secrets redacted and the userinfo of its URLs masked, as everything
-    /// the server says.
-    pub(crate) fn clean(&self, message: String) -> String {
-        self.cleaner.clean(message)
-    }
-
-    /// Records a failure that makes the run not exact, and prints it.
-    pub(crate) fn fail(&self, message: String) {
-        let message = self.cleaner.clean(message);
-        let mut errors = self.errors.lock().unwrap_or_else(PoisonError::into_inner);
-        let line = message.clone();
-        if errors.push(message) {
-            self.say(&line);
-        } else if errors.just_filled() {
-            self.say(&format!("more than {MAX_KEPT} failures: the rest are only counted"));
-        }
-    }
-
-    /// Records a warning, which leaves the run exact, and prints it.
-    pub(crate) fn warn(&self, message: String) {
-        let message = self.cleaner.clean(message);
-        let mut warnings = self.warnings.lock().unwrap_or_else(PoisonError::into_inner);
-        let line = format!("warning: {message}");
-        if warnings.push(message) {
-            self.say(&line);
-        } else if warnings.just_filled() {
-            self.say(&format!("more than {MAX_KEPT} warnings: the rest are only counted"));
-        }
-    }
-
-    pub(crate) fn served(&self) {
-        self.served.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The number of the next request to arrive.
-    pub(crate) fn next_seq(&self) -> u64 {
-        self.next_seq.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Notes an exchange of the request that arrived `seq`th.
-    pub(crate) fn log(&self, seq: u64, exchange: Logged) {
-        self.traffic.lock().unwrap_or_else(PoisonError::into_inner).push((seq, exchange));
     }
 
     fn trajectory(&self) -> Result<atif_schema::Trajectory> {
@@ -735,7 +670,7 @@ impl Shared {
 
     /// Whether a recording holds nothing but probes (or nothing at all).
     fn recorded_only_probes(&self) -> bool {
-        let traffic = self.traffic.lock().unwrap_or_else(PoisonError::into_inner);
+        let traffic = self.journal.traffic.lock().unwrap_or_else(PoisonError::into_inner);
         traffic.iter().all(|(_, logged)| match logged {
             Logged::Recorded(exchange) => {
                 Endpoint::of(&exchange.method, exchange.endpoint()) == Some(Endpoint::Probe)
@@ -758,8 +693,9 @@ impl Shared {
     }
 
     fn take_recorded(&self) -> Vec<HttpExchange> {
-        let mut traffic =
-            std::mem::take(&mut *self.traffic.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut traffic = std::mem::take(
+            &mut *self.journal.traffic.lock().unwrap_or_else(PoisonError::into_inner),
+        );
         traffic.sort_by_key(|(seq, _)| *seq);
         traffic
             .into_iter()
@@ -772,7 +708,8 @@ impl Shared {
 
     /// The exchanges so far, in order of arrival.
     pub(crate) fn traffic(&self) -> Vec<HttpExchange> {
-        let mut traffic = self.traffic.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let mut traffic =
+            self.journal.traffic.lock().unwrap_or_else(PoisonError::into_inner).clone();
         traffic.sort_by_key(|(seq, _)| *seq);
         let replay = match &self.engine {
             Engine::Replay { tape, normalizer, .. } => {
@@ -793,13 +730,6 @@ impl Shared {
                 }
             })
             .collect()
-    }
-
-    #[allow(clippy::print_stderr, reason = "failure lines on stderr are the server's interface")]
-    fn say(&self, line: &str) {
-        if !self.quiet {
-            eprintln!("atif proxy: {line}");
-        }
     }
 }
 
@@ -829,14 +759,15 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let protocol = endpoint.protocol();
     match &shared.engine {
         Engine::Replay { tape, drift, normalizer } => {
-            let seq = shared.next_seq();
+            let journal = &shared.journal;
+            let seq = journal.next_seq();
             let path_and_query = strip_credentials(&path_and_query);
             if endpoint.is_repeatable() {
                 let tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
-                shared.served();
+                journal.served();
                 let reply = match tape.listing(endpoint, &path_and_query) {
                     Some(index) => {
-                        shared.log(seq, Logged::Replayed { index, path: path_and_query, body });
+                        journal.log(seq, Logged::Replayed { index, path: path_and_query, body });
                         replay_reply(tape.reply(index))
                     }
                     None if endpoint == Endpoint::Models => {
@@ -855,32 +786,27 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
             let explain = |recorded: &Value| {
                 let tools = shared.mcp.tool_servers();
-                crate::tool_drift::changed_tool_results(
-                    protocol,
-                    &recorded["body"],
-                    &normalized["body"],
-                    &tools,
-                )
+                changed_tool_results(protocol, &recorded["body"], &normalized["body"], &tools)
             };
             match tape.answer(method.as_str(), &path, &normalized, *drift, &explain) {
                 Answer::Serve { index, drift } => {
                     if let Some(drift) = drift {
-                        shared.warn(drift);
+                        journal.warn(drift);
                     }
-                    shared.served();
-                    shared.log(seq, Logged::Replayed { index, path: path_and_query, body });
+                    journal.served();
+                    journal.log(seq, Logged::Replayed { index, path: path_and_query, body });
                     replay_reply(tape.reply(index))
                 }
                 Answer::Fail(message) => {
                     drop(tape);
-                    shared.failure(protocol, StatusCode::BAD_REQUEST, message)
+                    journal.failure(protocol, StatusCode::BAD_REQUEST, message)
                 }
             }
         }
         Engine::Record { recorder, normalizer } => {
             let payload = Payload::Whole { body, json };
             let forward = Forward { endpoint, method, path_and_query, headers, payload };
-            recorder.forward(&shared, normalizer, forward).await
+            recorder.forward(&shared.journal, normalizer, forward).await
         }
     }
 }
@@ -908,7 +834,7 @@ async fn record_streamed(
         Ok(streams) => streams,
         Err(err) => {
             let path = parts.uri.path();
-            return body_failure(shared, endpoint.protocol(), &parts.method, path, err);
+            return body_failure(&shared.journal, endpoint.protocol(), &parts.method, path, err);
         }
     };
     let path_and_query =
@@ -916,7 +842,7 @@ async fn record_streamed(
     let payload = Payload::Streamed { upload, uploaded };
     let forward =
         Forward { endpoint, method: parts.method, path_and_query, headers: parts.headers, payload };
-    recorder.forward(shared, normalizer, forward).await
+    recorder.forward(&shared.journal, normalizer, forward).await
 }
 
 /// Decides whether a request is answered, and by which endpoint: a request that is not the
@@ -940,7 +866,7 @@ fn admit(shared: &Shared, parts: &Parts) -> ControlFlow<Response, Endpoint> {
     }
     let Some(endpoint) = Endpoint::of(method.as_str(), path) else {
         let message = format!("unknown endpoint {method} {path}: this server answers {SUPPORTED}");
-        return Break(shared.failure(guess(path), StatusCode::NOT_FOUND, message));
+        return Break(shared.journal.failure(guess(path), StatusCode::NOT_FOUND, message));
     };
     let content_type = headers.get(header::CONTENT_TYPE);
     if !endpoint.is_get() && !is_json_content_type(content_type) {
@@ -949,7 +875,7 @@ fn admit(shared: &Shared, parts: &Parts) -> ControlFlow<Response, Endpoint> {
              (Content-Type: application/json)",
             content_type_text(content_type)
         );
-        return Break(shared.failure(
+        return Break(shared.journal.failure(
             endpoint.protocol(),
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             message,
@@ -981,79 +907,14 @@ async fn read_json(
     );
     let (body, held) = match read.await {
         Ok(read) => read,
-        Err(err) => return Break(body_failure(shared, protocol, method, path, err)),
+        Err(err) => return Break(body_failure(&shared.journal, protocol, method, path, err)),
     };
     if endpoint.is_get() {
         return Continue((body, Value::Null, held));
     }
     match serde_json::from_slice::<Value>(&body) {
         Ok(json) => Continue((body, json, held)),
-        Err(err) => Break(not_json(shared, protocol, method, path, &err.to_string())),
-    }
-}
-
-/// Answers a request whose body was not read: too large (413), over the budget of all bodies
-/// (503), paused too long (408), or the connection failed (400).
-pub(crate) fn body_failure(
-    shared: &Shared,
-    protocol: Protocol,
-    method: &Method,
-    path: &str,
-    err: BodyError,
-) -> Response {
-    let (status, why) = match err {
-        BodyError::TooLarge { limit } => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("it is larger than the limit of {limit} bytes (--max-body-bytes)"),
-        ),
-        BodyError::Busy { limit } => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "the request bodies in flight already hold the limit of {limit} bytes \
-                 (--max-buffered-bytes)"
-            ),
-        ),
-        BodyError::Idle { timeout } => (
-            StatusCode::REQUEST_TIMEOUT,
-            format!("the client sent nothing for {} (--body-read-timeout)", seconds(timeout)),
-        ),
-        BodyError::Read(err) => (StatusCode::BAD_REQUEST, err),
-    };
-    let message = format!("cannot read the request body of {method} {path}: {why}");
-    shared.failure(protocol, status, message)
-}
-
-/// Answers a request whose body is not JSON; `err` says what is wrong and where.
-pub(crate) fn not_json(
-    shared: &Shared,
-    protocol: Protocol,
-    method: &Method,
-    path: &str,
-    err: &str,
-) -> Response {
-    let message = format!(
-        "the request body of {method} {path} is not valid JSON ({err}); the agent must send a \
-         JSON body"
-    );
-    shared.failure(protocol, StatusCode::BAD_REQUEST, message)
-}
-
-impl Shared {
-    /// A failed request: recorded, printed, and answered with a non-retryable error in the
-    /// provider's own shape.
-    pub(crate) fn failure(
-        &self,
-        protocol: Protocol,
-        status: StatusCode,
-        message: String,
-    ) -> Response {
-        let message = self.cleaner.clean(message);
-        let body = error_body(protocol, status.as_u16(), &message);
-        self.fail(message);
-        let mut response = json_reply(status, &body);
-        // Both OpenAI's and Anthropic's SDKs read this header before their retry rules.
-        response.headers_mut().insert("x-should-retry", HeaderValue::from_static("false"));
-        response
+        Err(err) => Break(not_json(&shared.journal, protocol, method, path, &err.to_string())),
     }
 }
 
@@ -1070,7 +931,7 @@ impl Shared {
             }
             Closed::SlowHead => {
                 self.slow_heads.fetch_add(1, Ordering::Relaxed);
-                self.fail(format!(
+                self.journal.fail(format!(
                     "a connection was closed because a request's head did not arrive in full \
                      within {} (--header-read-timeout); that request was lost",
                     seconds(self.header_read_timeout)
@@ -1087,11 +948,11 @@ impl Shared {
         reason: &str,
     ) -> Response {
         let count = self.refused.fetch_add(1, Ordering::Relaxed) + 1;
-        let message = self.cleaner.clean(format!("refused a {method} request: {reason}"));
+        let message = self.journal.clean(format!("refused a {method} request: {reason}"));
         if count <= MAX_KEPT {
-            self.say(&message);
+            self.journal.say(&message);
         } else if count == MAX_KEPT + 1 {
-            self.say("further refused requests are only counted in the verdict");
+            self.journal.say("further refused requests are only counted in the verdict");
         }
         let body = error_body(protocol, status.as_u16(), &message);
         let mut response = json_reply(status, &body);
@@ -1125,14 +986,16 @@ async fn mcp_report(shared: &Shared, parts: &Parts, body: Body) -> Response {
     match shared.mcp.report(&bytes) {
         Ok(reply) => {
             if let Some(failure) = reply.failure {
-                shared.fail(failure);
+                shared.journal.fail(failure);
             }
             if let Some(warning) = reply.warning {
-                shared.warn(warning);
+                shared.journal.warn(warning);
             }
             json_reply(StatusCode::OK, &reply.body)
         }
-        Err(why) => json_reply(StatusCode::BAD_REQUEST, &json!({"error": shared.clean(why)})),
+        Err(why) => {
+            json_reply(StatusCode::BAD_REQUEST, &json!({"error": shared.journal.clean(why)}))
+        }
     }
 }
 
@@ -1148,11 +1011,6 @@ fn control_reply(shared: &Shared, control: &str) -> Response {
             &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict and /_atif/trajectory")}),
         ),
     }
-}
-
-/// `duration` for a message: `30 s`, `0.5 s`.
-pub(crate) fn seconds(duration: Duration) -> String {
-    format!("{} s", duration.as_secs_f64())
 }
 
 /// A new control token: 128 random bits from the operating system, in hex.
@@ -1229,15 +1087,6 @@ fn replay_reply(reply: &Reply) -> Response {
     builder.body(body).unwrap_or_else(|_| Response::new(Body::empty()))
 }
 
-pub(crate) fn json_reply(status: StatusCode, body: &Value) -> Response {
-    let mut response = Response::new(Body::from(body.to_string()));
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
-}
-
 /// `GET /v1/models` in a replay of a script that recorded no listing: the models the script's
 /// requests asked for, in a shape both OpenAI's and Anthropic's SDKs read.
 fn model_list(models: &[String]) -> Value {
@@ -1262,24 +1111,6 @@ fn model_list(models: &[String]) -> Value {
         "first_id": models.first(),
         "last_id": models.last(),
     })
-}
-
-/// Headers that describe one hop of a connection, never forwarded.
-pub(crate) fn is_hop_header(name: &str) -> bool {
-    matches!(
-        name,
-        "host"
-            | "connection"
-            | "keep-alive"
-            | "proxy-connection"
-            | "proxy-authorization"
-            | "proxy-authenticate"
-            | "te"
-            | "trailer"
-            | "transfer-encoding"
-            | "upgrade"
-            | "content-length"
-    )
 }
 
 #[cfg(test)]
