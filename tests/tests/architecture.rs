@@ -95,7 +95,17 @@ fn library_crates_depend_only_on_the_layers_below_them() {
         ),
         ("atif-replay", &["atif-schema", "atif-wire", "atif-secrets", "atif-fs"]),
         ("atif-import", &["atif-schema", "atif-secrets"]),
-        ("atif-proxy", &["atif-schema", "atif-wire", "atif-replay", "atif-secrets", "atif-fs"]),
+        (
+            "atif-proxy",
+            &[
+                "atif-schema",
+                "atif-normalize",
+                "atif-wire",
+                "atif-replay",
+                "atif-secrets",
+                "atif-fs",
+            ],
+        ),
         ("atif-cli", &OURS),
     ];
     for (package, may_use) in allowed {

@@ -100,5 +100,6 @@ pub use shape::{Shape, shape};
 /// in any release.
 #[doc(hidden)]
 pub mod support {
+    pub use crate::path_placeholders::RunDirs;
     pub use crate::shape::{join, shape_without_hash};
 }

@@ -136,9 +136,9 @@ impl NormalizeOptions {
         self
     }
 
-    /// Sets the run's working directory: its exact occurrences (and the forms agents derive from
-    /// it, such as Claude Code's project folder name) become `<cwd>` in every string and key,
-    /// tool arguments included. The default is none. A relative path or `/` is ignored.
+    /// Sets the run's working directory: its exact occurrences become `<cwd>`, and the folder
+    /// names agents derive from it (Claude Code's project folder, pi's session folder)
+    /// `<cwd-slug>`, in every string and key, tool arguments included. The default is none. A relative path or `/` is ignored.
     pub fn set_cwd(&mut self, cwd: Option<&str>) -> &mut NormalizeOptions {
         self.cwd = cwd.map(str::to_owned);
         self

@@ -1,18 +1,81 @@
-//! Path placeholders: exact occurrences of a run's working directory and home become `<cwd>` and
-//! `<home>`, so two runs in different folders under different homes normalise alike.
+//! Path placeholders, the workspace's one rule for them: exact occurrences of a run's working
+//! directory and home become `<cwd>` and `<home>`, and a folder name derived from the working
+//! directory becomes `<cwd-slug>`, so two runs in different folders under different homes
+//! normalise alike. Normalisation ([`Paths`]) and the record/replay server ([`RunDirs`], which
+//! also writes a run's own directories back) both use it.
 //!
 //! The replacement is exact. A string that merely looks like a path (another temp folder,
 //! another user's home) is left alone, and so is a longer path that only starts like the run's
 //! (`/tmp/run1` is not replaced inside `/tmp/run12`, nor inside `/x/tmp/run1`).
 //! Besides the path as written, the forms agents derive from it are replaced too: the same
-//! folder seen through macOS's `/private` symlink, and the working directory with every
-//! character that is not a letter or digit replaced by `-` (Claude Code's project folder,
-//! `~/.claude/projects/-tmp-run1-repo/`) or with each `/` replaced by `-` (pi's session folder).
+//! folder seen through macOS's `/private` symlink (`<cwd>`), and the working directory with
+//! every character that is not a letter or digit replaced by `-` (Claude Code's project folder,
+//! `~/.claude/projects/-tmp-run1-repo/`) or with each `/` replaced by `-` (pi's session folder),
+//! both `<cwd-slug>`.
 
 /// The placeholder written for the run's working directory.
 pub(crate) const CWD: &str = "<cwd>";
+/// The placeholder written for a folder name derived from the run's working directory.
+pub(crate) const CWD_SLUG: &str = "<cwd-slug>";
 /// The placeholder written for the run's home folder.
 pub(crate) const HOME: &str = "<home>";
+
+/// A run's working directory and home, with the one rule for their placeholders: what
+/// [`NormalizeOptions::set_cwd`](crate::NormalizeOptions::set_cwd) and `set_home` replace, and
+/// the way back, for a replay that gives an agent its own directories where the recording had
+/// placeholders. For the record/replay server; not public API.
+#[derive(Debug, Clone)]
+pub struct RunDirs {
+    cwd: Option<String>,
+    home: Option<String>,
+    paths: Paths,
+}
+
+impl RunDirs {
+    /// The directories of a run; a relative path or `/` is ignored, as normalisation ignores it.
+    pub fn new(cwd: Option<&str>, home: Option<&str>) -> RunDirs {
+        let (cwd, home) = (cwd.and_then(usable), home.and_then(usable));
+        let mut paths = Paths::default();
+        if let Some(cwd) = cwd {
+            paths.add_cwd(cwd);
+        }
+        if let Some(home) = home {
+            paths.add_home(home);
+        }
+        RunDirs { cwd: cwd.map(str::to_owned), home: home.map(str::to_owned), paths }
+    }
+
+    /// Whether there is no directory to replace.
+    pub fn is_empty(&self) -> bool {
+        self.paths.is_empty()
+    }
+
+    /// `s` with the directories replaced by `<cwd>`, `<cwd-slug>` and `<home>`, as
+    /// normalisation replaces them, or `None` when it holds none.
+    pub fn place(&self, s: &str) -> Option<String> {
+        self.paths.replace(s)
+    }
+
+    /// `s` with `<cwd>`, `<cwd-slug>` and `<home>` replaced by this run's directories (a slug
+    /// as Claude Code writes it), or `None` when it holds none of them.
+    pub fn fill(&self, s: &str) -> Option<String> {
+        if !s.contains('<') {
+            return None;
+        }
+        let slug = self.cwd.as_deref().map(claude_slug);
+        let mut out: Option<String> = None;
+        for (placeholder, dir) in
+            [(CWD, self.cwd.as_deref()), (HOME, self.home.as_deref()), (CWD_SLUG, slug.as_deref())]
+        {
+            let Some(dir) = dir else { continue };
+            let current = out.as_deref().unwrap_or(s);
+            if current.contains(placeholder) {
+                out = Some(current.replace(placeholder, dir));
+            }
+        }
+        out
+    }
+}
 
 /// A mangled working directory shorter than this is not replaced: `-w` (from `/w`) is far more
 /// likely to be a command-line flag than a folder name.
@@ -43,8 +106,9 @@ impl Paths {
     pub(crate) fn add_cwd(&mut self, path: &str) {
         let Some(path) = usable(path) else { return };
         for variant in variants(path) {
-            self.push(Needle { text: claude_slug(&variant), placeholder: CWD, mangled: true });
-            self.push(Needle { text: variant.replace('/', "-"), placeholder: CWD, mangled: true });
+            self.push(Needle { text: claude_slug(&variant), placeholder: CWD_SLUG, mangled: true });
+            let pi_folder = variant.replace('/', "-");
+            self.push(Needle { text: pi_folder, placeholder: CWD_SLUG, mangled: true });
             self.push(Needle { text: variant, placeholder: CWD, mangled: false });
         }
     }
@@ -224,9 +288,9 @@ mod tests {
         check(
             &p,
             "/tmp/home-a/.claude/projects/-tmp-e2e-a1-repo/memory/",
-            "<home>/.claude/projects/<cwd>/memory/",
+            "<home>/.claude/projects/<cwd-slug>/memory/",
         );
-        check(&p, "sessions/---tmp-e2e.a1-repo--/x.jsonl", "sessions/--<cwd>--/x.jsonl");
+        check(&p, "sessions/---tmp-e2e.a1-repo--/x.jsonl", "sessions/--<cwd-slug>--/x.jsonl");
         check(&p, "-tmp-e2e-a1-repo2", "-tmp-e2e-a1-repo2");
         // A short mangled form is too likely to be something else.
         check(&paths("/w", "/h"), "ls -w", "ls -w");
@@ -244,5 +308,18 @@ mod tests {
             let p = paths(path, path);
             assert!(p.is_empty(), "{path:?}");
         }
+    }
+
+    #[test]
+    fn run_dirs_place_and_fill_back_a_runs_own_directories() {
+        let dirs = RunDirs::new(Some("/tmp/e2e.a1/repo"), Some("/tmp/home-a"));
+        let text = "cd /tmp/e2e.a1/repo; /tmp/home-a/.claude/projects/-tmp-e2e-a1-repo/x";
+        let placed = dirs.place(text).unwrap();
+        assert_eq!(placed, "cd <cwd>; <home>/.claude/projects/<cwd-slug>/x");
+        assert_eq!(dirs.fill(&placed).as_deref(), Some(text));
+        let other = RunDirs::new(Some("/work/b"), Some("/root"));
+        assert_eq!(other.fill(&placed).unwrap(), "cd /work/b; /root/.claude/projects/-work-b/x");
+        assert_eq!(dirs.fill("no placeholder"), None);
+        assert!(RunDirs::new(Some("/"), None).is_empty());
     }
 }

@@ -3,6 +3,7 @@
 
 use std::sync::OnceLock;
 
+use atif_normalize::support::RunDirs;
 use atif_secrets::Scanner;
 use regex::{Captures, Regex};
 use serde_json::{Map, Value};
@@ -40,8 +41,9 @@ const ID_KEYS: &[&str] = &[
 /// What a request is normalised with: secret patterns, the run's directories, user masks.
 #[derive(Debug, Clone)]
 pub(crate) struct Normalizer {
-    cwd: Option<String>,
-    home: Option<String>,
+    /// The run's directories, placed and filled by atif-normalize's rule, the one that
+    /// normalising a trajectory follows.
+    dirs: RunDirs,
     user_masks: Vec<Regex>,
     /// Built once: a scanner compiles its patterns, and each compiled pattern keeps the lazy
     /// DFA states it has built, so a request is scanned by warm automata.
@@ -62,47 +64,28 @@ impl Normalizer {
                     .map_err(|source| Error::Mask { pattern: pattern.clone(), source })
             })
             .collect::<Result<_>>()?;
-        let usable = |dir: Option<String>| dir.filter(|dir| dir.len() > 1);
-        Ok(Normalizer { cwd: usable(cwd), home: usable(home), user_masks, scanner: Scanner::new() })
+        let dirs = RunDirs::new(cwd.as_deref(), home.as_deref());
+        Ok(Normalizer { dirs, user_masks, scanner: Scanner::new() })
     }
 
     /// Replaces the run's working and home directories with `<cwd>` and `<home>` in every
-    /// string of `value` (the working directory first, since it often lies in the home), and
-    /// the working directory's slug (every character but letters and digits turned into `-`,
-    /// as Claude Code names its project folders) with `<cwd-slug>`.
+    /// string of `value`, and a folder named after the working directory (Claude Code's project
+    /// folder) with `<cwd-slug>`, as normalising a trajectory does (`atif_normalize`'s rule).
     pub(crate) fn insert_placeholders(&self, value: &mut Value) {
-        if self.cwd.is_none() && self.home.is_none() {
+        if self.dirs.is_empty() {
             return;
         }
-        let slug = self.cwd_slug();
-        map_strings(value, &mut |text| self.place_dirs(text, slug.as_deref()));
+        map_strings(value, &mut |text| self.dirs.place(text));
     }
 
     /// `text` (a line of JSON) with the directories replaced by their placeholders, as
     /// [`Normalizer::insert_placeholders`] does in each of its strings.
     pub(crate) fn place_dirs_in(&self, text: &str) -> String {
-        let slug = self.cwd_slug();
-        self.place_dirs(text, slug.as_deref()).unwrap_or_else(|| text.to_owned())
+        self.dirs.place(text).unwrap_or_else(|| text.to_owned())
     }
 
-    /// `text` with the directories replaced by their placeholders, if it holds any.
-    fn place_dirs(&self, text: &str, slug: Option<&str>) -> Option<String> {
-        let mut out = None;
-        for (dir, placeholder) in
-            [(self.cwd.as_deref(), "<cwd>"), (self.home.as_deref(), "<home>"), (slug, "<cwd-slug>")]
-        {
-            if let Some(dir) = dir {
-                let current = out.as_deref().unwrap_or(text);
-                if let Some(replaced) = replace_path(current, dir, placeholder) {
-                    out = Some(replaced);
-                }
-            }
-        }
-        out
-    }
-
-    /// Writes this run's directories where a recorded reply says `<cwd>` or `<home>`; whether
-    /// anything changed.
+    /// Writes this run's directories where a recorded reply says `<cwd>`, `<cwd-slug>` or
+    /// `<home>`; whether anything changed.
     pub(crate) fn fill_placeholders(&self, value: &mut Value) -> bool {
         let mut changed = false;
         map_strings(value, &mut |text| {
@@ -113,30 +96,10 @@ impl Normalizer {
         changed
     }
 
-    /// `text` with `<cwd>` and `<home>` replaced by this run's directories, if it holds any.
+    /// `text` with `<cwd>`, `<cwd-slug>` and `<home>` replaced by this run's directories, if it
+    /// holds any.
     pub(crate) fn fill_placeholders_str(&self, text: &str) -> Option<String> {
-        let mut out: Option<String> = None;
-        let slug = self.cwd_slug();
-        for (dir, placeholder) in
-            [(&self.cwd, "<cwd>"), (&self.home, "<home>"), (&slug, "<cwd-slug>")]
-        {
-            if let Some(dir) = dir {
-                let current = out.as_deref().unwrap_or(text);
-                if current.contains(placeholder) {
-                    out = Some(current.replace(placeholder, dir));
-                }
-            }
-        }
-        out
-    }
-
-    /// The working directory with every character but ASCII letters and digits replaced by
-    /// `-`, when that differs from the directory itself.
-    fn cwd_slug(&self) -> Option<String> {
-        let cwd = self.cwd.as_deref()?;
-        let slug: String =
-            cwd.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
-        (slug != cwd).then_some(slug)
+        self.dirs.fill(text)
     }
 
     /// The form of a request that matching compares: secrets redacted, directories replaced,
@@ -152,9 +115,8 @@ impl Normalizer {
             mask_id_keys(metadata);
         }
         // Directories, then the masks, in one pass over the strings.
-        let slug = self.cwd_slug();
         map_strings(&mut body, &mut |text| {
-            let placed = self.place_dirs(text, slug.as_deref());
+            let placed = self.dirs.place(text);
             let current = placed.as_deref().unwrap_or(text);
             self.mask_str(current).or(placed)
         });
@@ -221,34 +183,6 @@ fn map_strings(value: &mut Value, f: &mut impl FnMut(&str) -> Option<String>) {
         Value::Object(map) => map.values_mut().for_each(|item| map_strings(item, f)),
         Value::Null | Value::Bool(_) | Value::Number(_) => {}
     }
-}
-
-/// `text` with each occurrence of the directory `dir` replaced by `placeholder`, when the
-/// occurrence ends where a path component ends (so `/tmp/a` does not match in `/tmp/ab`).
-fn replace_path(text: &str, dir: &str, placeholder: &str) -> Option<String> {
-    if !text.contains(dir) {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut changed = false;
-    while let Some(at) = rest.find(dir) {
-        let after = &rest[at + dir.len()..];
-        let ends_component = after
-            .chars()
-            .next()
-            .is_none_or(|next| !(next.is_alphanumeric() || matches!(next, '_' | '-' | '.')));
-        out.push_str(&rest[..at]);
-        if ends_component {
-            out.push_str(placeholder);
-            changed = true;
-        } else {
-            out.push_str(dir);
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    changed.then_some(out)
 }
 
 /// `value` as pretty JSON with object keys sorted and the newlines inside strings shown as

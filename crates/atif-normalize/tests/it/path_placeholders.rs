@@ -53,7 +53,7 @@ fn two_runs_in_different_folders_under_different_homes_normalise_alike() {
         "\"cat <cwd>/a.txt\"",
         "\"workdir\": \"<cwd>/\"",
         "\"<cwd>/a.txt\": \"read\"",
-        "<home>/.claude/projects/<cwd>/memory/",
+        "<home>/.claude/projects/<cwd-slug>/memory/",
     ] {
         assert!(a.contains(expected), "{expected} missing in {a}");
     }
