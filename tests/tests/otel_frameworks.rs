@@ -4,7 +4,9 @@
 //! streamed or not, checks equal; a changed tool call fails naming the step.
 //!
 //! What each framework covers of the cases: pydantic-ai (built-in instrumentation)
-//! streaming; the OpenAI Agents SDK (through OpenInference) a handoff, streamed too.
+//! streaming; the OpenAI Agents SDK (through OpenInference) a handoff, streamed too; the
+//! Vercel AI SDK (through `@ai-sdk/otel`, on Node.js, `tests/e2e/js/`) streaming and a tool
+//! error.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not made the venv; required under
 //! `ATIF_E2E_REQUIRED=1` (`.ci/run`).
@@ -19,32 +21,38 @@ use atif_fake_provider::{Config, DEFAULT_COMMAND, FakeProvider, ScriptedCall};
 use serde_json::{Value, json};
 use tests::e2e;
 
-/// Runs the agent `script` (in `tests/e2e/python/`) against `provider` and returns the trace
-/// file it wrote in `dir`.
+/// Runs the agent `script` with `interpreter` (Python, or Node.js) against `provider` and
+/// returns the trace file it wrote in `dir`.
 fn run_agent(
-    python: &Path,
-    script: &str,
+    interpreter: &Path,
+    agent: &Path,
     provider: &FakeProvider,
     dir: &Path,
     name: &str,
     stream: bool,
 ) -> PathBuf {
-    let agent = atif_test_support::workspace_path(&format!("tests/e2e/python/{script}"));
     let trace = dir.join(name);
-    let mut command = Command::new(python);
-    command.arg(&agent).arg(provider.url()).arg(&trace);
+    let mut command = Command::new(interpreter);
+    command.arg(agent).arg(provider.url()).arg(&trace);
     if stream {
         command.arg("--stream");
     }
     let output =
         command.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL").output().unwrap();
     assert!(output.status.success(), "the agent failed: {}", e2e::describe(&output));
-    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "The command printed: atif-e2e-42");
+    // The fake model's last answer quotes the tool's result: the run went through the tool.
+    let answer = String::from_utf8_lossy(&output.stdout);
+    assert!(answer.starts_with("The command printed: "), "{}", e2e::describe(&output));
     trace
 }
 
 const PYDANTIC: &str = "pydantic_otel_agent.py";
 const OPENAI_AGENTS: &str = "openai_agents_otel_agent.py";
+
+/// The agent `script` of `tests/e2e/python/`.
+fn python_agent(script: &str) -> PathBuf {
+    atif_test_support::workspace_path("tests/e2e/python").join(script)
+}
 
 fn atif(dir: &Path, args: &[&OsStr]) -> Output {
     e2e::atif_output(dir, args)
@@ -59,7 +67,7 @@ fn a_pydantic_ai_run_becomes_a_golden_with_one_command_and_the_next_run_checks_e
     let golden = dir.join("golden.json");
 
     // The one command: the trace file to a golden.
-    let first = run_agent(&python, PYDANTIC, &provider, dir, "run1.pb", false);
+    let first = run_agent(&python, &python_agent(PYDANTIC), &provider, dir, "run1.pb", false);
     let trajectory = import(dir, &first, &golden);
     assert_eq!(trajectory["agent"]["name"], "shell_agent");
     assert_eq!(trajectory["extra"]["capture"]["content"], "full");
@@ -76,7 +84,7 @@ fn a_pydantic_ai_run_becomes_a_golden_with_one_command_and_the_next_run_checks_e
 
     // The next runs, with new trace ids, span ids, times and ports, streamed or not.
     for (name, stream) in [("run2.pb", false), ("run3.pb", true)] {
-        let trace = run_agent(&python, PYDANTIC, &provider, dir, name, stream);
+        let trace = run_agent(&python, &python_agent(PYDANTIC), &provider, dir, name, stream);
         let run = dir.join(format!("{name}.json"));
         import(dir, &trace, &run);
         let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
@@ -87,7 +95,7 @@ fn a_pydantic_ai_run_becomes_a_golden_with_one_command_and_the_next_run_checks_e
     let mut config = Config::default();
     config.set_command("printf 'atif-e2e-%d\\n' 42; true");
     let changed = FakeProvider::start(config).unwrap();
-    let trace = run_agent(&python, PYDANTIC, &changed, dir, "changed.pb", false);
+    let trace = run_agent(&python, &python_agent(PYDANTIC), &changed, dir, "changed.pb", false);
     let run = dir.join("changed.json");
     import(dir, &trace, &run);
     let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
@@ -142,7 +150,7 @@ fn an_openai_agents_handoff_names_the_agent_on_each_step_and_the_next_run_checks
     let dir = dir.path();
     let golden = dir.join("golden.json");
 
-    let first = run_agent(&python, OPENAI_AGENTS, &provider, dir, "run1.pb", false);
+    let first = run_agent(&python, &python_agent(OPENAI_AGENTS), &provider, dir, "run1.pb", false);
     let trajectory = import(dir, &first, &golden);
     let sources: Vec<&str> =
         step_values(&trajectory, "/source").iter().map(|v| v.as_str().unwrap()).collect();
@@ -167,7 +175,7 @@ fn an_openai_agents_handoff_names_the_agent_on_each_step_and_the_next_run_checks
     assert_valid_in_both_profiles(dir, &golden);
 
     for (name, stream) in [("run2.pb", false), ("run3.pb", true)] {
-        let trace = run_agent(&python, OPENAI_AGENTS, &provider, dir, name, stream);
+        let trace = run_agent(&python, &python_agent(OPENAI_AGENTS), &provider, dir, name, stream);
         let run = dir.join(format!("{name}.json"));
         import(dir, &trace, &run);
         let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
@@ -176,9 +184,75 @@ fn an_openai_agents_handoff_names_the_agent_on_each_step_and_the_next_run_checks
 
     // The shell agent runs another command: the check fails, naming the step.
     let changed = FakeProvider::start(handoff_script("printf 'atif-e2e-%d\\n' 42; true")).unwrap();
-    let trace = run_agent(&python, OPENAI_AGENTS, &changed, dir, "changed.pb", false);
+    let trace =
+        run_agent(&python, &python_agent(OPENAI_AGENTS), &changed, dir, "changed.pb", false);
     let run = dir.join("changed.json");
     import(dir, &trace, &run);
+    let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+    assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        report.contains("step 3 (agent) changed: arguments of bash changed"),
+        "{}",
+        e2e::describe(&output)
+    );
+}
+
+/// The Vercel AI SDK agent, copied into `dir` beside a link to the cache's `otel-js` packages
+/// (Node resolves a script's imports from the folders above it), or `None` after a skip notice.
+fn vercel_agent(dir: &Path) -> Option<PathBuf> {
+    let packages = e2e::cached(
+        "otel-js/node_modules/@ai-sdk/otel",
+        "the Vercel AI SDK tracing packages of tests/e2e/otel-js.txt",
+    )?;
+    let node_modules = packages.parent().and_then(Path::parent).unwrap();
+    std::os::unix::fs::symlink(node_modules, dir.join("node_modules")).unwrap();
+    let agent = dir.join("vercel_otel_agent.mjs");
+    let source = atif_test_support::workspace_path("tests/e2e/js/vercel_otel_agent.mjs");
+    std::fs::copy(source, &agent).unwrap();
+    Some(agent)
+}
+
+#[test]
+fn a_vercel_ai_sdk_run_traced_by_ai_sdk_otel_checks_equal_streamed_and_a_tool_error_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let Some(agent) = vercel_agent(dir) else { return };
+    let node = Path::new("node");
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let golden = dir.join("golden.json");
+
+    let first = run_agent(node, &agent, &provider, dir, "run1.json", false);
+    let trajectory = import(dir, &first, &golden);
+    let sources: Vec<&str> =
+        step_values(&trajectory, "/source").iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(sources, ["system", "user", "agent", "agent"]);
+    assert_eq!(trajectory["agent"]["tool_definitions"][0]["name"], "bash");
+    assert_eq!(trajectory["extra"]["capture"]["content"], "full");
+    // The result as the tool returned it, not encoded twice.
+    assert_eq!(trajectory["steps"][2]["observation"]["results"][0]["content"], "atif-e2e-42\n");
+    assert_valid_in_both_profiles(dir, &golden);
+
+    for (name, stream) in [("run2.json", false), ("run3.json", true)] {
+        let trace = run_agent(node, &agent, &provider, dir, name, stream);
+        let run = dir.join(format!("{name}.atif.json"));
+        import(dir, &trace, &run);
+        let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+        assert!(output.status.success(), "{name}: {}", e2e::describe(&output));
+    }
+
+    // Another command, which fails: the check names the step, the changed call and the error.
+    let mut config = Config::default();
+    config.set_command("printf 'atif-e2e-%d\\n' 42; exit 3");
+    let changed = FakeProvider::start(config).unwrap();
+    let trace = run_agent(node, &agent, &changed, dir, "failed.json", false);
+    let run = dir.join("failed.atif.json");
+    let failed = import(dir, &trace, &run);
+    let result = &failed["steps"][2]["observation"]["results"][0];
+    assert!(
+        result["extra"]["error"]["message"].as_str().unwrap().contains("Command failed"),
+        "{result}"
+    );
     let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
     assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
     let report = String::from_utf8_lossy(&output.stdout);

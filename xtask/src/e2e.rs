@@ -21,6 +21,13 @@ const TYPESCRIPT_PREFIX: &str = "typescript";
 /// Where Debian's `chromium` package puts the browser the page tests drive.
 const CHROMIUM: &str = "/usr/bin/chromium";
 
+/// The pinned npm packages of the Vercel AI SDK's OpenTelemetry test (docs/otel.md), installed
+/// into their own prefix, [`OTEL_JS_PREFIX`]: they need `ai` 7, the TypeScript pins `ai` 5.
+const OTEL_JS_PINS: &str = "tests/e2e/otel-js.txt";
+
+/// The cache's folder (an npm prefix) of [`OTEL_JS_PINS`].
+const OTEL_JS_PREFIX: &str = "otel-js";
+
 /// The pinned Python packages (relative to the project root).
 const REQUIREMENTS: &str = "tests/e2e/requirements.txt";
 
@@ -90,6 +97,11 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         &root.join(TYPESCRIPT_PINS),
         &cache.join(TYPESCRIPT_PREFIX),
         "TypeScript test packages",
+    )?;
+    install_pins(
+        &root.join(OTEL_JS_PINS),
+        &cache.join(OTEL_JS_PREFIX),
+        "Vercel AI SDK tracing packages",
     )?;
 
     let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
