@@ -1,32 +1,25 @@
 //! Normalise ATIF trajectories so that two runs of the same behaviour are byte-identical,
-//! reduce them to a [`Shape`] and say what moved between two runs.
+//! reduce them to a [`Shape`] and say what moved between two runs. Pure: no I/O, no async.
 //!
-//! A raw trajectory differs on every run: timestamps, session ids, provider call ids, memory
-//! addresses in prompts, costs, the order in which concurrent subagents finished.
-//! [`normalize`] removes exactly that and nothing more (the join between a tool call and its
-//! result, model names and the schema version are behaviour), [`to_canonical_string`] writes
-//! the result byte-for-byte as Python's `json.dumps(indent=2, sort_keys=True,
-//! ensure_ascii=False)` would, [`shape`] answers "what did the agent do", and [`diff`],
-//! [`explain`] and [`render`] say what moved, most telling first; [`report`] puts them together
-//! into the one failure report, cut to a screen on long runs.
+//! Which function for which job:
+//! - [`normalize`] a trajectory (a `serde_json::Value`) with [`NormalizeOptions`] or a
+//!   [`preset`]: what is random about a run (timestamps, session and call ids, addresses,
+//!   costs, the order concurrent subagents finished in) goes, and nothing else; secrets become
+//!   `<redacted:KIND>` first. [`normalize_json`] does the same from JSON text, faster.
+//! - [`to_canonical_string`] writes the result as a golden file is written (byte for byte what
+//!   Python's `json.dumps(indent=2, sort_keys=True, ensure_ascii=False)` writes).
+//! - [`shape`]: what the agent did, in a handful of numbers and lists.
+//! - [`compare`] two runs, each read by [`JsonDocument::parse`] and normalised by
+//!   [`JsonDocument::normalize`]: the [`Comparison`] holds both Shapes, the [`Delta`]s, the
+//!   step-by-step [`StepChange`]s and the failure report, and picks the threads itself.
+//!   [`match_runs`] judges two runs by looser [`MatchOptions`] instead of equality.
 //!
-//! The crate is pure: no I/O, no async. Options live in plain values ([`NormalizeOptions`],
-//! [`DiffOptions`]) passed to free functions. Two runs are compared by one function,
-//! [`compare`], whatever the caller: it hashes one run on a second thread while it explains the
-//! steps, so long runs cost what one of them costs.
+//! [`diff`], [`explain`], [`render`] and [`report`] are the parts `compare` is made of, for a
+//! caller that wants one of them alone, on `Value`s as in the example below.
 //!
-//! Two entry points give the same bytes. [`normalize`] works on a `serde_json::Value`, which
-//! every other function takes too. [`normalize_json`] reads JSON text into a tree that borrows
-//! its strings from the input and streams the canonical text to a writer, so strings it does
-//! not change are never allocated or re-escaped: on a 15 MB trajectory it is about twice as fast
-//! and needs well under half the memory, which is what `atif normalize` uses. Both apply one
-//! contract, written once over a small trait of tree operations that both trees implement, so
-//! they cannot drift apart; tests check that they agree on the corpus, on generated
-//! trajectories and on arbitrary documents. [`JsonDocument::normalize`] keeps the borrowed tree
-//! as a [`NormalizedDocument`], which answers what [`shape`], [`explain`] and [`report`] answer
-//! for `Value`s, with the same results, so two long runs can be compared without either being
-//! copied into a `Value`.
-//!
+//! The key design decision: the contract is written once, over a small trait of tree
+//! operations, so [`normalize`] and [`normalize_json`] (which borrows its strings from the
+//! input and never builds a `Value`) cannot drift apart; tests hold them to the same bytes.
 //! The contract in full, with examples, is in `docs/normalization.md`.
 //!
 //! # Example
@@ -89,7 +82,7 @@ pub use explain::{StepChange, StepChangeKind, explain};
 pub use matching::{ArgumentMatch, Band, MatchOptions, MatchOutcome, SequenceMatch, match_runs};
 pub use normalize::{
     JsonDocument, NormalizedDocument, normalize, normalize_json, normalize_owned,
-    normalize_with_report,
+    normalize_with_redactions,
 };
 pub use options::{Masker, NormalizeOptions, SelectorAction};
 pub use preset::{PRESETS, preset};

@@ -42,7 +42,7 @@ pub fn normalize(doc: &Value, options: &NormalizeOptions) -> Result<Value> {
 /// [`Error::NotATrajectory`] when the root, or an element of some `subagent_trajectories`, is
 /// not a JSON object.
 pub fn normalize_owned(doc: Value, options: &NormalizeOptions) -> Result<Value> {
-    normalize_with_report(doc, options).map(|(normalized, _)| normalized)
+    normalize_with_redactions(doc, options).map(|(normalized, _)| normalized)
 }
 
 /// Like [`normalize_owned`], and also says which secrets the options' scanner replaced by
@@ -53,7 +53,7 @@ pub fn normalize_owned(doc: Value, options: &NormalizeOptions) -> Result<Value> 
 ///
 /// # Errors
 /// As [`normalize`].
-pub fn normalize_with_report(
+pub fn normalize_with_redactions(
     mut doc: Value,
     options: &NormalizeOptions,
 ) -> Result<(Value, Redactions)> {
@@ -74,7 +74,7 @@ pub fn normalize_with_report(
 /// `atif_schema::parse_json` accepts, and no other). A document that may hold a secret the
 /// options' scanner replaces takes the general path through a `serde_json::Value` (same
 /// result, ordinary speed). It returns which secrets were replaced, and where, as
-/// [`normalize_with_report`] does.
+/// [`normalize_with_redactions`] does.
 ///
 /// # Errors
 /// [`Error::InvalidJson`] with line and column when `json` is not strict JSON,
@@ -177,7 +177,7 @@ impl<'a> JsonDocument<'a> {
 
     /// Normalises the document and keeps it, still borrowing from the text, for a caller that
     /// compares its canonical text with a golden's before it needs a `Value` (if ever). Also
-    /// says which secrets were replaced, as [`normalize_with_report`] does.
+    /// says which secrets were replaced, as [`normalize_with_redactions`] does.
     ///
     /// # Errors
     /// [`Error::NotATrajectory`] as for [`normalize`].
@@ -195,7 +195,7 @@ impl<'a> JsonDocument<'a> {
             (Some(scanner), _) => may_hold_secret(&root, scanner),
         };
         if may_hold {
-            let (normalized, report) = normalize_with_report(root.into_value(), options)?;
+            let (normalized, report) = normalize_with_redactions(root.into_value(), options)?;
             return Ok((NormalizedDocument::new(Node::from_value(normalized)), report));
         }
         Ok((NormalizedDocument::new(normalize_tree(root, options)?), Redactions::new()))
@@ -242,7 +242,7 @@ impl<'a> NormalizedDocument<'a> {
 }
 
 impl NormalizedDocument<'_> {
-    /// Normalises `doc`, as [`normalize_with_report`] does, into a document of its own: for a
+    /// Normalises `doc`, as [`normalize_with_redactions`] does, into a document of its own: for a
     /// run that was parsed already, to be compared with one read by [`JsonDocument`]. Its
     /// strings are moved, not copied.
     ///
@@ -252,7 +252,7 @@ impl NormalizedDocument<'_> {
         doc: Value,
         options: &NormalizeOptions,
     ) -> Result<(NormalizedDocument<'static>, Redactions)> {
-        let (normalized, report) = normalize_with_report(doc, options)?;
+        let (normalized, report) = normalize_with_redactions(doc, options)?;
         Ok((NormalizedDocument::new(Node::from_value(normalized)), report))
     }
 
