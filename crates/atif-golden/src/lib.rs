@@ -1,37 +1,27 @@
 //! Golden-file regression tests for agent trajectories: the committed golden file is the
 //! review artefact, and a changed behaviour fails with a message that says what moved.
-//!
 //! A golden file is the canonical text of a normalised trajectory
-//! ([`atif_normalize::to_canonical_string`]) and nothing else, so it is itself an ATIF
-//! document any tool can read. [`check`] normalises a run with the [`Settings`]' options,
-//! compares its Shape with the golden's and, depending on the [`Mode`], fails, leaves a
-//! pending `<name>.json.new` beside the golden for review, or rewrites the golden atomically.
+//! ([`atif_normalize::to_canonical_string`]), so it is itself an ATIF document.
 //!
-//! The main pieces:
-//! - [`check`] (and [`check_file`] for a run saved as a file, [`check_value`] for one already
-//!   parsed, [`GoldenFile`] for a golden read ahead, on another thread while the run is
-//!   produced) and its [`Outcome`]; the three
-//!   test failures of [`Error`] ([`Error::MissingGolden`], [`Error::SchemaVersionChanged`],
-//!   [`Error::BehaviourChanged`]), and [`Error::Load`] for what is not a trajectory.
-//! - [`assert_golden!`], which names the golden after the test function.
-//! - [`LiveEnvelope`] (and [`live_envelope!`], which names it after the test): N live runs
-//!   of the agent, checked against an envelope golden of their behaviour
-//!   ([`atif_envelope`]); refused on CI unless `ATIF_LIVE=1`.
-//! - [`Mode`], chosen by the `ATIF_GOLDEN` environment variable ([`MODE_ENV`]) and `CI`.
-//! - [`Settings`], an insta-style value bindable to a scope.
-//! - The [`review`] module: the reviewer's side, behind `atif golden`:
-//!   [`find_pending`](review::find_pending), [`review`](review::review()),
-//!   [`accept`](review::accept) and [`reject`](review::reject) pending files; clean up what
-//!   killed writers left behind; and [`run_update`](review::run_update), which runs a test
-//!   command with `ATIF_GOLDEN=update` and sums up what it did from the report file every
-//!   check appends to.
+//! Which function for which job:
+//! - [`assert_golden!`] in a test: checks a run against the golden named after the test
+//!   function, with the [`Settings`] bound to the scope (insta-style) and the project file
+//!   `atif.toml` ([`ProjectConfig`]).
+//! - [`check`] the same without the macro, naming the golden yourself ([`check_file`] for a run
+//!   saved as a file, [`check_value`] for a `serde_json::Value`, [`GoldenFile`] to read the
+//!   golden ahead on another thread); the [`Outcome`], or an [`Error`] that is the failure
+//!   message.
+//! - [`Mode`] says what a check may write (`ATIF_GOLDEN` and `CI`): compare only, leave a
+//!   pending `<name>.json.new` for review, or rewrite the golden.
+//! - [`LiveEnvelope`] and [`live_envelope!`]: N live runs against an envelope golden of their
+//!   behaviour ([`atif_envelope`]), refused on CI unless `ATIF_LIVE=1`.
+//! - The [`review`] module is the reviewer's side, behind `atif golden`: find, review, accept
+//!   and reject pending files, and run a test suite in update mode.
 //! - `assert_trajectory_snapshot!` (cargo feature `insta`) for teams on `cargo insta review`.
 //!
-//! The key design decision: a failing check never edits the golden.
-//! A missing golden fails instead of recording itself (a golden that records itself would sit
-//! green forever), nothing is written on CI unless update mode is asked for explicitly, and
-//! every write goes to a temporary file in the same folder that is then renamed into place, so
-//! readers and concurrent tests only ever see a whole file.
+//! The key design decision: a failing check never edits the golden. A missing golden fails
+//! instead of recording itself, nothing is written on CI unless update mode is asked for, and
+//! every write is atomic (a temporary file in the same folder, then a rename).
 //! The walk-through from a first golden to a reviewed update is in `docs/golden.md`.
 //!
 //! # Example
