@@ -12,6 +12,8 @@ use std::net::{IpAddr, SocketAddr};
 
 use axum::http::{HeaderMap, HeaderValue, Uri, header};
 
+use crate::{Error, Result};
+
 /// The addresses a request may name in `Host`, from the address the server listens on, and
 /// the token the control endpoints (`/_atif/*`) require.
 #[derive(Debug, Clone)]
@@ -125,6 +127,13 @@ impl Access {
         }
         names
     }
+}
+
+/// A new control token: 128 random bits from the operating system, in hex.
+pub(crate) fn new_token() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(|source| Error::Token { source })?;
+    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 /// Whether a request body's `Content-Type` is JSON: `application/json`, or a `+json` type,

@@ -90,6 +90,14 @@ pub enum Error {
         /// What went wrong.
         message: String,
     },
+    /// A Streamable-HTTP MCP server to front (`--mcp NAME=URL`) is not given as it must be.
+    #[error("--mcp `{name}` {message}")]
+    McpHttp {
+        /// The server's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The server stopped with an error.
     #[error("the server failed")]
     Serve {

@@ -74,6 +74,7 @@ mod journal;
 mod json_reader;
 mod limits;
 mod mcp;
+mod mcp_http;
 mod mcp_state;
 mod mcp_tape;
 mod normalize;

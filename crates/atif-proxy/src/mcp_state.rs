@@ -113,6 +113,21 @@ impl McpState {
         }
     }
 
+    /// Keeps a message of a Streamable-HTTP server the record/replay server fronts
+    /// (recording; a replay keeps nothing).
+    pub(crate) fn keep(&self, message: McpMessage) {
+        if let McpState::Record(messages) = self {
+            messages.lock().unwrap_or_else(PoisonError::into_inner).push(message);
+        }
+    }
+
+    /// Answers the client's `message` to `server` from the tape (replay; `None` recording).
+    pub(crate) fn answer(&self, server: &str, message: &Value) -> Option<McpAnswer> {
+        let McpState::Replay { tape, normalizer, drift, .. } = self else { return None };
+        let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
+        Some(tape.answer(server, message, normalizer, *drift))
+    }
+
     /// The recorded messages, taken out (recording).
     pub(crate) fn take_recorded(&self) -> Vec<McpMessage> {
         match self {

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use atif_replay::{McpMessage, McpSide};
+use atif_replay::{McpHttp, McpMessage, McpSide};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use similar::TextDiff;
@@ -382,11 +382,13 @@ pub(crate) struct Output {
     /// The exact line the server wrote, when the recording kept it (see
     /// [`McpMessage::line`]); it parses to `value`.
     line: Option<String>,
+    /// How it travelled, for a Streamable-HTTP server.
+    pub(crate) http: Option<McpHttp>,
 }
 
 impl Output {
     fn new(value: Value) -> Output {
-        Output { value, line: None }
+        Output { value, line: None, http: None }
     }
 
     /// A recorded message with this run's directories where it says `<cwd>` or `<home>`; its
@@ -399,7 +401,7 @@ impl Output {
             let parsed = serde_json::from_str::<Value>(&filled).ok()?;
             (parsed == value).then_some(filled)
         });
-        Output { value, line }
+        Output { value, line, http: message.http.clone() }
     }
 
     /// The line to write to the agent: the recorded one byte for byte where it was kept.
@@ -417,7 +419,7 @@ impl Output {
             fields.insert("id".to_owned(), RawValue::from_string(id.to_string()).ok()?);
             serde_json::to_string(&fields).ok()
         });
-        Output { value, line }
+        Output { value, line, http: self.http.clone() }
     }
 }
 

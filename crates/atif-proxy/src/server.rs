@@ -20,13 +20,14 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::access::{Access, content_type_text, is_json_content_type};
+use crate::access::{Access, content_type_text, is_json_content_type, new_token};
 use crate::journal::{Journal, Logged, body_failure, not_json};
 use crate::limits::{
-    Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES, DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT,
-    DEFAULT_UPSTREAM_IDLE_TIMEOUT, read_body,
+    BodyError, Budget, DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_BUFFERED_BYTES,
+    DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT, read_body,
 };
+use crate::mcp_http::McpHttpFront;
 use crate::mcp_state::McpState;
 use crate::mcp_tape::McpTape;
 use crate::normalize::Normalizer;
@@ -67,6 +68,7 @@ pub struct Options {
     body_read_timeout: Duration,
     upstream_timeouts: UpstreamTimeouts,
     connection_timeouts: ConnectionTimeouts,
+    mcp_http: Vec<(String, Option<String>)>,
 }
 
 impl Options {
@@ -105,6 +107,7 @@ impl Options {
                 header_read: DEFAULT_HEADER_READ_TIMEOUT,
                 idle: DEFAULT_IDLE_TIMEOUT,
             },
+            mcp_http: Vec::new(),
         }
     }
 
@@ -134,6 +137,19 @@ impl Options {
     pub fn set_upstream(&mut self, url: impl Into<String>) -> &mut Self {
         self.upstream = Some(url.into());
         self
+    }
+
+    /// Also fronts the Streamable-HTTP MCP server `name` at `http://ADDR/mcp/NAME`
+    /// (repeatable): a recording forwards each request to `url` and keeps its messages on the
+    /// tape under server `name`; a replay answers them from the tape and needs no `url`.
+    pub fn add_mcp_http(&mut self, name: impl Into<String>, url: Option<String>) -> &mut Self {
+        self.mcp_http.push((name.into(), url));
+        self
+    }
+
+    /// The Streamable-HTTP MCP servers fronted, by name, with their URLs.
+    pub fn mcp_http(&self) -> &[(String, Option<String>)] {
+        &self.mcp_http
     }
 
     /// The upstream origin, when one was set.
@@ -369,6 +385,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         return Err(Error::ScriptIsDirectory { path: options.script.clone() });
     }
     let (engine, mcp) = engines(options)?;
+    let mcp_http = McpHttpFront::new(&options.mcp_http, options.operation)?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|source| Error::Listen { addr: options.listen, source })?;
@@ -388,6 +405,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         header_read_timeout: options.connection_timeouts.header_read,
         engine,
         mcp,
+        mcp_http,
         script: options.script.clone(),
         capture: options.capture.clone(),
         journal: Arc::new(Journal::new(options.quiet)),
@@ -569,6 +587,8 @@ impl Proxy {
     }
 
     async fn stop_server(self) -> Result<Arc<Shared>> {
+        // Event streams of MCP servers stay open until the agent closes them: end them here.
+        self.shared.mcp_http.close();
         let _ = self.shutdown.send(());
         let mut task = self.task;
         match tokio::time::timeout(DRAIN_TIMEOUT, &mut task).await {
@@ -604,6 +624,8 @@ pub(crate) struct Shared {
     engine: Engine,
     /// The MCP relays' half of the tape.
     mcp: McpState,
+    /// The Streamable-HTTP MCP servers the run fronts.
+    mcp_http: McpHttpFront,
     script: PathBuf,
     capture: CaptureOptions,
     /// What the run saw and what went wrong, which the recorder writes to as well.
@@ -739,6 +761,14 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     if parts.uri.path() == "/_atif/mcp" && parts.method == Method::POST {
         return mcp_report(&shared, &parts, body).await;
     }
+    if parts.uri.path().starts_with(crate::mcp_http::PREFIX) {
+        return crate::mcp_http::handle(&shared, parts, body).await;
+    }
+    answer(shared, parts, body).await
+}
+
+/// Answers a request to a model route or a control endpoint.
+async fn answer(shared: Arc<Shared>, parts: Parts, body: Body) -> Response {
     let endpoint = match admit(&shared, &parts) {
         Continue(endpoint) => endpoint,
         Break(response) => return response,
@@ -961,6 +991,66 @@ impl Shared {
     }
 }
 
+/// What the Streamable-HTTP front needs of the run: the access rules and body limits of the
+/// model routes, the tape, the journal.
+impl crate::mcp_http::Run for Shared {
+    fn front(&self) -> &McpHttpFront {
+        &self.mcp_http
+    }
+
+    fn tape(&self) -> &McpState {
+        &self.mcp
+    }
+
+    fn operation(&self) -> Operation {
+        Shared::operation(self)
+    }
+
+    fn refused(&self, parts: &Parts) -> Option<Response> {
+        let reason = self.access.refusal(&parts.headers, &parts.uri)?;
+        let protocol = guess(parts.uri.path());
+        Some(self.refuse(protocol, StatusCode::FORBIDDEN, &parts.method, &reason))
+    }
+
+    async fn read_body(&self, parts: &Parts, body: Body) -> Result<Bytes, String> {
+        let content_length = parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+        let limits = &self.limits;
+        let read = read_body(
+            body,
+            content_length,
+            limits.max_body_bytes,
+            limits.body_read_timeout,
+            &limits.budget,
+        );
+        read.await.map(|(bytes, _held)| bytes).map_err(|err| match err {
+            BodyError::TooLarge { limit } => {
+                format!("it is larger than the limit of {limit} bytes (--max-body-bytes)")
+            }
+            BodyError::Busy { limit } => format!(
+                "the request bodies in flight already hold the limit of {limit} bytes \
+                 (--max-buffered-bytes)"
+            ),
+            BodyError::Idle { timeout } => {
+                format!("the client sent nothing for {} (--body-read-timeout)", seconds(timeout))
+            }
+            BodyError::Read(err) => err,
+        })
+    }
+
+    fn normalizer(&self) -> &Normalizer {
+        match &self.engine {
+            Engine::Replay { normalizer, .. } | Engine::Record { normalizer, .. } => normalizer,
+        }
+    }
+
+    fn journal(&self) -> &Journal {
+        &self.journal
+    }
+}
+
 /// Takes an MCP relay's report (`POST /_atif/mcp`, with the run's token): a message to
 /// record, or one to answer from the tape.
 async fn mcp_report(shared: &Shared, parts: &Parts, body: Body) -> Response {
@@ -1011,13 +1101,6 @@ fn control_reply(shared: &Shared, control: &str) -> Response {
             &json!({"error": format!("unknown control endpoint /_atif/{control}; this server has /_atif/verdict and /_atif/trajectory")}),
         ),
     }
-}
-
-/// A new control token: 128 random bits from the operating system, in hex.
-fn new_token() -> Result<String> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|source| Error::Token { source })?;
-    Ok(bytes.iter().map(|byte| format!("{byte:02x}")).collect())
 }
 
 /// The base URL an agent on this machine uses for a server listening on `addr`: a loopback

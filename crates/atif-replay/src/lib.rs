@@ -97,7 +97,7 @@ pub use error::{Error, ErrorKind, LlmError, Result};
 pub use fake_client::FakeClient;
 #[cfg(feature = "http")]
 pub use http::{ANTHROPIC_VERSION, HttpClient};
-pub use mcp::{McpMessage, McpSide};
+pub use mcp::{McpHttp, McpMessage, McpSide, McpVia};
 pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, DriftPolicy, ReplayClient, ReplayOptions};
 pub use script::{

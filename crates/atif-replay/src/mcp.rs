@@ -28,12 +28,22 @@ pub struct McpMessage {
     /// bytes. It parses to `message`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<String>,
+    /// How the message travelled, for a Streamable-HTTP server fronted by the record/replay
+    /// server (`atif record --mcp NAME=URL`); absent for a stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<McpHttp>,
 }
 
 impl McpMessage {
     /// A message of `server` sent by `from`.
     pub fn new(server: impl Into<String>, from: McpSide, message: Value) -> McpMessage {
-        McpMessage { server: server.into(), from, message, line: None }
+        McpMessage { server: server.into(), from, message, line: None, http: None }
+    }
+
+    /// This message as it travelled over Streamable HTTP.
+    pub fn with_http(mut self, http: McpHttp) -> McpMessage {
+        self.http = Some(http);
+        self
     }
 
     /// This message with the exact `line` its sender wrote, when the line parses to the
@@ -97,4 +107,56 @@ impl McpSide {
             McpSide::Server => "server",
         }
     }
+}
+
+/// How a message between an agent and a Streamable-HTTP MCP server travelled: what a replay
+/// needs to give the agent the same HTTP replies without the server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct McpHttp {
+    /// Which request or reply carried it.
+    pub via: McpVia,
+    /// The HTTP status of the reply that carried a server message, when it was not 200.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Whether the reply that carried a server message gave the agent a session
+    /// (`Mcp-Session-Id`). The id itself is volatile and never kept: a replay hands out a new
+    /// one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub session: bool,
+}
+
+impl McpHttp {
+    /// A message carried `via` this request or reply, with status 200 and no new session.
+    pub fn new(via: McpVia) -> McpHttp {
+        McpHttp { via, status: None, session: false }
+    }
+
+    /// The reply's status, kept when it is not 200.
+    pub fn with_status(mut self, status: u16) -> McpHttp {
+        self.status = (status != 200).then_some(status);
+        self
+    }
+
+    /// Whether the reply gave the agent a session.
+    pub fn with_session(mut self, session: bool) -> McpHttp {
+        self.session = session;
+        self
+    }
+}
+
+/// Which request or reply of Streamable HTTP carried an MCP message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum McpVia {
+    /// The agent's `POST`, alone or in a batch.
+    Post,
+    /// The JSON body of the reply to a `POST`.
+    Reply,
+    /// The event stream (`text/event-stream`) replying to a `POST`.
+    ReplyStream,
+    /// The event stream the agent opened with `GET`, for the server's own messages.
+    GetStream,
 }

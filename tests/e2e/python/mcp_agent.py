@@ -3,8 +3,13 @@ MCP server through the command line it is given, offers the model that server's 
 each tool call through the MCP session, and prints every tool result and the final answer.
 
     python mcp_agent.py TOOL SERVER_CMD [ARGS...]
+    python mcp_agent.py TOOL --http NAME
 
-TOOL is the one tool offered to the model. The server gets this process's whole environment
+TOOL is the one tool offered to the model. With `--http NAME`, the server is a Streamable-HTTP
+one that the record/replay server fronts (`atif record --mcp NAME=URL`), at
+$ATIF_PROXY_URL/mcp/NAME.
+
+Otherwise the server gets this process's whole environment
 (the SDK passes only a few variables unless told), so a relay started as the server finds the
 record/replay server of `atif record` and `atif replay` through ATIF_PROXY_URL and
 ATIF_PROXY_TOKEN.
@@ -17,34 +22,44 @@ import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from openai import OpenAI
 
 
 async def run(tool: str, command: list[str]) -> None:
+    if command[0] == "--http":
+        url = f"{os.environ['ATIF_PROXY_URL']}/mcp/{command[1]}"
+        async with streamable_http_client(url) as (read, write):
+            await converse(tool, read, write)
+        return
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            listed = await session.list_tools()
-            tools = [
-                {"type": "function", "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema}}
-                for t in listed.tools
-                if t.name == tool
-            ]
-            client = OpenAI()
-            messages = [{"role": "user", "content": "Read the notes file and tell me what it says."}]
-            for _ in range(4):
-                reply = client.chat.completions.create(model="gpt-fake", messages=messages, tools=tools)
-                message = reply.choices[0].message
-                if not message.tool_calls:
-                    print("final", json.dumps(message.content))
-                    return
-                messages.append(message.model_dump(exclude_none=True))
-                for call in message.tool_calls:
-                    result = await session.call_tool(call.function.name, json.loads(call.function.arguments or "{}"))
-                    text = "".join(part.text for part in result.content if part.type == "text")
-                    print("tool", call.function.name, json.dumps(text))
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        await converse(tool, read, write)
+
+
+async def converse(tool: str, read, write) -> None:
+    async with ClientSession(read, write) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+        tools = [
+            {"type": "function", "function": {"name": t.name, "description": t.description or "", "parameters": t.input_schema}}
+            for t in listed.tools
+            if t.name == tool
+        ]
+        client = OpenAI()
+        messages = [{"role": "user", "content": "Read the notes file and tell me what it says."}]
+        for _ in range(4):
+            reply = client.chat.completions.create(model="gpt-fake", messages=messages, tools=tools)
+            message = reply.choices[0].message
+            if not message.tool_calls:
+                print("final", json.dumps(message.content))
+                return
+            messages.append(message.model_dump(exclude_none=True))
+            for call in message.tool_calls:
+                result = await session.call_tool(call.function.name, json.loads(call.function.arguments or "{}"))
+                text = "".join(part.text for part in result.content if part.type == "text")
+                print("tool", call.function.name, json.dumps(text))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
 
 
 if __name__ == "__main__":

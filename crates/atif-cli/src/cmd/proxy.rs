@@ -87,6 +87,11 @@ struct ServerArgs {
     /// session ids and the working and home directories are masked already); repeatable.
     #[arg(long = "mask", value_name = "REGEX")]
     masks: Vec<String>,
+    /// Also front the Streamable-HTTP MCP server NAME at URL (`http://127.0.0.1:3001/mcp`):
+    /// the agent's MCP client uses `$ATIF_PROXY_URL/mcp/NAME`, and its messages go on the
+    /// one tape under NAME; a replay needs no URL (`--mcp NAME`); repeatable.
+    #[arg(long = "mcp", value_name = "NAME=URL")]
+    mcp: Vec<String>,
     /// Allow --listen on an address other machines can reach (0.0.0.0, a LAN address): they
     /// can then be served the script's replies or record through the server.
     #[arg(long)]
@@ -164,6 +169,13 @@ impl ServerArgs {
         }
         for mask in &self.masks {
             options.add_mask(mask.clone());
+        }
+        for server in &self.mcp {
+            let (name, url) = match server.split_once('=') {
+                Some((name, url)) => (name, Some(url.to_owned())),
+                None => (server.as_str(), None),
+            };
+            options.add_mcp_http(name, url);
         }
     }
 }

@@ -1,0 +1,577 @@
+//! Streamable-HTTP MCP servers fronted by the record/replay server (`--mcp NAME=URL`): the
+//! agent's MCP client talks to `http://127.0.0.1:PORT/mcp/NAME`, and each JSON-RPC message
+//! goes on the run's one tape under server `NAME`, as the stdio relay's do.
+//!
+//! Recording, every `POST`, `GET` and `DELETE` is forwarded to the server's URL with the
+//! agent's headers (its credentials are never saved) and the reply streamed back unchanged,
+//! while the messages of the POSTed body (one or a batch) and of the reply (a JSON body, or
+//! an event stream) are kept with how they travelled ([`McpVia`]). Replaying, the server is
+//! not contacted: each POSTed message is answered from the tape by the same matcher as the
+//! stdio relay's, in a JSON body or an event stream as recorded; the server's own messages
+//! recorded on the `GET` stream go out on the agent's `GET` stream; the session id
+//! (`Mcp-Session-Id`), volatile, is never kept and a replay hands out a new one.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use atif_replay::{McpHttp, McpMessage, McpSide, McpVia};
+use axum::body::{Body, Bytes};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::Response;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, watch};
+
+use crate::access::new_token;
+use crate::journal::Journal;
+use crate::mcp_state::McpState;
+use crate::mcp_tape::Output;
+use crate::normalize::Normalizer;
+use crate::reply::is_hop_header;
+use crate::{Error, Operation, Result};
+
+/// The path prefix of the fronted servers: `/mcp/NAME`.
+pub(crate) const PREFIX: &str = "/mcp/";
+
+/// The session header of Streamable HTTP.
+const SESSION: &str = "mcp-session-id";
+
+/// The JSON-RPC error code of a request the front cannot pass on (an implementation-defined
+/// server error).
+const FRONT_ERROR_CODE: i64 = -32002;
+
+/// What the front needs of the run's server: its access rules, limits, tape and verdict.
+pub(crate) trait Run: Send + Sync + 'static {
+    /// The servers fronted.
+    fn front(&self) -> &McpHttpFront;
+    /// The MCP half of the tape.
+    fn tape(&self) -> &McpState;
+    /// Record or replay.
+    fn operation(&self) -> Operation;
+    /// The reply to a request that is not the agent's, if it is not.
+    fn refused(&self, parts: &Parts) -> Option<Response>;
+    /// A request's body, read within the run's limits, or why it cannot be.
+    fn read_body(
+        &self,
+        parts: &Parts,
+        body: Body,
+    ) -> impl std::future::Future<Output = std::result::Result<Bytes, String>> + Send;
+    /// The run's directories and masks.
+    fn normalizer(&self) -> &Normalizer;
+    /// What the run saw and what went wrong.
+    fn journal(&self) -> &Journal;
+}
+
+/// The Streamable-HTTP servers a run fronts, by name.
+#[derive(Debug)]
+pub(crate) struct McpHttpFront {
+    servers: HashMap<String, Front>,
+    client: reqwest::Client,
+    /// Set when the server stops, which ends every event stream still open.
+    closing: watch::Sender<bool>,
+}
+
+#[derive(Debug, Default)]
+struct Front {
+    /// The server's URL; `None` in a replay that was given only the name.
+    url: Option<String>,
+    /// Replaying: the recorded messages of the `GET` stream not yet sent.
+    pushed: Mutex<VecDeque<String>>,
+    more: Notify,
+    /// Replaying: the session id handed out at the last `initialize`.
+    session: Mutex<Option<String>>,
+}
+
+impl McpHttpFront {
+    /// The front for `servers` (name, URL) for `operation`; recording needs every URL.
+    pub(crate) fn new(
+        servers: &[(String, Option<String>)],
+        operation: Operation,
+    ) -> Result<McpHttpFront> {
+        let mut fronts = HashMap::new();
+        for (name, url) in servers {
+            check_server(name, url.as_deref(), operation)?;
+            if fronts.contains_key(name) {
+                return Err(Error::McpHttp {
+                    name: name.clone(),
+                    message: "is given twice; give each server one --mcp".to_owned(),
+                });
+            }
+            fronts.insert(name.clone(), Front { url: url.clone(), ..Front::default() });
+        }
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .map_err(|source| Error::Client { source })?;
+        Ok(McpHttpFront { servers: fronts, client, closing: watch::channel(false).0 })
+    }
+
+    /// Ends every event stream still open, so the server can stop.
+    pub(crate) fn close(&self) {
+        self.closing.send_replace(true);
+    }
+
+    /// Resolves when the server stops.
+    fn closed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut closing = self.closing.subscribe();
+        async move {
+            let _ = closing.wait_for(|closing| *closing).await;
+        }
+    }
+}
+
+fn check_server(name: &str, url: Option<&str>, operation: Operation) -> Result<()> {
+    let fail = |message: String| Err(Error::McpHttp { name: name.to_owned(), message });
+    let name_ok = !name.is_empty()
+        && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte));
+    if !name_ok {
+        return fail("is not a server name: use letters, digits, `-`, `_` and `.`".to_owned());
+    }
+    match url {
+        Some(url) if !(url.starts_with("http://") || url.starts_with("https://")) => fail(format!(
+            "has the URL `{}`; expected an http:// or https:// URL such as http://127.0.0.1:3001/mcp",
+            crate::clean::Cleaner::new().clean(url.to_owned())
+        )),
+        None if operation == Operation::Record => fail(
+            "has no URL: a recording forwards to the server, so give --mcp NAME=URL".to_owned(),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Answers a request to `/mcp/NAME`, recording or replaying as the run does.
+pub(crate) async fn handle<R: Run>(shared: &Arc<R>, parts: Parts, body: Body) -> Response {
+    if let Some(refused) = shared.refused(&parts) {
+        return refused;
+    }
+    let path = parts.uri.path();
+    let name = path.strip_prefix(PREFIX).unwrap_or_default().trim_end_matches('/').to_owned();
+    if !shared.front().servers.contains_key(&name) {
+        let known: Vec<&str> = shared.front().servers.keys().map(String::as_str).collect();
+        let message = format!(
+            "{} {path}: no MCP server is named `{name}` (this run fronts: {}); give the agent \
+             http://ADDR/mcp/NAME for a server given as --mcp NAME=URL",
+            parts.method,
+            match known.is_empty() {
+                true => "none".to_owned(),
+                false => known.join(", "),
+            }
+        );
+        return failure(shared, StatusCode::NOT_FOUND, message);
+    }
+    match (parts.method.clone(), shared.operation()) {
+        (Method::POST, Operation::Record) => record_post(shared, &name, parts, body).await,
+        (Method::POST, Operation::Replay) => replay_post(shared, &name, parts, body).await,
+        (Method::GET | Method::DELETE, Operation::Record) => forward(shared, &name, parts).await,
+        (Method::GET, Operation::Replay) => replay_get(shared, &name),
+        // The session ends; the tape has nothing to say about it.
+        (Method::DELETE, Operation::Replay) => Response::new(Body::empty()),
+        (method, _) => {
+            let mut response = failure(
+                shared,
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{method} {path}: an MCP server answers POST, GET and DELETE"),
+            );
+            let allow = HeaderValue::from_static("GET, POST, DELETE");
+            response.headers_mut().insert(header::ALLOW, allow);
+            response
+        }
+    }
+}
+
+/// Records a `POST`: the agent's messages, then the server's reply as it streams through.
+async fn record_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Body) -> Response {
+    let (bytes, json) = match read_messages(shared, name, &parts, body).await {
+        Ok(read) => read,
+        Err(response) => return response,
+    };
+    let line = std::str::from_utf8(&bytes).ok().map(str::trim);
+    for (message, line) in split(&json, line) {
+        keep(shared, name, McpSide::Client, message, line, McpHttp::new(McpVia::Post));
+    }
+    let Some(url) = shared.front().servers.get(name).and_then(|front| front.url.clone()) else {
+        return failure(shared, StatusCode::BAD_GATEWAY, format!("MCP server `{name}` has no URL"));
+    };
+    let request = shared.front().client.post(&url).headers(forwarded(&parts.headers)).body(bytes);
+    let reply = match request.send().await {
+        Ok(reply) => reply,
+        Err(err) => return unreachable_server(shared, name, &url, &err),
+    };
+    relay_reply(shared, name, reply, McpVia::Reply)
+}
+
+/// Records a `GET` (the server's own event stream) or a `DELETE` (the session's end).
+async fn forward<R: Run>(shared: &Arc<R>, name: &str, parts: Parts) -> Response {
+    let Some(url) = shared.front().servers.get(name).and_then(|front| front.url.clone()) else {
+        return failure(shared, StatusCode::BAD_GATEWAY, format!("MCP server `{name}` has no URL"));
+    };
+    let request = shared
+        .front()
+        .client
+        .request(parts.method.clone(), &url)
+        .headers(forwarded(&parts.headers));
+    match request.send().await {
+        Ok(reply) => relay_reply(shared, name, reply, McpVia::GetStream),
+        Err(err) => unreachable_server(shared, name, &url, &err),
+    }
+}
+
+/// The server's reply, passed to the agent as it arrives while its messages are kept: a JSON
+/// body (`via` [`McpVia::Reply`] for a POST) or an event stream ([`McpVia::ReplyStream`]
+/// for a POST, [`McpVia::GetStream`] for a GET).
+fn relay_reply<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    reply: reqwest::Response,
+    via: McpVia,
+) -> Response {
+    let status = reply.status();
+    let session = reply.headers().contains_key(SESSION);
+    let mut builder = Response::builder().status(status.as_u16());
+    for (key, value) in reply.headers() {
+        if !is_hop_header(key.as_str()) && key != header::CONTENT_ENCODING {
+            builder = builder.header(key, value);
+        }
+    }
+    let is_stream = reply
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim_start().starts_with("text/event-stream"));
+    let (via, stream_via) = match via {
+        McpVia::GetStream => (McpVia::GetStream, McpVia::GetStream),
+        _ => (McpVia::Reply, McpVia::ReplyStream),
+    };
+    let http = |via| McpHttp::new(via).with_status(status.as_u16()).with_session(session);
+    let body = match is_stream {
+        true => {
+            let closed = shared.front().closed();
+            let (shared, name, http) = (shared.clone(), name.to_owned(), http(stream_via));
+            let mut events = EventSplitter::default();
+            let stream = reply.bytes_stream().map(move |chunk| {
+                if let Ok(bytes) = &chunk {
+                    for data in events.feed(bytes) {
+                        keep_text(&shared, &name, &data, &http);
+                    }
+                }
+                chunk.map_err(std::io::Error::other)
+            });
+            Body::from_stream(stream.take_until(closed))
+        }
+        false => {
+            let (shared, name, http) = (shared.clone(), name.to_owned(), http(via));
+            let stream = futures_util::stream::once(async move {
+                let bytes = reply.bytes().await.map_err(std::io::Error::other)?;
+                if let Ok(text) = std::str::from_utf8(&bytes) {
+                    if !text.trim().is_empty() {
+                        keep_text(&shared, &name, text.trim(), &http);
+                    }
+                }
+                Ok::<Bytes, std::io::Error>(bytes)
+            });
+            Body::from_stream(stream)
+        }
+    };
+    builder.body(body).unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// Keeps the server's messages in `text` (one, or a batch).
+fn keep_text<R: Run>(shared: &Arc<R>, name: &str, text: &str, http: &McpHttp) {
+    let json = serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.into()));
+    for (message, line) in split(&json, Some(text)) {
+        keep(shared, name, McpSide::Server, message, line, http.clone());
+    }
+}
+
+/// Keeps one message on the tape, with the directories as placeholders, as the stdio relay
+/// does; a server's line is kept for its key order.
+fn keep<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    from: McpSide,
+    mut message: Value,
+    line: Option<&str>,
+    http: McpHttp,
+) {
+    let normalizer = shared.normalizer();
+    normalizer.insert_placeholders(&mut message);
+    let mut kept = McpMessage::new(name, from, message).with_http(http);
+    if let (McpSide::Server, Some(line)) = (from, line) {
+        kept = kept.with_line(&normalizer.place_dirs_in(line));
+    }
+    shared.tape().keep(kept);
+}
+
+/// The messages of a body: a batch's elements (without their own lines), or the one message
+/// with its text.
+fn split<'a>(json: &Value, line: Option<&'a str>) -> Vec<(Value, Option<&'a str>)> {
+    match json {
+        Value::Array(batch) => batch.iter().map(|message| (message.clone(), None)).collect(),
+        message => vec![(message.clone(), line)],
+    }
+}
+
+/// Answers a `POST` from the tape: a JSON body or an event stream, as recorded; the server's
+/// messages recorded on the `GET` stream wait there for the agent.
+async fn replay_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Body) -> Response {
+    let (_, json) = match read_messages(shared, name, &parts, body).await {
+        Ok(read) => read,
+        Err(response) => return response,
+    };
+    let batch = json.is_array();
+    let initializes =
+        split(&json, None).iter().any(|(message, _)| message["method"] == "initialize");
+    let (mut replies, mut streamed, mut status, mut session) = (Vec::new(), false, None, false);
+    for (message, _) in split(&json, None) {
+        let Some(answer) = shared.tape().answer(name, &message) else { continue };
+        if let Some(failure) = answer.failure {
+            shared.journal().fail(failure);
+        }
+        if let Some(warning) = answer.warning {
+            shared.journal().warn(warning);
+        }
+        for output in answer.replies {
+            let http = output.http.clone();
+            match http.as_ref().map(|http| http.via) {
+                Some(McpVia::GetStream) => push(shared, name, &output),
+                via => {
+                    streamed |= via == Some(McpVia::ReplyStream);
+                    status = status.or(http.as_ref().and_then(|http| http.status));
+                    session |= http.is_some_and(|http| http.session);
+                    replies.push(output.text());
+                }
+            }
+        }
+    }
+    let status = status.and_then(|status| StatusCode::from_u16(status).ok());
+    let mut response = match (replies.is_empty(), streamed) {
+        (true, _) => status_only(status.unwrap_or(StatusCode::ACCEPTED)),
+        (false, true) => event_stream(replies.iter().map(|text| event(text)).collect::<String>()),
+        (false, false) => {
+            let body = match batch {
+                true => format!("[{}]", replies.join(",")),
+                false => replies.join(","),
+            };
+            json_body(status.unwrap_or(StatusCode::OK), body)
+        }
+    };
+    if let Some(id) = session.then(|| session_id(shared, name, initializes)).flatten() {
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            response.headers_mut().insert(SESSION, value);
+        }
+    }
+    response
+}
+
+/// The replay's session id for `name`: a new one at each `initialize`, the same one after it.
+fn session_id<R: Run>(shared: &Arc<R>, name: &str, initializes: bool) -> Option<String> {
+    let front = shared.front().servers.get(name)?;
+    let mut session = front.session.lock().unwrap_or_else(PoisonError::into_inner);
+    if initializes || session.is_none() {
+        *session = new_token().ok();
+    }
+    session.clone()
+}
+
+/// A recorded message of the `GET` stream, for the agent's `GET` stream.
+fn push<R: Run>(shared: &Arc<R>, name: &str, output: &Output) {
+    if let Some(front) = shared.front().servers.get(name) {
+        front.pushed.lock().unwrap_or_else(PoisonError::into_inner).push_back(output.text());
+        front.more.notify_waiters();
+    }
+}
+
+/// Answers a `GET` from the tape: an event stream of the server's own messages, each sent
+/// once the agent's message they followed in the recording is answered, open until the
+/// agent closes it or the server stops.
+fn replay_get<R: Run>(shared: &Arc<R>, name: &str) -> Response {
+    let (shared, name) = (shared.clone(), name.to_owned());
+    let closed = shared.front().closed();
+    let stream = futures_util::stream::unfold((shared, name), |(shared, name)| async move {
+        loop {
+            let next = {
+                let front = shared.front().servers.get(&name)?;
+                let more = front.more.notified();
+                let next = front.pushed.lock().unwrap_or_else(PoisonError::into_inner).pop_front();
+                match next {
+                    Some(text) => text,
+                    None => {
+                        more.await;
+                        continue;
+                    }
+                }
+            };
+            let chunk = Ok::<Bytes, std::io::Error>(Bytes::from(event(&next)));
+            return Some((chunk, (shared, name)));
+        }
+    });
+    let mut response = Response::new(Body::from_stream(stream.take_until(closed)));
+    let content_type = HeaderValue::from_static("text/event-stream");
+    response.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// Reads a POSTed body and its JSON, or the failure reply (which names the server).
+async fn read_messages<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    parts: &Parts,
+    body: Body,
+) -> std::result::Result<(Bytes, Value), Response> {
+    let bytes = match shared.read_body(parts, body).await {
+        Ok(bytes) => bytes,
+        Err(why) => {
+            let message = format!("MCP server `{name}`: cannot read the agent's POST: {why}");
+            return Err(failure(shared, StatusCode::BAD_REQUEST, message));
+        }
+    };
+    match serde_json::from_slice::<Value>(&bytes) {
+        Ok(json) => Ok((bytes, json)),
+        Err(err) => {
+            let message = format!(
+                "MCP server `{name}`: the agent's POST is not JSON ({err}); Streamable HTTP \
+                 carries one JSON-RPC message or a batch in each POST"
+            );
+            Err(failure(shared, StatusCode::BAD_REQUEST, message))
+        }
+    }
+}
+
+/// The agent's headers to pass on: its credentials and MCP headers, without the ones that
+/// describe this hop, its `Origin` (this server's, not the MCP server's) and
+/// `Accept-Encoding` (the reply is read as it passes, so it must come uncompressed).
+fn forwarded(headers: &HeaderMap) -> HeaderMap {
+    let mut forwarded = HeaderMap::new();
+    for (key, value) in headers {
+        let skip = is_hop_header(key.as_str())
+            || key == header::ORIGIN
+            || key == header::ACCEPT_ENCODING
+            || key.as_str() == "x-atif-token";
+        if !skip {
+            forwarded.append(key.clone(), value.clone());
+        }
+    }
+    forwarded
+}
+
+fn unreachable_server<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    url: &str,
+    err: &reqwest::Error,
+) -> Response {
+    let message = format!(
+        "MCP server `{name}` at {url} cannot be reached: {}",
+        atif_schema::error_chain(err)
+    );
+    failure(shared, StatusCode::BAD_GATEWAY, message)
+}
+
+/// A failed request: it fails the run, and the agent gets a JSON-RPC error saying why.
+fn failure<R: Run>(shared: &Arc<R>, status: StatusCode, message: String) -> Response {
+    let message = shared.journal().clean(message);
+    shared.journal().fail(message.clone());
+    let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": FRONT_ERROR_CODE, "message": message}});
+    json_body(status, body.to_string())
+}
+
+fn json_body(status: StatusCode, body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    let content_type = HeaderValue::from_static("application/json");
+    response.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    response
+}
+
+fn event_stream(body: String) -> Response {
+    let mut response = Response::new(Body::from(body));
+    let content_type = HeaderValue::from_static("text/event-stream");
+    response.headers_mut().insert(header::CONTENT_TYPE, content_type);
+    response
+}
+
+fn status_only(status: StatusCode) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    response
+}
+
+/// One message as an event of an MCP event stream.
+fn event(text: &str) -> String {
+    format!("event: message\ndata: {text}\n\n")
+}
+
+/// The data of each event of an event stream, as text, exactly as sent: several `data:` lines
+/// joined by newlines, events without data (comments, a `retry:`) left out.
+#[derive(Debug, Default)]
+struct EventSplitter {
+    pending: Vec<u8>,
+    data: Option<String>,
+}
+
+impl EventSplitter {
+    /// Feeds the next bytes; returns the data of the events they complete.
+    fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
+        self.pending.extend_from_slice(bytes);
+        let mut done = Vec::new();
+        while let Some(end) = self.pending.iter().position(|byte| *byte == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                // An event without data, or with empty data (a resumable stream's first
+                // event), carries no message.
+                done.extend(self.data.take().filter(|data| !data.is_empty()));
+                continue;
+            }
+            if let Some(value) = line.strip_prefix("data:") {
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match &mut self.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(value);
+                    }
+                    None => self.data = Some(value.to_owned()),
+                }
+            }
+        }
+        done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_give_their_data_as_sent_and_only_once_complete() {
+        let mut events = EventSplitter::default();
+        assert!(events.feed(b"id: 1\nevent: message\ndata: {\"b\":1,").is_empty());
+        assert_eq!(events.feed(b"\"a\":2}\r\n\r\n: ping\n\n"), [r#"{"b":1,"a":2}"#]);
+        assert_eq!(events.feed(b"data: one\ndata:two\n\n"), ["one\ntwo"]);
+        assert!(events.feed(b"id: 7\ndata: \n\n").is_empty(), "a priming event holds nothing");
+    }
+
+    #[test]
+    fn a_recording_needs_each_server_s_url_and_names_are_checked() {
+        let record = |name: &str, url: Option<&str>| {
+            McpHttpFront::new(&[(name.to_owned(), url.map(str::to_owned))], Operation::Record)
+                .map(|_| ())
+                .map_err(|err| err.to_string())
+        };
+        assert_eq!(record("files", Some("http://127.0.0.1:3001/mcp")), Ok(()));
+        let no_url = record("files", None).unwrap_err();
+        assert!(no_url.contains("`files` has no URL"), "{no_url}");
+        let bad = record("fi/les", Some("http://x")).unwrap_err();
+        assert!(bad.contains("is not a server name"), "{bad}");
+        let scheme = record("files", Some("ftp://x")).unwrap_err();
+        assert!(scheme.contains("expected an http:// or https:// URL"), "{scheme}");
+        let replay = McpHttpFront::new(&[("files".to_owned(), None)], Operation::Replay);
+        assert!(replay.is_ok(), "a replay needs no URL");
+        let twice = [("a".to_owned(), None), ("a".to_owned(), None)];
+        let err = McpHttpFront::new(&twice, Operation::Replay).unwrap_err().to_string();
+        assert!(err.contains("is given twice"), "{err}");
+    }
+}
