@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass, field, fields, replace
@@ -158,12 +159,17 @@ def check(
     update_command: str,
     cwd: Path,
     options: GoldenOptions = GoldenOptions(),
+    captured: bool = False,
+    scratch: Optional[Path] = None,
 ) -> CheckOutcome:
     """Runs the command line ``atif check GOLDEN ACTUAL`` in the session's harness, and reads its
     exit status (0 matched, 1 changed, 2 error).
 
     ``update_command`` is the command the failure message names to accept a change; ``cwd``,
     the harness's working directory, is where paths in the message are shown relative to.
+    With ``captured``, the harness first writes the trajectory its running server captured to
+    ``actual``: the check of the test's own run is one request. ``scratch`` is a folder of the
+    session for the check's JUnit file (a temporary one when None).
 
     Raises:
         AtifError: when `atif check` could not run (exit 2), with its message.
@@ -174,9 +180,16 @@ def check(
         args.append("--update")
     # The deltas as properties come from the check's own JUnit file, so the plugin's JUnit
     # (pytest's --junitxml) and `atif check --junit` say the same.
-    with tempfile.TemporaryDirectory(prefix="atif-junit-") as scratch:
-        junit = Path(scratch) / "check.xml"
-        done = harness.request({"op": "check", "args": args + ["--junit", str(junit)]})
+    with contextlib.ExitStack() as stack:
+        if scratch is None:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="atif-junit-")))
+        junit = scratch / "check.xml"
+        # A check that stops before its verdict writes no file: never read the last one's.
+        junit.unlink(missing_ok=True)
+        message = {"op": "check", "args": args + ["--junit", str(junit)]}
+        if captured:
+            message["captured"] = str(actual)
+        done = harness.request(message)
         properties = _junit_properties(junit)
     code = done.get("code")
     stdout = str(done.get("stdout", "")).rstrip()

@@ -76,11 +76,7 @@ class Server:
 
     def trajectory(self) -> dict:
         """The trajectory the server captured from the traffic so far, as a dict."""
-        if self._verdict is not None:
-            raise AtifError(
-                "the atif server of this test has already stopped (it stops when the test "
-                "function returns): take the trajectory inside the test"
-            )
+        self.check_running()
         endpoint = f"{self.url}/_atif/trajectory"
         # The control endpoints answer only requests that carry the run's token.
         request = urllib.request.Request(endpoint, headers={"x-atif-token": self.token})
@@ -96,6 +92,14 @@ class Server:
         if not isinstance(document, dict):
             raise AtifError(f"{endpoint} answered a JSON {type(document).__name__}, not a trajectory object")
         return document
+
+    def check_running(self) -> None:
+        """Raises when the server has stopped, so its trajectory can no longer be taken."""
+        if self._verdict is not None:
+            raise AtifError(
+                "the atif server of this test has already stopped (it stops when the test "
+                "function returns): take the trajectory inside the test"
+            )
 
     def stop(self) -> Verdict:
         """Stops the server and returns its verdict; later calls return the same one.

@@ -500,7 +500,11 @@ class AtifGolden:
             raise AtifError(state.claimed_message(golden, item.nodeid))
         self._checked.add(golden)
         state.claim(golden, item.nodeid)
-        actual = self._actual(trajectory, golden, state)
+        scratch = state.scratch(request.getfixturevalue("tmp_path_factory"))
+        captured = trajectory is None and self._captured_by_replay()
+        if captured:
+            request.getfixturevalue("atif_replay")._server.check_running()
+        actual = scratch / f"{golden.stem}.json" if captured else self._actual(trajectory, golden, scratch)
         outcome = check(
             state.harness(),
             golden,
@@ -509,6 +513,8 @@ class AtifGolden:
             update_command=state.pytest_command("--atif-update", item),
             cwd=state.cwd,
             options=options,
+            captured=captured,
+            scratch=scratch,
         )
         # pytest's --junitxml holds them as properties of this test case (record_property).
         if outcome.properties:
@@ -527,20 +533,23 @@ class AtifGolden:
                 return f"{outcome.report}\nreview pending goldens with: {review}"
         return outcome.report
 
-    def _actual(self, trajectory: Any, golden: Path, state: "_State") -> Path:
+    def _captured_by_replay(self) -> bool:
+        """Whether a check without a trajectory is of the one the test's replay server captured
+        (the harness writes it for the check itself, in the same request)."""
+        request = self._request
+        return "atif_otel" not in request.fixturenames and "atif_replay" in request.fixturenames
+
+    def _actual(self, trajectory: Any, golden: Path, scratch: Path) -> Path:
         request = self._request
         if trajectory is None and "atif_otel" in request.fixturenames:
             trajectory = request.getfixturevalue("atif_otel").trajectory()
         if trajectory is None:
-            if "atif_replay" not in request.fixturenames:
-                raise AtifError(
-                    "atif_golden() without a trajectory compares the one captured from the "
-                    "test's model traffic (the atif_replay fixture) or from its spans (atif_otel): "
-                    "add one of them to the test's arguments, or pass a trajectory (a dict or a path)"
-                )
-            trajectory = request.getfixturevalue("atif_replay").trajectory()
+            raise AtifError(
+                "atif_golden() without a trajectory compares the one captured from the "
+                "test's model traffic (the atif_replay fixture) or from its spans (atif_otel): "
+                "add one of them to the test's arguments, or pass a trajectory (a dict or a path)"
+            )
         if isinstance(trajectory, dict):
-            scratch = request.getfixturevalue("tmp_path_factory").mktemp("atif-actual")
             path = scratch / f"{golden.stem}.json"
             path.write_text(json.dumps(trajectory, ensure_ascii=False), encoding="utf-8")
             return path
@@ -579,6 +588,7 @@ class _State:
         self._golden_review: Optional[bool] = None
         self._golden_options: Optional[GoldenOptions] = None
         self._harness: Optional[Harness] = None
+        self._scratch: Optional[Path] = None
 
     def golden_options(self) -> GoldenOptions:
         """The ini options of `atif_golden`, read once; keywords of a call replace them."""
@@ -604,6 +614,13 @@ class _State:
                 token_band=(ini("atif_token_band") or "").strip() or None,
             )
         return self._golden_options
+
+    def scratch(self, factory: pytest.TempPathFactory) -> Path:
+        """The session's folder for the trajectories it checks and the checks' JUnit files,
+        under pytest's base temporary folder (kept for a look after the run, as pytest keeps it)."""
+        if self._scratch is None:
+            self._scratch = factory.mktemp("atif-actual")
+        return self._scratch
 
     def harness(self) -> Harness:
         """The session's `atif harness`, started at its first use; stopped at the session's end."""

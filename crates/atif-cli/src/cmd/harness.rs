@@ -14,7 +14,10 @@
 //!   printed during the run, then its verdict).
 //! - `{"op": "check", "args": ["atif", "check", ...]}`: runs the `atif check` (or `atif
 //!   envelope`) command line; answers `{"code": N, "stdout": TEXT, "stderr": TEXT}`, what the
-//!   process would have given.
+//!   process would have given. With `"captured": FILE`, the running server's trajectory so far
+//!   is first written to FILE (which the command line names), so a check of the captured run
+//!   costs one request and no HTTP round trip; when there is none, the answer is status 2 with
+//!   the reason.
 //!
 //! The environment (`ATIF_GOLDEN`, `CI`, `NO_COLOR`) is the harness's, read when each check runs.
 
@@ -49,7 +52,7 @@ pub(crate) struct LineOutcome {
 enum Request {
     Serve { args: Vec<String>, cwd: Option<PathBuf>, home: Option<PathBuf> },
     Stop,
-    Check { args: Vec<String> },
+    Check { args: Vec<String>, captured: Option<PathBuf> },
 }
 
 /// `atif serve`'s arguments, parsed as that subcommand parses them.
@@ -93,7 +96,13 @@ pub(crate) fn run(
                 Some((proxy, options)) => stop(&runtime, proxy, &options),
                 None => json!({"code": 2, "stderr": "error: no server is running\n"}),
             },
-            Ok(Request::Check { args }) => check(&args, run_line),
+            Ok(Request::Check { args, captured }) => {
+                let proxy = serving.as_ref().map(|(proxy, _)| proxy);
+                match captured.map(|file| write_captured(proxy, &file)) {
+                    Some(Err(refused)) => refused,
+                    _ => check(&args, run_line),
+                }
+            }
             Err(err) => {
                 json!({"code": 2, "stderr": format!("error: not a harness request: {err}\n")})
             }
@@ -147,6 +156,24 @@ fn stop(runtime: &tokio::runtime::Runtime, proxy: Proxy, options: &Options) -> V
         }
     };
     json!({"code": code, "stderr": stderr})
+}
+
+/// Writes the trajectory the running server captured to `file`; the harness's answer when
+/// there is no server, no trajectory yet, or the file cannot be written.
+fn write_captured(proxy: Option<&Proxy>, file: &std::path::Path) -> Result<(), Value> {
+    let refused = |why: String| json!({"code": 2, "stderr": format!("error: {why}\n")});
+    let Some(proxy) = proxy else {
+        return Err(refused("no server is running, so no trajectory was captured".to_owned()));
+    };
+    let trajectory = proxy.trajectory().map_err(|err| {
+        let err = anyhow::Error::new(err);
+        refused(format!("no trajectory could be captured from the test's model traffic: {err:#}"))
+    })?;
+    let text = serde_json::to_vec(&trajectory)
+        .map_err(|err| refused(format!("cannot write the captured trajectory: {err}")))?;
+    std::fs::write(file, text).map_err(|err| {
+        refused(format!("cannot write the captured trajectory to {}: {err}", file.display()))
+    })
 }
 
 /// Runs an `atif check` or `atif envelope` command line in-process; other subcommands are

@@ -6,6 +6,7 @@ use std::process::{Child, ChildStdout, Stdio};
 
 use serde_json::{Value, json};
 
+use crate::proxy::http;
 use crate::{atif_command, run_with_stdin, stderr, stdout};
 
 /// A running `atif harness` in `dir`, with `CI` set so that no check writes a file.
@@ -137,5 +138,71 @@ fn the_harness_serves_a_script_and_stops_with_the_verdict_atif_serve_gives() {
         other["stderr"],
         json!("error: the harness runs only `atif check` and `atif envelope` command lines\n")
     );
+    harness.finish();
+}
+
+#[test]
+fn a_check_of_the_captured_run_writes_the_running_servers_trajectory_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    let exchange = json!({
+        "method": "POST", "path": "/v1/chat/completions",
+        "request": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+        "status": 200,
+        "body": {"model": "m", "choices": [{"message": {"role": "assistant", "content": "hello"}}]},
+    });
+    let script_doc = json!({"format": "atif-replay-script", "version": 2, "model": null, "calls": [], "recording": {}, "exchanges": [exchange]});
+    std::fs::write(&script, script_doc.to_string()).unwrap();
+    let mut harness = Harness::start(dir.path());
+    let captured = dir.path().join("captured.json");
+    let line = ["atif", "check", "golden.json", "captured.json"];
+
+    // Before any server: refused with the reason, and nothing written.
+    let refused = harness.ask(&json!({"op": "check", "args": line, "captured": captured}));
+    assert_eq!(refused["code"], json!(2), "{refused}");
+    assert_eq!(
+        refused["stderr"],
+        json!("error: no server is running, so no trajectory was captured\n")
+    );
+    assert!(!captured.exists());
+
+    let started = harness
+        .ask(&json!({"op": "serve", "args": ["--script", script, "--replay"], "cwd": dir.path()}));
+    let url = started["url"].as_str().unwrap_or_else(|| panic!("{started}")).to_owned();
+    // No model call yet: no trajectory, and the reason.
+    let early = harness.ask(&json!({"op": "check", "args": line, "captured": captured}));
+    assert_eq!(early["code"], json!(2), "{early}");
+    let why = early["stderr"].as_str().unwrap();
+    assert!(
+        why.starts_with("error: no trajectory could be captured from the test's model traffic: "),
+        "{why}"
+    );
+
+    let addr = url.trim_start_matches("http://");
+    let reply = http(addr, "POST", "/v1/chat/completions", &exchange["request"].to_string(), "");
+    assert!(reply.contains("hello"), "{reply}");
+    // The captured run is written, then checked by the command line (CI: the golden is missing).
+    let checked = harness.ask(&json!({"op": "check", "args": line, "captured": captured}));
+    assert_eq!(checked["code"], json!(1), "{checked}");
+    assert_eq!(
+        checked["stdout"],
+        json!(
+            "golden file golden.json does not exist; record it with: atif check --update golden.json captured.json\n"
+        )
+    );
+    let written: Value = serde_json::from_slice(&std::fs::read(&captured).unwrap()).unwrap();
+    assert_eq!(written["steps"][1]["message"], json!("hello"), "{written}");
+    // Once the golden is that run, the same request matches it.
+    let update = atif_command(&["check", "--update", "golden.json", "captured.json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(update.status.success(), "{}", stderr(&update));
+    std::fs::remove_file(&captured).unwrap();
+    let matched = harness.ask(&json!({"op": "check", "args": line, "captured": captured}));
+    assert_eq!(matched["code"], json!(0), "{matched}");
+    assert!(captured.is_file());
+    let stopped = harness.ask(&json!({"op": "stop"}));
+    assert_eq!(stopped["code"], json!(0), "{stopped}");
     harness.finish();
 }

@@ -393,10 +393,9 @@ fn on_ci_a_recording_never_overwrites_a_script() {
     assert_eq!(std::fs::read(&script).unwrap(), before);
 }
 
-/// Sends one raw HTTP/1.1 request to `addr` and returns the response text.
 /// Sends one request to `addr` with the lines of `headers` (each ending in CRLF) and reads the
 /// whole reply.
-fn http(addr: &str, method: &str, path: &str, body: &str, headers: &str) -> String {
+pub(crate) fn http(addr: &str, method: &str, path: &str, body: &str, headers: &str) -> String {
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     write!(
         stream,
