@@ -605,6 +605,35 @@ fn ci_finds_the_build_folder_where_cargo_puts_it() {
 }
 
 #[test]
+fn what_a_user_makes_beside_the_sources_is_ignored_and_never_committed() {
+    // docs/python.md's `.venv`, an import's media folder (`run.json.media/`), pending goldens
+    // and the build folder: git ignores each, so none is committed by accident.
+    let root = workspace_root();
+    let ignored = |path: &str| {
+        let output = Command::new("git")
+            .args(["check-ignore", "--no-index", "--quiet", path])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        // 0: ignored, 1: not ignored; anything else is git failing.
+        assert!(output.status.code().is_some_and(|code| code < 2), "{output:?}");
+        output.status.success()
+    };
+    for path in [".venv/bin/python", "run-1.json.media/image-1.png", "g.json.new", "target/x"] {
+        assert!(ignored(path), "git does not ignore {path}: add it to .gitignore");
+    }
+    assert!(!ignored("docs/golden.md"), "a positive control");
+    let listed = Command::new("git").args(["ls-files"]).current_dir(&root).output().unwrap();
+    assert!(listed.status.success());
+    let committed: Vec<&str> = std::str::from_utf8(&listed.stdout)
+        .unwrap()
+        .lines()
+        .filter(|path| path.contains(".media/") || path.ends_with(".json.new"))
+        .collect();
+    assert!(committed.is_empty(), "by-products of tests are committed: {committed:?}");
+}
+
+#[test]
 fn no_let_chain_raises_the_declared_minimum_rust_version() {
     // The workspace declares rust-version 1.86, and this machine has only a newer toolchain:
     // clippy's `incompatible_msrv` catches library APIs newer than that, not syntax. Let
