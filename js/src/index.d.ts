@@ -39,3 +39,13 @@ export declare function atifBinary(): string;
 
 /** The npm package holding the binary for a platform, e.g. `@atif/cli-linux-x64`. */
 export declare function platformPackage(platform?: string, arch?: string): string;
+
+/**
+ * Imports an OpenTelemetry trace of an agent run as `atif import --from otel` does and resolves
+ * to the trajectory: OTLP/JSON text or bytes (what `JsonTraceSerializer.serializeRequest` of
+ * `@opentelemetry/otlp-transformer` returns for an in-memory exporter's spans), OTLP protobuf
+ * bytes, or an `ExportTraceServiceRequest` object. Rejects with an AtifError when it is none.
+ */
+export declare function importTrace(
+  trace: Uint8Array | string | object | undefined,
+): Promise<Trajectory>;

@@ -49,3 +49,17 @@ export async function shape(trajectory, options = {}) {
   }
   return JSON.parse(await atif([...args, "-"], JSON.stringify(trajectory)));
 }
+
+/**
+ * Imports an OpenTelemetry trace of an agent run as `atif import --from otel` does, and resolves
+ * to the ATIF trajectory: OTLP/JSON (text or bytes, such as what `JsonTraceSerializer` of
+ * `@opentelemetry/otlp-transformer` makes of an in-memory exporter's spans), OTLP protobuf bytes,
+ * or an `ExportTraceServiceRequest` object. Rejects with an AtifError saying what was wrong.
+ */
+export async function importTrace(trace) {
+  if (trace === undefined || trace === null) {
+    throw new AtifError("importTrace: no trace given (the OTLP serializer returned nothing: were any spans finished?)");
+  }
+  const bytes = typeof trace === "string" || trace instanceof Uint8Array ? trace : JSON.stringify(trace);
+  return JSON.parse(await atif(["import", "--from", "otel", "--quiet", "-"], bytes));
+}

@@ -1,6 +1,7 @@
 // docs/typescript.md runs as written: its TypeScript files (each block names its path on its
-// first line) make a project whose test records against the fake model, replays offline and
-// matches its golden, and whose files type-check against the package's declarations.
+// first line) make a project whose tests record against the fake model, replay offline and
+// match their goldens (one of them the agent's OpenTelemetry trace, imported), and whose files
+// type-check against the package's declarations.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -35,7 +36,7 @@ afterAll(() => provider?.stop());
 
 test("the page's agent and test record, replay and match their golden, and type-check", async () => {
   const files = pageFiles();
-  expect(Object.keys(files).sort()).toEqual(["tests/agent.test.ts", "tests/agent.ts", "tests/read.test.ts"]);
+  expect(Object.keys(files).sort()).toEqual(["tests/agent.test.ts", "tests/agent.ts", "tests/read.test.ts", "tests/trace.test.ts"]);
   const dir = scratchProject({
     ...files,
     "tsconfig.json": JSON.stringify({
@@ -43,10 +44,14 @@ test("the page's agent and test record, replay and match their golden, and type-
       include: ["tests"],
     }),
   });
-  const recorded = await vitest(dir, ["tests/agent.test.ts"], { ATIF_RECORD: "1", ATIF_UPSTREAM: provider.url, ATIF_GOLDEN: "update", OPENAI_API_KEY: "sk-not-a-key" });
-  expect(recorded.output).toContain("1 passed");
+  const recorded = await vitest(dir, ["tests/agent.test.ts", "tests/trace.test.ts"], { ATIF_RECORD: "1", ATIF_UPSTREAM: provider.url, ATIF_GOLDEN: "update", OPENAI_API_KEY: "sk-not-a-key" });
+  expect(recorded.output).toContain("2 passed");
+  // The trace's golden is the imported trajectory: the local tool's real output is in it.
+  const traced = JSON.parse(readFileSync(join(dir, "tests/golden/trace.test__the_agent_s_trace_matches_its_golden.json"), "utf8"));
+  expect(traced.agent.extra.log_format).toBe("otel");
+  expect(traced.steps[1].observation.results[0].content).toBe("395");
   const replayed = await vitest(dir);
-  expect(replayed.output).toContain("2 passed");
+  expect(replayed.output).toContain("3 passed");
   expect(replayed.code).toBe(0);
 
   const require = createRequire(join(process.cwd(), "package.json"));
