@@ -4,6 +4,7 @@
 
 mod access;
 mod limits;
+mod mcp_http;
 mod probes;
 mod record;
 mod replay;

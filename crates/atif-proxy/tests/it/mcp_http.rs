@@ -1,0 +1,211 @@
+//! A Streamable-HTTP MCP server fronted at `/mcp/NAME`, against a hand-driven server that
+//! answers in every framing the transport allows: a JSON reply with a session id, an event
+//! stream, a batch, `202` for a notification, and a message of its own on the `GET` stream.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use atif_proxy::{Options, start};
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Method};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+use crate::{chat_request, quiet};
+
+/// The session id the hand-driven server hands out.
+const SESSION: &str = "sess-0c0ffee";
+
+/// Starts the hand-driven MCP server; its URL.
+async fn mcp_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (pushed, stream) = mpsc::unbounded_channel::<String>();
+    let stream = Arc::new(Mutex::new(Some(stream)));
+    let app = axum::Router::new().fallback(move |method: Method, _: HeaderMap, body: Bytes| {
+        let (pushed, stream) = (pushed.clone(), stream.clone());
+        async move {
+            let reply = axum::response::Response::builder();
+            if method == Method::GET {
+                let mut receiver = stream.lock().unwrap().take().unwrap();
+                let events = async_stream(move || {
+                    let next = receiver.try_recv().ok();
+                    next.map(|text| format!("id: e-get\nevent: message\ndata: {text}\n\n"))
+                });
+                return reply.header("content-type", "text/event-stream").body(events).unwrap();
+            }
+            if method == Method::DELETE {
+                return reply.body(Body::empty()).unwrap();
+            }
+            let json: Value = serde_json::from_slice(&body).unwrap();
+            if let Value::Array(batch) = &json {
+                let replies: Vec<Value> = batch
+                    .iter()
+                    .map(|m| json!({"jsonrpc": "2.0", "id": m["id"], "result": {}}))
+                    .collect();
+                let body = Body::from(Value::Array(replies).to_string());
+                return reply.header("content-type", "application/json").body(body).unwrap();
+            }
+            let id = json["id"].clone();
+            match json["method"].as_str().unwrap() {
+                "initialize" => {
+                    let body = json!({"jsonrpc": "2.0", "id": id, "result": {"serverInfo": {"name": "fake"}}});
+                    reply
+                        .header("content-type", "application/json")
+                        .header("mcp-session-id", SESSION)
+                        .body(Body::from(body.to_string()))
+                        .unwrap()
+                }
+                "tools/call" => {
+                    let own = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "from the get stream"}});
+                    pushed.send(own.to_string()).unwrap();
+                    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
+                    let result = format!(
+                        r#"{{"result":{{"content":[{{"type":"text","text":"ok"}}]}},"jsonrpc":"2.0","id":{id}}}"#
+                    );
+                    let events = format!(
+                        "id: e1\ndata: \n\nid: e2\nevent: message\ndata: {progress}\n\nid: e3\nevent: message\ndata: {result}\n\n"
+                    );
+                    let reply = reply.header("content-type", "text/event-stream");
+                    reply.header("mcp-session-id", SESSION).body(Body::from(events)).unwrap()
+                }
+                _ => reply.status(202).body(Body::empty()).unwrap(),
+            }
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+/// An event stream that polls `next` every 10 ms and stays open.
+fn async_stream(mut next: impl FnMut() -> Option<String> + Send + 'static) -> Body {
+    let stream = futures_util::stream::unfold((), move |()| {
+        let item = next();
+        async move {
+            match item {
+                Some(text) => Some((Ok::<Bytes, std::io::Error>(Bytes::from(text)), ())),
+                None => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    Some((Ok(Bytes::new()), ()))
+                }
+            }
+        }
+    });
+    Body::from_stream(stream)
+}
+
+/// What the agent sees of one session: each reply's status, content type, session header and
+/// body, and what its `GET` stream carried.
+async fn session(base: &str) -> Vec<String> {
+    let client = reqwest::Client::new();
+    let url = format!("{base}/mcp/fake");
+    let post = |body: Value, session: Option<String>| {
+        let mut request = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let describe = |reply: &reqwest::Response| {
+        let header = |name: &str| {
+            reply.headers().get(name).map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default()
+        };
+        format!(
+            "{} {} {}",
+            reply.status().as_u16(),
+            header("content-type"),
+            header("mcp-session-id")
+        )
+    };
+    let mut seen = Vec::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let reply = post(init, None).await.unwrap();
+    let session_id = reply.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+    seen.push(describe(&reply).replace(session_id.as_deref().unwrap_or("-"), "<session>"));
+    seen.push(reply.text().await.unwrap());
+    let mut stream = client.get(&url).header("mcp-session-id", session_id.clone().unwrap());
+    stream = stream.header("accept", "text/event-stream");
+    let mut stream = stream.send().await.unwrap();
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "echo", "arguments": {}}});
+    let reply = post(call, session_id.clone()).await.unwrap();
+    seen.push(describe(&reply).replace(session_id.as_deref().unwrap_or("-"), "<session>"));
+    seen.push(events(&reply.text().await.unwrap()));
+    let mut pushed = String::new();
+    while !pushed.contains("\n\n") {
+        let chunk = tokio::time::timeout(Duration::from_secs(10), stream.chunk()).await;
+        pushed.push_str(&String::from_utf8_lossy(&chunk.unwrap().unwrap().unwrap()));
+    }
+    seen.push(events(&pushed));
+    let batch = json!([{"jsonrpc": "2.0", "id": 3, "method": "ping"}, {"jsonrpc": "2.0", "id": 4, "method": "ping"}]);
+    let reply = post(batch, session_id.clone()).await.unwrap();
+    seen.push(describe(&reply));
+    seen.push(reply.text().await.unwrap());
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let reply = post(note, session_id.clone()).await.unwrap();
+    seen.push(describe(&reply));
+    let reply = client.delete(&url).header("mcp-session-id", session_id.unwrap()).send();
+    seen.push(describe(&reply.await.unwrap()));
+    seen
+}
+
+/// The messages of an event stream, one a line: the data of each event that has any (event
+/// ids, which a replay does not keep, and a resumable stream's empty first event left out),
+/// as JSON, since a replayed response has its id rewritten and its top-level keys reordered.
+fn events(stream: &str) -> String {
+    let data = stream.lines().filter_map(|line| line.strip_prefix("data:")).map(str::trim);
+    let messages = data.filter(|data| !data.is_empty());
+    let json = messages.map(|data| serde_json::from_str::<Value>(data).unwrap().to_string());
+    json.collect::<Vec<_>>().join("\n")
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.script.json");
+    let provider =
+        atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+    let server = mcp_server().await;
+    let mut options = quiet(Options::record(&path));
+    options.set_upstream(provider.url()).add_mcp_http("fake", Some(server));
+    let proxy = start(&options).await.unwrap();
+    let recorded = session(proxy.url()).await;
+    assert_eq!(
+        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
+        200
+    );
+    proxy.finish().await.unwrap();
+    assert_eq!(recorded[0], "200 application/json <session>", "{recorded:?}");
+    assert!(recorded[3].contains("notifications/progress"), "{recorded:?}");
+    assert!(recorded[4].contains("from the get stream"), "{recorded:?}");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(!text.contains(SESSION), "the session id is never kept: {text}");
+    let script: Value = serde_json::from_str(&text).unwrap();
+    let via = |method: &str| -> Vec<Value> {
+        let mcp = script["mcp"].as_array().unwrap();
+        mcp.iter()
+            .filter(|m| m["message"].to_string().contains(method))
+            .map(|m| m["http"].clone())
+            .collect()
+    };
+    assert_eq!(via("serverInfo"), [json!({"via": "reply", "session": true})]);
+    assert_eq!(via("notifications/progress"), [json!({"via": "reply-stream", "session": true})]);
+    assert_eq!(via("from the get stream"), [json!({"via": "get-stream"})]);
+
+    // The server gone: the tape answers in the same framing, with a session id of its own.
+    let mut options = quiet(Options::replay(&path));
+    options.add_mcp_http("fake", None);
+    let proxy = start(&options).await.unwrap();
+    let replayed = session(proxy.url()).await;
+    assert_eq!(
+        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
+        200
+    );
+    let verdict = proxy.finish().await.unwrap();
+    assert!(verdict.ok, "{verdict:?}");
+    assert_eq!(replayed, recorded);
+}
