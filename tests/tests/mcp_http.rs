@@ -8,10 +8,12 @@
 //!    agent the same results and captures the same trajectory, byte for byte;
 //! 3. a changed tool result on the tape fails the replay naming the server and the tool;
 //! 4. the front keeps the model routes' access rules: a web page's `Origin` is refused, and a
-//!    server name the run does not front fails naming the ones it does.
+//!    server name the run does not front fails naming the ones it does;
+//! 5. the pinned Claude Code, given the front as an `"type": "http"` server, records and
+//!    replays the same way.
 //!
-//! Skipped with a notice where `cargo xtask e2e-setup` has not installed the server or the
-//! venv.
+//! Skipped with a notice where `cargo xtask e2e-setup` has not installed the server, the venv
+//! or Claude Code.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
@@ -215,4 +217,102 @@ fn post(addr: &str, path: &str, headers: &[&str], body: &str) -> String {
 fn interrupt(child: &Child) {
     let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
+}
+
+/// A Claude Code sandbox in `root` whose MCP config names server-everything over HTTP at the
+/// front of a server listening on `port`.
+fn claude_http_sandbox(root: &Path, port: u16) -> tests::agents::Sandbox {
+    use tests::agents::{Agent, Sandbox};
+    // Claude Code is pointed at the run's server by `atif`, which sets ANTHROPIC_BASE_URL.
+    let sandbox = Sandbox::new(Agent::ClaudeCode, root, "http://127.0.0.1:9").unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp/everything");
+    let config = json!({"mcpServers": {"everything": {"type": "http", "url": url}}});
+    std::fs::write(sandbox.cwd().join("mcp.json"), config.to_string()).unwrap();
+    sandbox
+}
+
+/// `atif ARGS -- claude …` in `sandbox`, listening on `port`: the run, and the tool results
+/// Claude Code reported on its stream.
+fn claude_http_run(
+    sandbox: &tests::agents::Sandbox,
+    program: &Path,
+    port: u16,
+    atif_args: Vec<OsString>,
+) -> (tests::agents::AgentRun, Vec<String>) {
+    let mut argv: Vec<OsString> = vec![e2e::atif_binary().into()];
+    argv.extend(atif_args);
+    argv.extend(args(&[&"--listen", &format!("127.0.0.1:{port}"), &"--", &program]));
+    let prompt = "Echo a greeting through the everything server.";
+    argv.extend(args(&[&"-p", &prompt, &"--output-format", &"stream-json", &"--verbose"]));
+    argv.extend(args(&[&"--mcp-config", &"mcp.json", &"--strict-mcp-config"]));
+    argv.extend(args(&[&"--allowedTools", &"mcp__everything__echo"]));
+    let run = sandbox.run(sandbox.command_for(&argv)).unwrap();
+    let mut results = Vec::new();
+    for event in run.stdout.lines().filter_map(|line| serde_json::from_str::<Value>(line).ok()) {
+        let blocks = event["message"]["content"].as_array().cloned().unwrap_or_default();
+        let is_result = |block: &&Value| block["type"] == "tool_result";
+        results.extend(blocks.iter().filter(is_result).map(|block| block["content"].to_string()));
+    }
+    (run, results)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn claude_code_calls_a_streamable_http_server_through_the_front_and_replays_without_it() {
+    use tests::agents::Agent;
+    let Some(program) = Agent::ClaudeCode.program() else { return };
+    let Some(bin) = e2e::cached(
+        "node_modules/.bin/mcp-server-everything",
+        "the MCP server `server-everything`",
+    ) else {
+        return;
+    };
+    let provider = {
+        use atif_fake_provider::{Config, ScriptedCall};
+        let call = |name: &str, arguments: Value| ScriptedCall { name: name.to_owned(), arguments };
+        let mut config = Config::default();
+        config.set_calls(vec![
+            call("ToolSearch", json!({"query": "select:mcp__everything__echo"})),
+            call("mcp__everything__echo", json!({"message": "hello over http"})),
+        ]);
+        atif_fake_provider::FakeProvider::start(config).unwrap()
+    };
+    let everything = Everything::start(&bin);
+    let root = tempfile::tempdir().unwrap();
+    let script = root.path().join("claude.script.json");
+    let (port, recorded) = (free_port(), root.path().join("record"));
+    let sandbox = claude_http_sandbox(&recorded, port);
+    let recorded_run = root.path().join("recorded.trajectory.json");
+    let front = format!("everything={}", everything.url);
+    let mut record = args(&[&"record", &"--script", &script, &"--trajectory", &recorded_run]);
+    record.extend(args(&[&"--upstream", &provider.url(), &"--mcp", &front]));
+    let (live, results) = claude_http_run(&sandbox, &program, port, record);
+    assert!(live.status.success(), "record: {}\n{}\n{}", live.status, live.stdout, live.stderr);
+    assert_eq!(results.len(), 2, "ToolSearch, echo: {}", live.stdout);
+    assert!(results[1].contains("Echo: hello over http"), "{results:?}");
+    let saved = std::fs::read_to_string(&script).unwrap();
+    assert!(saved.contains("\"via\": \"post\""), "the echo went through the front: {saved}");
+
+    // The server and the model gone, another directory, HOME and port.
+    drop(everything);
+    drop(provider);
+    let port = free_port();
+    let replayed = claude_http_sandbox(&root.path().join("replay"), port);
+    let replayed_run = root.path().join("replayed.trajectory.json");
+    let replay = args(&[&"replay", &"--script", &script, &"--trajectory", &replayed_run]);
+    let mut replay = replay;
+    replay.extend(args(&[&"--mcp", &"everything"]));
+    let (run, replayed_results) = claude_http_run(&replayed, &program, port, replay);
+    assert!(run.status.success(), "replay: {}\n{}\n{}", run.status, run.stdout, run.stderr);
+    assert_eq!(replayed_results, results);
+    let placed = |file: &Path, sandbox: &tests::agents::Sandbox| {
+        let text = std::fs::read_to_string(file).unwrap();
+        let cwd = text.replace(&sandbox.cwd().display().to_string(), "<cwd>");
+        cwd.replace(&sandbox.home().display().to_string(), "<home>")
+    };
+    assert_eq!(placed(&replayed_run, &replayed), placed(&recorded_run, &sandbox));
+    assert!(placed(&recorded_run, &sandbox).contains("\"mcp_server\": \"everything\""));
 }
