@@ -239,6 +239,29 @@ def test_a_crash_halfway_still_stops_the_server_and_reports_its_verdict(recorded
     )
 
 
+def test_a_golden_checked_before_the_first_model_call_says_no_run_was_captured_yet(recorded):
+    recorded.makepyfile(
+        test_agent=textwrap.dedent(
+            """
+            import agent
+
+            def test_answer(atif_replay, atif_golden):
+                atif_golden()
+                agent.run()
+            """
+        )
+    )
+    result = recorded.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*atif check could not compare with the golden tests/golden/test_agent__test_answer.json (exit 2):",
+            "*error: no trajectory could be captured from the test's model traffic: *",
+        ]
+    )
+    assert "Traceback" not in result.stdout.str()
+
+
 def test_a_missing_script_fails_naming_it_and_how_to_record(pytester: pytest.Pytester):
     pytester.makepyfile(agent=AGENT, test_agent=TESTS)
     pytester.syspathinsert()
