@@ -4,7 +4,8 @@
 //! streamed or not, checks equal; a changed tool call fails naming the step.
 //!
 //! What each framework covers of the cases: pydantic-ai (built-in instrumentation)
-//! streaming; the OpenAI Agents SDK (through OpenInference) a handoff, streamed too; the
+//! streaming; the OpenAI Agents SDK (through OpenInference) a handoff and a subagent (an agent
+//! called as a tool), streamed too; the
 //! Vercel AI SDK (through `@ai-sdk/otel`, on Node.js, `tests/e2e/js/`) streaming and a tool
 //! error.
 //!
@@ -131,19 +132,22 @@ fn step_values<'a>(trajectory: &'a Value, pointer: &str) -> Vec<&'a Value> {
     trajectory["steps"].as_array().unwrap().iter().filter_map(|s| s.pointer(pointer)).collect()
 }
 
-/// The fake provider's script for the OpenAI Agents run: the triage agent hands off, then the
-/// shell agent runs `command`; past the script the model quotes the tool's result.
+/// The fake provider's script for the OpenAI Agents run: the triage agent hands off, the shell
+/// agent runs `command`, then asks the helper agent (whose model, offered no tool, answers the
+/// plain text); past the script the model quotes the last tool's result.
 fn handoff_script(command: &str) -> Config {
     let mut config = Config::default();
+    let call = |name: &str, arguments: Value| ScriptedCall { name: name.to_owned(), arguments };
     config.set_calls(vec![
-        ScriptedCall { name: "transfer_to_shell_agent".to_owned(), arguments: json!({}) },
-        ScriptedCall { name: "bash".to_owned(), arguments: json!({ "command": command }) },
+        call("transfer_to_shell_agent", json!({})),
+        call("bash", json!({ "command": command })),
+        call("ask_helper", json!({ "input": "say hi" })),
     ]);
     config
 }
 
 #[test]
-fn an_openai_agents_handoff_names_the_agent_on_each_step_and_the_next_run_checks_equal() {
+fn an_openai_agents_handoff_and_subagent_import_and_the_next_run_checks_equal() {
     let Some(python) = e2e::otel_python() else { return };
     let provider = FakeProvider::start(handoff_script(DEFAULT_COMMAND)).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -154,19 +158,27 @@ fn an_openai_agents_handoff_names_the_agent_on_each_step_and_the_next_run_checks
     let trajectory = import(dir, &first, &golden);
     let sources: Vec<&str> =
         step_values(&trajectory, "/source").iter().map(|v| v.as_str().unwrap()).collect();
-    assert_eq!(sources, ["user", "agent", "agent", "agent"]);
+    assert_eq!(sources, ["user", "agent", "agent", "agent", "agent"]);
     // The handoff stays in one trajectory; each model call names the agent that made it.
+    let shell = json!("shell_agent");
     assert_eq!(
         step_values(&trajectory, "/extra/agent"),
-        [&json!("triage_agent"), &json!("shell_agent"), &json!("shell_agent")]
+        [&json!("triage_agent"), &shell, &shell, &shell]
     );
     assert_eq!(
         step_values(&trajectory, "/tool_calls/0/function_name"),
-        [&json!("transfer_to_shell_agent"), &json!("bash")]
+        [&json!("transfer_to_shell_agent"), &json!("bash"), &json!("ask_helper")]
     );
     assert_eq!(trajectory["steps"][2]["observation"]["results"][0]["content"], "atif-e2e-42\n");
+    // The agent called as a tool is a subagent: its own trajectory, linked from the call.
+    let helper = &trajectory["subagent_trajectories"][0];
+    assert_eq!(helper["agent"]["name"], "helper_agent");
+    assert_eq!(helper["steps"][0]["message"], "say hi");
+    let result = &trajectory["steps"][3]["observation"]["results"][0];
+    assert_eq!(result["subagent_trajectory_ref"][0]["trajectory_id"], helper["trajectory_id"]);
     // OpenInference writes the answer both as content and as a content part: it is one text.
-    assert_eq!(trajectory["steps"][3]["message"], "The command printed: atif-e2e-42");
+    let answer = "The command printed: Hello from the atif fake provider.";
+    assert_eq!(trajectory["steps"][4]["message"], answer);
     // The OpenInference bridge loses the agents' instructions, and the capture says so.
     assert_eq!(
         trajectory["extra"]["capture"],

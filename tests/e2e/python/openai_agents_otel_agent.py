@@ -1,10 +1,10 @@
-"""Two small OpenAI Agents SDK agents, a triage agent that hands off to a shell agent with a
-local shell tool, instrumented with `openinference-instrumentation-openai-agents`, run against
+"""Three small OpenAI Agents SDK agents, a triage agent that hands off to a shell agent with a
+local shell tool and a helper agent it calls as a tool (a subagent), instrumented with `openinference-instrumentation-openai-agents`, run against
 the model at `base_url` (the workspace's fake provider, through its Responses route).
 
 Usage: python openai_agents_otel_agent.py BASE_URL TRACE_FILE [--stream]
 
-Which calls the model makes (the handoff, then the shell commands) is the fake provider's
+Which calls the model makes (the handoff, the shell command, the helper) is the fake provider's
 script. Its spans are kept in memory by the OpenTelemetry SDK and written to TRACE_FILE as one
 OTLP protobuf `ExportTraceServiceRequest`, what an OTLP exporter would send, for `atif import`.
 """
@@ -36,11 +36,12 @@ def bash(command: str) -> str:
 
 
 async def run(prompt: str, stream: bool) -> str:
+    helper = Agent(name="helper_agent", instructions="You help.", model="fake-model")
     shell_agent = Agent(
         name="shell_agent",
         instructions="You run shell commands.",
         model="fake-model",
-        tools=[bash],
+        tools=[bash, helper.as_tool(tool_name="ask_helper", tool_description="Asks the helper.")],
     )
     triage = Agent(
         name="triage_agent",
