@@ -59,7 +59,7 @@ async fn mcp_server() -> String {
                 "tools/call" => {
                     let own = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"data": "from the get stream"}});
                     pushed.send(own.to_string()).unwrap();
-                    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
+                    let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1,"message":"key sk-proj-AAAAbbbbCCCCddddEEEEffff"}}"#;
                     let result = format!(
                         r#"{{"result":{{"content":[{{"type":"text","text":"ok"}}]}},"jsonrpc":"2.0","id":{id}}}"#
                     );
@@ -184,6 +184,8 @@ async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_
 
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(!text.contains(SESSION), "the session id is never kept: {text}");
+    assert!(!text.contains("sk-proj-AAAA"), "the secret scanner saw the event stream: {text}");
+    assert!(text.contains("key <redacted:"), "{text}");
     let script: Value = serde_json::from_str(&text).unwrap();
     let via = |method: &str| -> Vec<Value> {
         let mcp = script["mcp"].as_array().unwrap();
@@ -207,5 +209,8 @@ async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_
     );
     let verdict = proxy.finish().await.unwrap();
     assert!(verdict.ok, "{verdict:?}");
-    assert_eq!(replayed, recorded);
+    // What the tape holds, the secret redacted, is what the agent gets.
+    let secret =
+        |text: &String| text.replace("sk-proj-AAAAbbbbCCCCddddEEEEffff", "<redacted:openai-key>");
+    assert_eq!(replayed, recorded.iter().map(secret).collect::<Vec<_>>());
 }
