@@ -13,6 +13,7 @@ export interface Shape {
   sources: string[];
   llm_calls: number;
   functions: string[];
+  tool_errors: string[];
   subagents: unknown[];
   models: string[];
   crashed: boolean;

@@ -87,6 +87,7 @@ impl fmt::Display for Delta {
         let noun = match self.field.as_str() {
             "sources" => "steps",
             "functions" => "calls",
+            "tool_errors" => "errors",
             "models" => "models",
             "subagents" => "subagents",
             _ => "items",
@@ -193,6 +194,51 @@ fn step_edits(golden: &Shape, actual: &Shape) -> Option<(String, String)> {
         }
     }
     Some((told(sources, "steps"), told(functions, "calls")))
+}
+
+/// The step-named changes of `tool_errors` (see [`Delta::step_edits`]): `step 3 bash failed`
+/// for an error the golden run's partner step did not have, `step 3 bash no longer failed` for
+/// one it lost, with the steps paired as for `functions`. A step of one run alone is named by
+/// the `sources` delta already, so its errors count only when it is the run's.
+fn tool_error_edits(golden: &Shape, actual: &Shape) -> Option<String> {
+    let (golden_steps, actual_steps) = (step_keys(golden)?, step_keys(actual)?);
+    let (golden_errors, actual_errors) = (errors_by_step(golden)?, errors_by_step(actual)?);
+    let at = |errors: &[(u64, String)], step: usize| -> Vec<String> {
+        let step = step as u64 + 1;
+        errors.iter().filter(|(s, _)| *s == step).map(|(_, name)| name.clone()).collect()
+    };
+    let mut edits = Vec::new();
+    for pair in paired_steps(&golden_steps, &actual_steps) {
+        let (lost, gained, step) = match pair {
+            (Some(g), Some(a)) => (at(&golden_errors, g), at(&actual_errors, a), a),
+            (None, Some(a)) => (Vec::new(), at(&actual_errors, a), a),
+            _ => continue,
+        };
+        let step = thousands(step as u64 + 1);
+        let mut lost = lost;
+        for name in gained {
+            match lost.iter().position(|l| *l == name) {
+                Some(idx) => drop(lost.remove(idx)),
+                None => edits.push(format!("step {step} {name} failed")),
+            }
+        }
+        edits.extend(lost.into_iter().map(|name| format!("step {step} {name} no longer failed")));
+    }
+    let n_edits = edits.len();
+    let mut shown: Vec<String> = edits.into_iter().take(MAX_STEP_EDITS).collect();
+    if n_edits > MAX_STEP_EDITS {
+        let more = n_edits - MAX_STEP_EDITS;
+        let plural = if more == 1 { "" } else { "s" };
+        shown.push(format!("and {more} more change{plural}; see what moved"));
+    }
+    (!shown.is_empty()).then(|| shown.join("; "))
+}
+
+/// Each entry of a Shape's `tool_errors` with its step, or `None` when the Shape does not say
+/// which step each came from (a Shape read from JSON).
+fn errors_by_step(shape: &Shape) -> Option<Vec<(u64, String)>> {
+    (shape.tool_error_steps.len() == shape.tool_errors.len())
+        .then(|| shape.tool_error_steps.iter().copied().zip(shape.tool_errors.clone()).collect())
 }
 
 /// The most cells of the table that pairs the differing middle of two step lists; past it the
@@ -431,6 +477,7 @@ pub fn diff(golden_shape: &Shape, actual_shape: &Shape, options: &DiffOptions) -
                     _ => functions.clone(),
                 })
             }
+            "tool_errors" => tool_error_edits(golden_shape, actual_shape),
             _ => None,
         };
         let delta = Delta { field, golden, actual, step_edits };

@@ -24,6 +24,13 @@ pub struct Shape {
     pub llm_calls: u64,
     /// Every root `tool_calls[].function_name`, in order.
     pub functions: Vec<String>,
+    /// The function of each root tool result that records an error (`extra.is_error: true`,
+    /// or an `extra.error`), in order: a tool that failed is what the agent met, not content,
+    /// so a run whose tool failed differs from one where it succeeded with content comparison
+    /// off too. A result that names no call of its step counts as `unknown`. Absent from a
+    /// Shape serialised before it existed, and then read as empty.
+    #[serde(default)]
+    pub tool_errors: Vec<String>,
     /// The agent names of embedded subagents at any depth, sorted.
     pub subagents: Vec<String>,
     /// The sorted, unique `agent.model_name` and step `model_name`s, subagents included.
@@ -49,6 +56,10 @@ pub struct Shape {
     /// it empty, and its `functions` deltas then name no step.
     #[serde(skip)]
     pub function_steps: Vec<u64>,
+    /// The 1-based root step of each entry of `tool_errors`, as `function_steps` is for
+    /// `functions`; neither serialised nor compared.
+    #[serde(skip)]
+    pub tool_error_steps: Vec<u64>,
 }
 
 impl Shape {
@@ -108,10 +119,16 @@ pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
     let llm_calls = steps.iter().map(step_llm_calls).fold(0u64, u64::saturating_add);
     let mut functions = Vec::new();
     let mut function_steps = Vec::new();
+    let mut tool_errors = Vec::new();
+    let mut tool_error_steps = Vec::new();
     for (step_idx, step) in steps.iter().enumerate() {
         for function in step_functions(step) {
             functions.push(function.into_owned());
             function_steps.push(step_idx as u64 + 1);
+        }
+        for function in step_tool_errors(step) {
+            tool_errors.push(function.into_owned());
+            tool_error_steps.push(step_idx as u64 + 1);
         }
     }
 
@@ -139,6 +156,7 @@ pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
         sources,
         llm_calls,
         functions,
+        tool_errors,
         subagents,
         models: models.into_iter().map(Cow::into_owned).collect(),
         crashed,
@@ -146,6 +164,7 @@ pub(crate) fn shape_of<V: View>(normalized: &V, content_hash: String) -> Shape {
         completion_tokens: tokens("total_completion_tokens", "completion_tokens"),
         content_hash,
         function_steps,
+        tool_error_steps,
     }
 }
 
@@ -165,6 +184,33 @@ pub(crate) fn step_functions<V: View>(step: &V) -> impl Iterator<Item = Cow<'_, 
         .into_iter()
         .flatten()
         .filter_map(|call| call.get("function_name")?.as_str())
+}
+
+/// The function of each result of a step's observation that records an error, in order: the
+/// call its `source_call_id` names, or `unknown`.
+fn step_tool_errors<V: View>(step: &V) -> impl Iterator<Item = Cow<'_, str>> {
+    let results = step.get("observation").and_then(|o| o.get("results")).and_then(V::as_array);
+    results.into_iter().flatten().filter(|result| result_is_error(*result)).map(move |result| {
+        let call_id = result.get("source_call_id").and_then(V::as_str);
+        let calls = step.get("tool_calls").and_then(V::as_array).unwrap_or(&[]);
+        let call = call_id.and_then(|id| {
+            calls
+                .iter()
+                .find(|call| call.get("tool_call_id").and_then(V::as_str) == Some(id.clone()))
+        });
+        call.and_then(|call| call.get("function_name")?.as_str())
+            .unwrap_or(Cow::Borrowed("unknown"))
+    })
+}
+
+/// Whether a tool result records an error: `extra.is_error: true`, as the agent CLIs' and
+/// Anthropic's logs mark one, or an `extra.error` object or text, as a trace's failed tool span
+/// does.
+fn result_is_error<V: View>(result: &V) -> bool {
+    let Some(extra) = result.get("extra") else { return false };
+    let error =
+        extra.get("error").is_some_and(|error| error.is_object() || error.as_str().is_some());
+    error || extra.get("is_error").is_some_and(V::is_true)
 }
 
 pub(crate) fn subagents_of<V: View>(traj: &V) -> &[V] {

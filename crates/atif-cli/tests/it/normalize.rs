@@ -242,12 +242,13 @@ fn shape_prints_one_field_per_line_or_json_with_the_documented_names() {
     let text = stdout(&output);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
-        lines[..9],
+        lines[..10],
         [
             "step_count: 3",
             r#"sources: ["user","agent","agent"]"#,
             "llm_calls: 2",
             r#"functions: ["grep","grep"]"#,
+            "tool_errors: []",
             "subagents: []",
             r#"models: ["m-1"]"#,
             "crashed: false",
@@ -255,14 +256,14 @@ fn shape_prints_one_field_per_line_or_json_with_the_documented_names() {
             "completion_tokens: 20",
         ]
     );
-    assert!(lines[9].starts_with("content_hash: \"") && lines.len() == 10, "{text}");
+    assert!(lines[10].starts_with("content_hash: \"") && lines.len() == 11, "{text}");
 
     let output = atif(&["shape", path_str(&file), "--format", "json"]);
     assert_eq!(output.status.code(), Some(0));
     let shape: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(shape["step_count"], 3);
     assert_eq!(shape["functions"], json!(["grep", "grep"]));
-    assert_eq!(shape["content_hash"].as_str().unwrap(), &lines[9][15..27]);
+    assert_eq!(shape["content_hash"].as_str().unwrap(), &lines[10][15..27]);
 }
 
 #[test]

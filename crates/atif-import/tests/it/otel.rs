@@ -548,12 +548,21 @@ fn two_real_runs_check_equal_with_the_preset_and_a_changed_tool_call_does_not() 
 /// The failure report of `actual` checked against `golden`, both pydantic-ai exports imported
 /// and normalised with the `otel` preset; `None` when they check equal.
 fn report_of(golden: &[u8], actual: &[u8]) -> Option<String> {
-    use atif_normalize::{DiffOptions, ReportOptions, diff, explain, normalize, preset, shape};
+    report_with(golden, actual, &atif_normalize::DiffOptions::default())
+}
+
+/// [`report_of`], the Shapes compared with `diff_options`.
+fn report_with(
+    golden: &[u8],
+    actual: &[u8],
+    diff_options: &atif_normalize::DiffOptions,
+) -> Option<String> {
+    use atif_normalize::{ReportOptions, diff, explain, normalize, preset, shape};
 
     let options = preset("otel").unwrap();
     let golden = normalize(&check(golden), &options).unwrap();
     let actual = normalize(&check(actual), &options).unwrap();
-    let deltas = diff(&shape(&golden), &shape(&actual), &DiffOptions::default());
+    let deltas = diff(&shape(&golden), &shape(&actual), diff_options);
     let changes = explain(&golden, &actual);
     let report = atif_normalize::report_explained(
         &golden,
@@ -570,12 +579,9 @@ fn spans_of(export: &mut Value) -> &mut Vec<Value> {
     export["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array_mut().unwrap()
 }
 
-#[test]
-fn a_run_captured_without_content_fails_against_a_golden_with_content_and_the_report_says_so() {
-    let golden = fixture("otel/pydantic-ai-run1.json");
-    // The same run as pydantic-ai exports it with `include_content=False`: no messages, no
-    // instructions, no tool arguments or results; the skeleton stays.
-    let mut export: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
+/// Takes out of a pydantic-ai export what it leaves out with `include_content=False`: the
+/// messages, the instructions, the tool arguments and results; the skeleton stays.
+fn without_content(export: &mut Value) {
     let content = [
         "gen_ai.input.messages",
         "gen_ai.output.messages",
@@ -585,10 +591,31 @@ fn a_run_captured_without_content_fails_against_a_golden_with_content_and_the_re
         "pydantic_ai.all_messages",
         "final_result",
     ];
-    for span in spans_of(&mut export) {
+    for span in spans_of(export) {
         let attributes = span["attributes"].as_array_mut().unwrap();
         attributes.retain(|a| !content.contains(&a["key"].as_str().unwrap()));
     }
+}
+
+/// Makes the export's tool span fail as a tool that raised `PermissionError: denied` does.
+fn fail_the_tool(export: &mut Value) {
+    let spans = spans_of(export);
+    let tool = spans.iter_mut().find(|s| s["name"] == "execute_tool bash").unwrap();
+    tool["status"] = json!({"code": 2, "message": "PermissionError: denied"});
+    tool["attributes"].as_array_mut().unwrap().retain(|a| a["key"] != "gen_ai.tool.call.result");
+    tool["events"] = json!([{"name": "exception", "attributes": [
+        {"key": "exception.type", "value": {"stringValue": "PermissionError"}},
+        {"key": "exception.message", "value": {"stringValue": "denied"}},
+    ]}]);
+}
+
+#[test]
+fn a_run_captured_without_content_fails_against_a_golden_with_content_and_the_report_says_so() {
+    let golden = fixture("otel/pydantic-ai-run1.json");
+    // The same run as pydantic-ai exports it with `include_content=False`: no messages, no
+    // instructions, no tool arguments or results; the skeleton stays.
+    let mut export: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
+    without_content(&mut export);
     let actual = text(&export);
     assert_eq!(check(&actual)["extra"]["capture"]["content"], "none");
     let report = report_of(&golden, &actual).expect("a run without content cannot match");
@@ -635,15 +662,28 @@ fn an_extra_model_call_fails_naming_the_step() {
 fn a_tool_error_fails_naming_the_step_and_the_error() {
     let golden = fixture("otel/pydantic-ai-run1.json");
     let mut export: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
-    let spans = spans_of(&mut export);
-    let tool = spans.iter_mut().find(|s| s["name"] == "execute_tool bash").unwrap();
-    tool["status"] = json!({"code": 2, "message": "PermissionError: denied"});
-    tool["attributes"].as_array_mut().unwrap().retain(|a| a["key"] != "gen_ai.tool.call.result");
-    tool["events"] = json!([{"name": "exception", "attributes": [
-        {"key": "exception.type", "value": {"stringValue": "PermissionError"}},
-        {"key": "exception.message", "value": {"stringValue": "denied"}},
-    ]}]);
+    fail_the_tool(&mut export);
     let report = report_of(&golden, &text(&export)).expect("a tool error changes the run");
+    assert!(report.contains("  tool_errors: step 3 bash failed (0 -> 1 errors)\n"), "{report}");
     assert!(report.contains("  step 3 (agent) changed: observation changed\n"), "{report}");
     assert!(report.contains("\"kind\": \"PermissionError\""), "the diff shows the error: {report}");
+}
+
+#[test]
+fn a_tool_error_fails_a_run_captured_without_content_with_content_comparison_off() {
+    // Both runs without content, compared on structure alone (`--no-content`): the error is
+    // all that differs, and it is structure, not content.
+    let mut golden: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run1.json")).unwrap();
+    without_content(&mut golden);
+    let mut failed: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
+    without_content(&mut failed);
+    let same = failed.clone();
+    fail_the_tool(&mut failed);
+    let mut structural = atif_normalize::DiffOptions::default();
+    structural.set_compare_content(false);
+    assert_eq!(report_with(&text(&golden), &text(&same), &structural), None);
+    let report = report_with(&text(&golden), &text(&failed), &structural)
+        .expect("a tool that failed is not the run that succeeded");
+    assert!(report.contains("  tool_errors: step 1 bash failed (0 -> 1 errors)\n"), "{report}");
+    assert!(!report.contains("content_hash"), "{report}");
 }

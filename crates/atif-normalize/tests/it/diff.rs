@@ -47,6 +47,54 @@ fn sequences_name_each_change_with_its_step_and_count_both_lengths() {
 }
 
 #[test]
+fn a_tool_that_failed_fails_the_comparison_with_content_off_naming_the_step() {
+    let golden = trajectory(json!([
+        {"step_id": 1, "source": "user", "message": "go"},
+        call_step(2, "bash", "a"),
+        call_step(3, "grep", "b"),
+    ]));
+    let mut actual = golden.clone();
+    // What a content-less trace records of a failed tool: the error, the same call.
+    actual["steps"][1]["observation"]["results"][0]["extra"] =
+        json!({"error": {"kind": "RuntimeError", "message": "exit 1"}});
+    assert_eq!(
+        deltas(&golden, &actual, &structural()),
+        ["tool_errors: step 2 bash failed (0 -> 1 errors)"]
+    );
+    assert_eq!(
+        deltas(&actual, &golden, &structural()),
+        ["tool_errors: step 2 bash no longer failed (1 -> 0 errors)"]
+    );
+
+    // An error in a step the golden run does not have is named with that step, beside the
+    // `sources` delta; an error that only moved with its step is no change.
+    let mut longer = trajectory(json!([
+        {"step_id": 1, "source": "user", "message": "go"},
+        call_step(2, "read_file", "z"),
+        call_step(3, "bash", "a"),
+        call_step(4, "grep", "b"),
+    ]));
+    longer["steps"][1]["observation"]["results"][0]["extra"] = json!({"is_error": true});
+    longer["steps"][2]["observation"]["results"][0]["extra"] = json!({"is_error": true});
+    let lines = deltas(&actual, &longer, &structural());
+    assert!(
+        lines.contains(&"tool_errors: step 2 read_file failed (1 -> 2 errors)".to_owned()),
+        "{lines:?}"
+    );
+
+    // A Shape read back from JSON knows no steps and prints the lists whole.
+    let read_back = |shape: Shape| -> Shape {
+        serde_json::from_str(&serde_json::to_string(&shape).unwrap()).unwrap()
+    };
+    let lines: Vec<String> =
+        diff(&read_back(shape_of(&golden)), &read_back(shape_of(&actual)), &structural())
+            .iter()
+            .map(Delta::to_string)
+            .collect();
+    assert_eq!(lines, [r#"tool_errors: [] -> ["bash"]"#]);
+}
+
+#[test]
 fn a_changed_computed_value_with_the_same_structure_is_caught_by_the_hash() {
     let golden = trajectory(json!([call_step(1, "add", "a")]));
     let mut actual = golden.clone();

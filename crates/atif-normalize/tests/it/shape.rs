@@ -38,6 +38,7 @@ fn the_shape_counts_what_the_root_did() {
             "sources": ["user", "agent", "agent", "system"],
             "llm_calls": 4,
             "functions": ["read_file", "grep", "edit"],
+            "tool_errors": [],
             "subagents": ["code", "deep", "web"],
             "models": ["model-a", "model-b", "model-c"],
             "crashed": false,
@@ -97,6 +98,37 @@ fn crash_is_part_of_the_shape() {
 }
 
 #[test]
+fn tool_results_that_record_an_error_are_part_of_the_shape_by_their_function() {
+    let mut doc = trajectory(json!([
+        call_step(1, "read_file", "a"),
+        call_step(2, "bash", "b"),
+        call_step(3, "grep", "c"),
+        call_step(4, "edit", "d"),
+    ]));
+    assert!(shape(&normalized(&doc)).tool_errors.is_empty());
+    // The trace importer's form, the agent CLIs' form, and a result naming no call.
+    doc["steps"][1]["observation"]["results"][0]["extra"] =
+        json!({"error": {"kind": "RuntimeError", "message": "exit 1"}});
+    doc["steps"][2]["observation"]["results"][0]["extra"] = json!({"is_error": true});
+    doc["steps"][3]["observation"]["results"][0]["extra"] = json!({"error": "denied"});
+    doc["steps"][3]["observation"]["results"][0]["source_call_id"] = json!("nobody");
+    let errored = shape(&normalized(&doc));
+    assert_eq!(errored.tool_errors, ["bash", "grep", "unknown"]);
+    assert_eq!(errored.tool_error_steps, [2, 3, 4]);
+    // Markers that say no error are not errors.
+    doc["steps"][2]["observation"]["results"][0]["extra"] = json!({"is_error": false});
+    doc["steps"][3]["observation"]["results"][0]["extra"] = json!({"error": null});
+    assert_eq!(shape(&normalized(&doc)).tool_errors, ["bash"]);
+}
+
+#[test]
+fn a_shape_serialised_before_tool_errors_existed_reads_back_with_none() {
+    let old = json!({"step_count": 0, "sources": [], "llm_calls": 0, "functions": [], "subagents": [],
+        "models": [], "crashed": false, "prompt_tokens": 0, "completion_tokens": 0, "content_hash": ""});
+    assert!(serde_json::from_value::<Shape>(old).unwrap().tool_errors.is_empty());
+}
+
+#[test]
 fn odd_documents_give_an_empty_shape_instead_of_failing() {
     for doc in
         [json!([]), json!({"steps": "many"}), json!({"steps": [1, null, {"llm_call_count": -1}]})]
@@ -116,6 +148,7 @@ fn the_shape_serialises_with_the_documented_names_in_order_and_reads_back() {
         "sources",
         "llm_calls",
         "functions",
+        "tool_errors",
         "subagents",
         "models",
         "crashed",
@@ -126,9 +159,11 @@ fn the_shape_serialises_with_the_documented_names_in_order_and_reads_back() {
     let positions: Vec<usize> =
         order.iter().map(|name| text.find(&format!("\"{name}\":")).unwrap()).collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
-    // Every field but the derived `function_steps` comes back from the JSON.
+    // Every field but the derived `function_steps` and `tool_error_steps` comes back from the
+    // JSON.
     let mut without_steps = shape.clone();
     without_steps.function_steps.clear();
+    without_steps.tool_error_steps.clear();
     assert_eq!(serde_json::from_str::<Shape>(&text).unwrap(), without_steps);
     let fields: Vec<String> = shape.fields().into_iter().map(|(name, _)| name).collect();
     assert_eq!(fields, order);
