@@ -8,6 +8,12 @@ use crate::{Delta, DiffOptions, ReportOptions, Shape, StepChange};
 /// Compares `actual` with `golden`: what every caller that judges a run does (`atif diff`,
 /// `atif check`, a golden check in a test, the review of a pending file).
 ///
+/// Two runs captured with different amounts of content (imported traces whose
+/// `extra.capture.content` differ) never compare equal with content compared, and the report
+/// says why. Compared on structure alone ([`DiffOptions::set_compare_content`] off), they are
+/// compared on what both captured: every Shape field but `step_count`, `sources` and the hash,
+/// since a trace without content has no system or user steps.
+///
 /// The content hashes are most of what the Shapes cost on a long run, so the golden's is
 /// computed on a second thread while the steps are explained; a hash the documents already
 /// know (see [`NormalizedDocument::content_hash`]) is not computed again.
@@ -36,8 +42,23 @@ pub fn compare<'r>(
 ) -> Comparison<'r> {
     let (golden_shape, (actual_shape, changes)) =
         join(|| golden.shape(), || (actual.shape(), golden.explain(actual)));
-    let deltas = crate::diff(&golden_shape, &actual_shape, options);
+    let mut deltas = crate::diff(&golden_shape, &actual_shape, options);
+    if !options.compare_content() && captured_differently(golden, actual) {
+        // Structure only, across capture levels: a trace without content has no system or user
+        // steps (they are message content), so the step list is not compared; the model calls,
+        // the tool calls and their errors, the subagents, the models and the tokens are.
+        deltas.retain(|delta| !matches!(delta.field.as_str(), "step_count" | "sources"));
+    }
     Comparison { golden, actual, golden_shape, actual_shape, deltas, changes }
+}
+
+/// Whether both runs say how much content they were captured with (`extra.capture.content`),
+/// and say different things.
+fn captured_differently(golden: &NormalizedDocument<'_>, actual: &NormalizedDocument<'_>) -> bool {
+    match (golden.capture_level(), actual.capture_level()) {
+        (Some(golden), Some(actual)) => golden != actual,
+        _ => false,
+    }
 }
 
 /// What [`compare`] found: the two Shapes, their deltas (empty when the behaviour is the same)

@@ -294,6 +294,12 @@ impl NormalizedDocument<'_> {
         self.root.get(key).map(View::to_value)
     }
 
+    /// How much content the run was captured with: an imported trace's `extra.capture.content`
+    /// (`full`, `partial`, `none`), or `None` for a run that does not say.
+    pub(crate) fn capture_level(&self) -> Option<String> {
+        self.root.str_at(&["extra", "capture", "content"]).map(std::borrow::Cow::into_owned)
+    }
+
     /// How `actual` differs from this document, step by step (see [`explain`](crate::explain)).
     pub fn explain(&self, actual: &NormalizedDocument<'_>) -> Vec<StepChange> {
         crate::explain::explain_views(&self.root, &actual.root)

@@ -221,7 +221,7 @@ fn capture_note<V: View>(golden: &V, actual: &V, options: &ReportOptions) -> Opt
     let (old, new) = options.labels();
     let hint = match (golden_level.as_str(), actual_level.as_str()) {
         ("full" | "partial", "none") => format!(
-            "{new} was captured without content (content capture off where the trace was recorded); turn it on, as docs/otel.md says under \"Capture levels\", and record again"
+            "{new} was captured without content (content capture off where the trace was recorded); turn it on, as docs/otel.md says under \"Capture levels\", and record again, or compare structure only (`--no-content`)"
         ),
         ("none", _) => format!(
             "{old} was captured without content; accept {new} as the golden if it is the run to keep"

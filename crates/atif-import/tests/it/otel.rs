@@ -687,3 +687,36 @@ fn a_tool_error_fails_a_run_captured_without_content_with_content_comparison_off
     assert!(report.contains("  tool_errors: step 1 bash failed (0 -> 1 errors)\n"), "{report}");
     assert!(!report.contains("content_hash"), "{report}");
 }
+
+#[test]
+fn structure_only_compares_runs_captured_with_and_without_content_on_what_both_recorded() {
+    use atif_normalize::{DiffOptions, NormalizedDocument, ReportOptions, compare, preset};
+
+    let options = preset("otel").unwrap();
+    let document = |bytes: &[u8]| NormalizedDocument::from_value(check(bytes), &options).unwrap().0;
+    let golden = document(&fixture("otel/pydantic-ai-run1.json"));
+    let mut export: Value = serde_json::from_slice(&fixture("otel/pydantic-ai-run2.json")).unwrap();
+    without_content(&mut export);
+    let skeleton = document(&text(&export));
+    fail_the_tool(&mut export);
+    let failed = document(&text(&export));
+    let mut structure_only = DiffOptions::default();
+    structure_only.set_compare_content(false);
+
+    // Compared whole, the run without content fails, and the report says why.
+    let whole = compare(&golden, &skeleton, &DiffOptions::default());
+    assert!(!whole.is_same());
+    let report = whole.report(&ReportOptions::default());
+    assert!(report.contains("or compare structure only (`--no-content`)"), "{report}");
+    // On structure alone, the same agent checks equal: the model calls, the tool and the
+    // tokens are the golden's; the system and user steps it could not record are not compared.
+    let structure = compare(&golden, &skeleton, &structure_only);
+    let deltas: Vec<String> = structure.deltas().iter().map(ToString::to_string).collect();
+    assert!(structure.is_same(), "{deltas:?}");
+    // And a tool that failed still fails it, naming the step.
+    let structure = compare(&golden, &failed, &structure_only);
+    let deltas: Vec<String> = structure.deltas().iter().map(ToString::to_string).collect();
+    assert_eq!(deltas, ["tool_errors: step 1 bash failed (0 -> 1 errors)"]);
+    let report = structure.report(&ReportOptions::default());
+    assert!(report.contains("captured with different content: golden \"full\", actual \"none\""));
+}
