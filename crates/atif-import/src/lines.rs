@@ -92,7 +92,7 @@ impl<'a> Records<'a> {
     /// not a record, or in strict mode of a bad line among the first.
     pub(crate) fn open(bytes: &'a [u8], strict: bool) -> Result<Records<'a>> {
         let rest = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        if let Some(records) = Records::document(rest)? {
+        if let Some(records) = Records::array(rest)? {
             return Ok(records);
         }
         let mut records = Records {
@@ -116,6 +116,11 @@ impl<'a> Records<'a> {
                     records.pending_error = Some(error);
                     break;
                 }
+                // A first line that opens an object but is not a whole one: the log is one object
+                // over many lines. The first line is parsed once, as a record, rather than
+                // checked first and then parsed again (a trace exported on one line is the
+                // whole file).
+                Some(Err(_)) if first_byte(rest) == Some(b'{') => return Records::object(rest),
                 Some(Err(error)) => return Err(error),
                 None => break,
             }
@@ -126,37 +131,33 @@ impl<'a> Records<'a> {
         Ok(records)
     }
 
-    /// The records of a log written as one JSON document rather than JSON Lines: a JSON array
-    /// of records (`claude -p --output-format json --verbose`), numbered from 1 in array order,
-    /// or one object spread over several lines (a Gemini CLI `chats/*.json` session, `opencode
-    /// export`), which is one record. `None` when `bytes` is JSON Lines.
-    fn document(bytes: &'a [u8]) -> Result<Option<Records<'a>>> {
-        let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
-        let first_line_end =
-            bytes[start..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |end| start + end);
-        let values = match bytes.get(start) {
-            Some(b'[') => match serde_json::from_slice::<Vec<Value>>(bytes) {
-                Ok(values) if values.iter().all(Value::is_object) => values,
-                // An array cut short cannot be read line by line either.
-                Err(error) if error.is_eof() => return Err(document_error(error)),
-                // Anything else: the line reader names what is wrong.
-                _ => return Ok(None),
-            },
-            // An object whose first line is not a whole object is a document over many lines.
-            Some(b'{')
-                if serde_json::from_slice::<serde::de::IgnoredAny>(
-                    &bytes[start..first_line_end],
-                )
-                .is_err() =>
-            {
-                match serde_json::from_slice::<Value>(bytes) {
-                    Ok(value) => vec![value],
-                    Err(error) => return Err(document_error(error)),
-                }
+    /// The records of a log written as one JSON array of records (`claude -p --output-format
+    /// json --verbose`), numbered from 1 in array order. `None` when `bytes` is not an array of
+    /// objects, which the line reader then reads (and names what is wrong).
+    fn array(bytes: &'a [u8]) -> Result<Option<Records<'a>>> {
+        if first_byte(bytes) != Some(b'[') {
+            return Ok(None);
+        }
+        match serde_json::from_slice::<Vec<Value>>(bytes) {
+            Ok(values) if values.iter().all(Value::is_object) => {
+                Records::document(values, Layout::Array).map(Some)
             }
-            _ => return Ok(None),
-        };
-        let layout = if bytes.get(start) == Some(&b'[') { Layout::Array } else { Layout::Object };
+            // An array cut short cannot be read line by line either.
+            Err(error) if error.is_eof() => Err(document_error(error)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The record of a log written as one object over several lines (a Gemini CLI
+    /// `chats/*.json` session, `opencode export`).
+    fn object(bytes: &'a [u8]) -> Result<Records<'a>> {
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(value) => Records::document(vec![value], Layout::Object),
+            Err(error) => Err(document_error(error)),
+        }
+    }
+
+    fn document(values: Vec<Value>, layout: Layout) -> Result<Records<'a>> {
         let ahead: VecDeque<Record> = values
             .into_iter()
             .enumerate()
@@ -165,7 +166,7 @@ impl<'a> Records<'a> {
         if ahead.is_empty() {
             return Err(Error::Empty);
         }
-        Ok(Some(Records {
+        Ok(Records {
             n_records: ahead.len(),
             ahead,
             rest: &[],
@@ -176,7 +177,7 @@ impl<'a> Records<'a> {
             layout,
             bad_lines: Vec::new(),
             pending_error: None,
-        }))
+        })
     }
 
     /// The records read ahead (at most the first [`DETECT_RECORDS`]) not yet consumed.
@@ -286,6 +287,11 @@ impl<'a> Records<'a> {
         }
         None
     }
+}
+
+/// The first byte of `bytes` that is not white space.
+fn first_byte(bytes: &[u8]) -> Option<u8> {
+    bytes.iter().copied().find(|b| !b.is_ascii_whitespace())
 }
 
 /// The error for a JSON document that does not parse, naming its line.
