@@ -1,6 +1,7 @@
-//! The import bench's synthetic input and its floor, shared with the `import_profile` example
-//! so that instruction counts and wall-clock times measure the same work.
+//! The import benches' synthetic inputs and their floors, shared with the `import_profile`
+//! example so that instruction counts and wall-clock times measure the same work.
 #![allow(clippy::unwrap_used, reason = "the floor parses input it generated or knows to be JSON")]
+#![allow(dead_code, reason = "each bench uses its own input; the example uses them all")]
 
 use serde_json::{Value, json};
 
@@ -37,4 +38,53 @@ pub(crate) fn parse_lines(bytes: &[u8]) -> usize {
         .map(|line| serde_json::from_slice::<Value>(line).unwrap())
         .filter(Value::is_object)
         .count()
+}
+
+/// The floor of an OpenTelemetry trace: parse the document as JSON.
+pub(crate) fn parse_document(bytes: &[u8]) -> usize {
+    usize::from(serde_json::from_slice::<Value>(bytes).unwrap().is_object())
+}
+
+fn attribute(key: &str, value: &str) -> Value {
+    json!({ "key": key, "value": { "stringValue": value } })
+}
+
+/// One OTLP/JSON export request of `n_spans` spans, on one line: an agent span, then per model
+/// call a model-call span with GenAI-conventions messages (a three-message history as JSON
+/// text, as real spans repeat the conversation) and the tool span that answers it.
+pub(crate) fn otel_trace(n_spans: usize) -> Vec<u8> {
+    let mut spans = vec![json!({
+        "traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "a0", "name": "invoke_agent bench",
+        "startTimeUnixNano": "1700000000000000000",
+        "attributes": [attribute("gen_ai.operation.name", "invoke_agent"), attribute("gen_ai.agent.name", "bench")],
+    })];
+    for call in 0..n_spans.saturating_sub(1) / 2 {
+        let input = json!([
+            {"role": "user", "parts": [{"type": "text", "content": "List the files."}]},
+            {"role": "assistant", "parts": [{"type": "tool_call", "id": format!("c{}", call.saturating_sub(1)), "name": "bash", "arguments": "{\"command\":\"ls\"}"}]},
+            {"role": "user", "parts": [{"type": "tool_call_response", "id": format!("c{}", call.saturating_sub(1)), "result": "a.txt"}]},
+        ]);
+        let output = json!([{"role": "assistant", "parts": [{"type": "tool_call", "id": format!("c{call}"), "name": "bash", "arguments": "{\"command\":\"ls\"}"}]}]);
+        let start = (1_700_000_000_000_000_000_u64 + call as u64 * 2_000_000).to_string();
+        spans.push(json!({
+            "traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": format!("m{call}"), "parentSpanId": "a0",
+            "name": "chat m", "startTimeUnixNano": start,
+            "attributes": [
+                attribute("gen_ai.operation.name", "chat"),
+                attribute("gen_ai.input.messages", &input.to_string()),
+                attribute("gen_ai.output.messages", &output.to_string()),
+                { "key": "gen_ai.usage.input_tokens", "value": { "intValue": "120" } },
+            ],
+        }));
+        spans.push(json!({
+            "traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": format!("t{call}"), "parentSpanId": "a0",
+            "name": "execute_tool bash", "startTimeUnixNano": start,
+            "attributes": [
+                attribute("gen_ai.operation.name", "execute_tool"), attribute("gen_ai.tool.name", "bash"),
+                attribute("gen_ai.tool.call.id", &format!("c{call}")), attribute("gen_ai.tool.call.result", "a.txt"),
+            ],
+        }));
+    }
+    let request = json!({ "resourceSpans": [{ "scopeSpans": [{ "scope": { "name": "bench" }, "spans": spans }] }] });
+    request.to_string().into_bytes()
 }

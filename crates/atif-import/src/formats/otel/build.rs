@@ -244,18 +244,17 @@ impl<'t> Builder<'t> {
         let mut step = Step::model_call();
         step.model_name.clone_from(&call.model);
         step.set_timestamp(timestamp.as_deref());
+        step.metrics = metrics(&call);
+        // The output is read once, here: its parts move into the step.
         let mut new_calls = Vec::new();
-        for part in call.output.iter().flatten().flat_map(|m| &m.parts) {
+        for part in call.output.into_iter().flatten().flat_map(|m| m.parts) {
             match part {
-                MsgPart::Text(text) => step.parts.push(Part::Text(text.clone())),
-                MsgPart::Reasoning(text) => step.reasoning.push(text.clone()),
-                MsgPart::Call { id, name, arguments } => {
-                    new_calls.push((id.clone(), name.clone(), arguments.clone()));
-                }
+                MsgPart::Text(text) => step.parts.push(Part::Text(text)),
+                MsgPart::Reasoning(text) => step.reasoning.push(text),
+                MsgPart::Call { id, name, arguments } => new_calls.push((id, name, arguments)),
                 MsgPart::Response { .. } => {}
             }
         }
-        step.metrics = metrics(&call);
         let step_idx = self.draft.push(step);
         if let Some(agent) = &self.agent {
             self.step_agents.push((step_idx, agent.clone()));

@@ -6,6 +6,11 @@
 //! attributes, `openinference.span.kind`), the older GenAI event form (`gen_ai.user.message`,
 //! `gen_ai.choice` span events or log records) and the Vercel AI SDK's legacy `ai.*` mode.
 
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
 use crate::formats::otel::otlp::{Span, decode_json_text};
@@ -104,8 +109,8 @@ pub(crate) fn agent_name(span: &Span) -> String {
 pub(crate) fn model_call(span: &Span) -> ModelCall {
     let (input, output) = match () {
         () if has_genai_messages(span) => (
-            span.json_attr("gen_ai.input.messages").map(|v| genai_messages(&v)),
-            span.json_attr("gen_ai.output.messages").map(|v| genai_messages(&v)),
+            genai_attribute(span, "gen_ai.input.messages"),
+            genai_attribute(span, "gen_ai.output.messages"),
         ),
         () if span.attributes.keys().any(|k| k.starts_with("llm.input_messages.")) => (
             Some(openinference_messages(span, "llm.input_messages.")),
@@ -210,6 +215,14 @@ pub(crate) fn arguments_value(value: &Value) -> Value {
     }
 }
 
+/// [`arguments_value`] of a value the caller gives away.
+fn owned_arguments_value(value: Value) -> Value {
+    match value {
+        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        other => other,
+    }
+}
+
 /// A tool result, with the Vercel AI SDK's double encoding (a JSON string holding JSON text of
 /// a string) taken off.
 fn unwrap_encoded(value: &Value) -> Value {
@@ -224,6 +237,106 @@ fn unwrap_encoded(value: &Value) -> Value {
         }
     }
     value
+}
+
+/// The GenAI-conventions messages of the attribute `key`. Its JSON text (every model call
+/// repeats the conversation, so this is most of a trace) is read straight into messages; text
+/// of any other shape, and attributes that are not text, go through a `Value` as before.
+fn genai_attribute(span: &Span, key: &str) -> Option<Vec<Message>> {
+    let value = span.attributes.get(key)?;
+    let direct = match value {
+        Value::String(text) => genai_messages_text(text),
+        _ => None,
+    };
+    Some(direct.unwrap_or_else(|| genai_messages(&decode_json_text(value))))
+}
+
+/// A message as its JSON text gives it: strings borrowed where they hold no escape.
+#[derive(Deserialize)]
+struct TextMessage<'a> {
+    #[serde(borrow, default, deserialize_with = "text")]
+    role: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    parts: Option<Vec<TextPart<'a>>>,
+}
+
+/// A part as its JSON text gives it. A field of another type than [`genai_part`] reads (a
+/// number for `content`) fails the whole read, and the `Value` path decides.
+#[derive(Deserialize)]
+struct TextPart<'a> {
+    #[serde(rename = "type", borrow, default, deserialize_with = "text")]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "text")]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "text")]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, deserialize_with = "text")]
+    name: Option<Cow<'a, str>>,
+    #[serde(default)]
+    arguments: Option<Value>,
+    /// `Some(Null)` for `"result": null`, which (as in [`genai_part`]) hides `response`.
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    response: Option<Value>,
+}
+
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// A string, borrowed from the text where it holds no escape, or `None` for `null`.
+fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+    struct Text;
+    impl<'de> Visitor<'de> for Text {
+        type Value = Option<Cow<'de, str>>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+            formatter.write_str("a string or null")
+        }
+
+        fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Borrowed(text)))
+        }
+
+        fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+            Ok(Some(Cow::Owned(text.to_owned())))
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    deserializer.deserialize_any(Text)
+}
+
+/// GenAI-conventions messages read from their JSON text as [`genai_messages`] reads them from
+/// a `Value`; `None` when the text is not an array of messages of the expected types.
+fn genai_messages_text(text: &str) -> Option<Vec<Message>> {
+    let messages: Vec<TextMessage<'_>> = serde_json::from_str(text).ok()?;
+    let messages = messages.into_iter().map(|message| Message {
+        role: message.role.map(Cow::into_owned).unwrap_or_default(),
+        parts: message.parts.unwrap_or_default().into_iter().filter_map(text_part).collect(),
+    });
+    Some(messages.collect())
+}
+
+fn text_part(part: TextPart<'_>) -> Option<MsgPart> {
+    let id = part.id.filter(|id| !id.is_empty()).map(Cow::into_owned);
+    match part.kind?.as_ref() {
+        "text" => part.content.map(|text| repr_call_or_text(text.into_owned())),
+        "reasoning" | "thinking" => part.content.map(|text| MsgPart::Reasoning(text.into_owned())),
+        "tool_call" => Some(MsgPart::Call {
+            id,
+            name: part.name.map(Cow::into_owned).unwrap_or_default(),
+            arguments: part.arguments.map_or(Value::Null, owned_arguments_value),
+        }),
+        "tool_call_response" => Some(MsgPart::Response {
+            id,
+            result: part.result.or(part.response).unwrap_or_default(),
+        }),
+        _ => None,
+    }
 }
 
 /// GenAI-conventions messages: `[{role, parts: [{type, content | id, name, arguments |
@@ -565,6 +678,62 @@ mod tests {
             }
         );
         assert_eq!(repr_call_or_text("hello".into()), MsgPart::Text("hello".into()));
+    }
+
+    #[test]
+    fn genai_messages_read_from_their_text_equal_those_read_through_a_value() {
+        let cases = [
+            // Every part type, escapes (owned strings) and plain text (borrowed ones).
+            r#"[{"role":"system","parts":[{"type":"text","content":"Be \"brief\"\n"}]},
+               {"role":"user","parts":[{"type":"text","content":"List."},{"type":"blob","mime_type":"image/png","content":"iVBO"}]},
+               {"role":"assistant","parts":[{"type":"thinking","content":"hmm"},{"type":"reasoning","content":"so"},
+                 {"type":"tool_call","id":"c1","name":"bash","arguments":"{\"command\":\"ls\"}"},
+                 {"type":"tool_call","id":"","name":"edit","arguments":{"path":"a"}},
+                 {"type":"tool_call","name":"noargs"},{"type":"tool_call","id":"c3","name":"nul","arguments":null},
+                 {"type":"tool_call","id":"c4","name":"text","arguments":"not json"}]},
+               {"role":"tool","parts":[{"type":"tool_call_response","id":"c1","result":"a.txt"},
+                 {"type":"tool_call_response","id":"c2","response":{"ok":true}},
+                 {"type":"tool_call_response","id":"c3","result":null,"response":"hidden"},
+                 {"type":"tool_call_response","id":"c4"}]}]"#,
+            // A Python repr tool call in a text part.
+            r#"[{"role":"assistant","parts":[{"type":"text","content":"ResponseFunctionToolCall(arguments='{}', call_id='call_1', name='bash')"}]}]"#,
+            // Missing and null roles, parts, types and contents.
+            r#"[{"parts":[{"type":"text"}]},{"role":null,"parts":null},{"role":"user"},{"role":"user","parts":[{"content":"no type"},{"type":null}]}]"#,
+            "[]",
+            // What the typed read refuses, so the Value path decides.
+            r#"[{"role":"user","parts":[{"type":"text","content":42}]}]"#,
+            r#"[{"role":7,"parts":[]}]"#,
+            r#"[{"role":"user","role":"assistant","parts":[]}]"#,
+            r#"["not a message", {"role":"user","parts":[{"type":"text","content":"x"}]}]"#,
+            r#"{"role":"user"}"#,
+            "[not json",
+            "plain text",
+        ];
+        for text in cases {
+            let through_value = genai_messages(&decode_json_text(&Value::String(text.to_owned())));
+            let mut span = Span {
+                trace_id: "t".into(),
+                span_id: "s".into(),
+                parent_id: None,
+                name: "chat".into(),
+                start: 0,
+                scope: "".into(),
+                scope_version: "".into(),
+                attributes: Map::new(),
+                events: Vec::new(),
+                error: None,
+            };
+            span.attributes.insert("gen_ai.input.messages".into(), text.into());
+            let direct = genai_attribute(&span, "gen_ai.input.messages");
+            assert_eq!(direct.as_ref(), Some(&through_value), "{text}");
+        }
+        // The first cases are read straight from their text, not by the fallback.
+        for text in &cases[..4] {
+            assert!(genai_messages_text(text).is_some(), "{text}");
+        }
+        for text in &cases[4..] {
+            assert!(genai_messages_text(text).is_none(), "{text}");
+        }
     }
 
     #[test]

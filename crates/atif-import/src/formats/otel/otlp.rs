@@ -5,6 +5,8 @@
 //! an `AnyValue` object (`{"stringValue": …}`, `{"kvlistValue": {"values": […]}}`); this module
 //! is the one place that knows it.
 
+use std::rc::Rc;
+
 use serde_json::{Map, Value};
 
 use crate::Result;
@@ -19,10 +21,11 @@ pub(crate) struct Span {
     pub(crate) name: String,
     /// Start time in nanoseconds since the epoch (0 when absent).
     pub(crate) start: u64,
-    /// The instrumentation scope's name (`pydantic-ai`, `openinference.instrumentation…`).
-    pub(crate) scope: String,
+    /// The instrumentation scope's name (`pydantic-ai`, `openinference.instrumentation…`),
+    /// shared by the spans of the scope.
+    pub(crate) scope: Rc<str>,
     /// The instrumentation scope's version.
-    pub(crate) scope_version: String,
+    pub(crate) scope_version: Rc<str>,
     pub(crate) attributes: Map<String, Value>,
     pub(crate) events: Vec<Event>,
     /// The status message of a span whose status is `ERROR` (empty when it gave none).
@@ -113,9 +116,12 @@ pub(crate) fn read_request(
     Ok(())
 }
 
-fn read_span(span: &mut Value, scope: &str, scope_version: &str) -> Option<Span> {
-    let id = |span: &Value, key: &str| {
-        span.get(key).and_then(Value::as_str).filter(|id| !id.is_empty()).map(str::to_owned)
+/// A span, its strings and attributes taken out of `span`; `None` (with `span` partly taken)
+/// when it has no trace id, span id or name.
+fn read_span(span: &mut Value, scope: &Rc<str>, scope_version: &Rc<str>) -> Option<Span> {
+    let id = |span: &mut Value, key: &str| match span.get_mut(key).map(Value::take) {
+        Some(Value::String(id)) if !id.is_empty() => Some(id),
+        _ => None,
     };
     let status = span.get("status");
     let status_code = status.and_then(|s| s.get("code"));
@@ -126,7 +132,10 @@ fn read_span(span: &mut Value, scope: &str, scope_version: &str) -> Option<Span>
     let trace_id = id(span, "traceId")?;
     let span_id = id(span, "spanId")?;
     let parent_id = id(span, "parentSpanId");
-    let name = span.get("name").and_then(Value::as_str)?.to_owned();
+    let name = match span.get_mut("name").map(Value::take) {
+        Some(Value::String(name)) => name,
+        _ => return None,
+    };
     let start = nanos(span.get("startTimeUnixNano"));
     let events = array(span, "events")
         .iter_mut()
@@ -141,8 +150,8 @@ fn read_span(span: &mut Value, scope: &str, scope_version: &str) -> Option<Span>
         parent_id,
         name,
         start,
-        scope: scope.to_owned(),
-        scope_version: scope_version.to_owned(),
+        scope: Rc::clone(scope),
+        scope_version: Rc::clone(scope_version),
         attributes: attributes(span.get_mut("attributes")),
         events,
         error,
@@ -166,10 +175,10 @@ fn read_log(log: &mut Value) -> Option<(String, Event)> {
     Some((span_id, Event { name, attributes }))
 }
 
-fn scope_of(scope_spans: &Value) -> (String, String) {
+fn scope_of(scope_spans: &Value) -> (Rc<str>, Rc<str>) {
     let scope = scope_spans.get("scope");
     let text =
-        |key: &str| scope.and_then(|s| s.get(key)).and_then(Value::as_str).unwrap_or("").to_owned();
+        |key: &str| Rc::from(scope.and_then(|s| s.get(key)).and_then(Value::as_str).unwrap_or(""));
     (text("name"), text("version"))
 }
 
