@@ -81,6 +81,17 @@ pub fn otel_python() -> Option<PathBuf> {
     venv_python("otel-venv", "the Python venv with the pinned agent frameworks")
 }
 
+/// The Python interpreter of the cache's `adk-venv` (Google ADK, pinned in
+/// `tests/e2e/adk-requirements.txt`, with the OpenTelemetry SDK it requires), or `None` after a
+/// skip notice when it is not installed.
+///
+/// # Panics
+///
+/// When it is not installed and [`required`] is true.
+pub fn adk_python() -> Option<PathBuf> {
+    venv_python("adk-venv", "the Python venv with Google ADK")
+}
+
 fn venv_python(name: &str, what: &str) -> Option<PathBuf> {
     let venv = cache_dir().join(name);
     let python = if cfg!(windows) {

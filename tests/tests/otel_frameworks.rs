@@ -7,7 +7,8 @@
 //! streaming; the OpenAI Agents SDK (through OpenInference) a handoff and a subagent (an agent
 //! called as a tool), streamed too; the
 //! Vercel AI SDK (through `@ai-sdk/otel`, on Node.js, `tests/e2e/js/`) streaming and a tool
-//! error.
+//! error; Google ADK (its own instrumentation, in the cache's `adk-venv`) content on and off,
+//! and a structure-only check of a run without content.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not made the venv; required under
 //! `ATIF_E2E_REQUIRED=1` (`.ci/run`).
@@ -32,12 +33,22 @@ fn run_agent(
     name: &str,
     stream: bool,
 ) -> PathBuf {
+    let args: &[&str] = if stream { &["--stream"] } else { &[] };
+    run_agent_with(interpreter, agent, provider, dir, name, args)
+}
+
+/// [`run_agent`], with `args` after the base URL and the trace file.
+fn run_agent_with(
+    interpreter: &Path,
+    agent: &Path,
+    provider: &FakeProvider,
+    dir: &Path,
+    name: &str,
+    args: &[&str],
+) -> PathBuf {
     let trace = dir.join(name);
     let mut command = Command::new(interpreter);
-    command.arg(agent).arg(provider.url()).arg(&trace);
-    if stream {
-        command.arg("--stream");
-    }
+    command.arg(agent).arg(provider.url()).arg(&trace).args(args);
     let output =
         command.env_remove("OPENAI_API_KEY").env_remove("OPENAI_BASE_URL").output().unwrap();
     assert!(output.status.success(), "the agent failed: {}", e2e::describe(&output));
@@ -273,4 +284,117 @@ fn a_vercel_ai_sdk_run_traced_by_ai_sdk_otel_checks_equal_streamed_and_a_tool_er
         "{}",
         e2e::describe(&output)
     );
+}
+
+const ADK: &str = "adk_otel_agent.py";
+
+/// The fake provider's script for a run that calls the shell tool twice.
+fn two_calls_script() -> Config {
+    let mut config = Config::default();
+    let call =
+        ScriptedCall { name: "bash".to_owned(), arguments: json!({ "command": DEFAULT_COMMAND }) };
+    config.set_calls(vec![call.clone(), call]);
+    config
+}
+
+#[test]
+fn a_google_adk_run_with_content_on_becomes_a_golden_and_the_next_run_checks_equal() {
+    let Some(python) = e2e::adk_python() else { return };
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let golden = dir.join("golden.json");
+    let content = ["--content"];
+
+    let first = run_agent_with(&python, &python_agent(ADK), &provider, dir, "run1.pb", &content);
+    let trajectory = import(dir, &first, &golden);
+    assert_eq!(trajectory["agent"]["name"], "shell_agent");
+    assert_eq!(trajectory["extra"]["capture"]["content"], "full");
+    let sources: Vec<&str> =
+        step_values(&trajectory, "/source").iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(sources, ["system", "user", "agent", "agent"]);
+    // ADK answers the model with the tool's value wrapped as `{"result": …}`, and gives the
+    // call a second id of its own on the tool span, which the result keeps.
+    let result = &trajectory["steps"][2]["observation"]["results"][0];
+    assert_eq!(result["content"], r#"{"result": "atif-e2e-42\n"}"#);
+    assert!(result["extra"]["span_call_id"].as_str().unwrap().starts_with("adk-"), "{result}");
+    assert_valid_in_both_profiles(dir, &golden);
+
+    let trace = run_agent_with(&python, &python_agent(ADK), &provider, dir, "run2.pb", &content);
+    let run = dir.join("run2.json");
+    import(dir, &trace, &run);
+    let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+    assert!(output.status.success(), "{}", e2e::describe(&output));
+
+    // The model calls the tool with another command: the check fails, naming the step.
+    let mut config = Config::default();
+    config.set_command("printf 'atif-e2e-%d\\n' 42; true");
+    let changed = FakeProvider::start(config).unwrap();
+    let trace = run_agent_with(&python, &python_agent(ADK), &changed, dir, "changed.pb", &content);
+    let run = dir.join("changed.json");
+    import(dir, &trace, &run);
+    let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+    assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.contains("step 3 (agent) changed: arguments of bash changed"), "{report}");
+}
+
+#[test]
+fn a_google_adk_run_without_content_checks_on_structure_against_its_golden_and_one_with_content() {
+    let Some(python) = e2e::adk_python() else { return };
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let golden = dir.join("golden.json");
+    let check = |golden: &Path, run: &Path, flags: &[&str]| {
+        let mut args: Vec<&OsStr> = vec!["check".as_ref(), golden.as_os_str(), run.as_os_str()];
+        args.extend(flags.iter().map(OsStr::new));
+        atif(dir, &args)
+    };
+
+    // ADK's default: no message content, so no system or user step, and no arguments; the
+    // model calls, the tool and the tokens are there.
+    let first = run_agent_with(&python, &python_agent(ADK), &provider, dir, "run1.pb", &[]);
+    let trajectory = import(dir, &first, &golden);
+    assert_eq!(trajectory["extra"]["capture"]["content"], "none");
+    let sources: Vec<&str> =
+        step_values(&trajectory, "/source").iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(sources, ["agent", "agent"]);
+    assert_eq!(step_values(&trajectory, "/tool_calls/0/function_name"), [&json!("bash")]);
+    assert_eq!(trajectory["final_metrics"]["total_prompt_tokens"], 240);
+    assert_valid_in_both_profiles(dir, &golden);
+
+    let trace = run_agent_with(&python, &python_agent(ADK), &provider, dir, "run2.pb", &[]);
+    let run = dir.join("run2.json");
+    import(dir, &trace, &run);
+    let output = check(&golden, &run, &["--no-content"]);
+    assert!(output.status.success(), "{}", e2e::describe(&output));
+
+    // Against a golden captured with content it fails, saying why, unless the comparison is
+    // structure only.
+    let full = dir.join("full.json");
+    let trace =
+        run_agent_with(&python, &python_agent(ADK), &provider, dir, "full.pb", &["--content"]);
+    import(dir, &trace, &full);
+    let output = check(&full, &run, &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        report.contains("captured with different content: golden \"full\", actual \"none\""),
+        "{report}"
+    );
+    let output = check(&full, &run, &["--no-content"]);
+    assert!(output.status.success(), "{}", e2e::describe(&output));
+
+    // The model calls the tool a second time: without content the arguments are not there to
+    // compare, but the calls are, and the check names the step.
+    let changed = FakeProvider::start(two_calls_script()).unwrap();
+    let trace = run_agent_with(&python, &python_agent(ADK), &changed, dir, "changed.pb", &[]);
+    let run = dir.join("changed.json");
+    import(dir, &trace, &run);
+    let output = check(&golden, &run, &["--no-content"]);
+    assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.contains("llm_calls: 2 -> 3"), "{report}");
+    assert!(report.contains("functions: step 2 added bash"), "{report}");
 }

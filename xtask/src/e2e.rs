@@ -35,6 +35,10 @@ const REQUIREMENTS: &str = "tests/e2e/requirements.txt";
 /// versions, for the venv `$ATIF_E2E_CACHE/otel-venv`.
 const OTEL_REQUIREMENTS: &str = "tests/e2e/otel-requirements.txt";
 
+/// Google ADK (docs/otel.md), at exact versions, for the venv `$ATIF_E2E_CACHE/adk-venv`: it
+/// requires an older OpenTelemetry SDK than the frameworks of [`OTEL_REQUIREMENTS`].
+const ADK_REQUIREMENTS: &str = "tests/e2e/adk-requirements.txt";
+
 /// Written in the venv once the requirements are installed: a copy of the requirements file.
 const REQUIREMENTS_STAMP: &str = ".atif-requirements.txt";
 
@@ -115,6 +119,7 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
         "otel-venv",
         "the agent framework tests",
     )?;
+    install_venv(&root, &cache, &base, ADK_REQUIREMENTS, "adk-venv", "the Google ADK tests")?;
     crate::real_model::install(&root, &cache, &base)?;
     install_chromium()?;
     println!("e2e-setup: ready; tests find the cache at {}", cache.display());
