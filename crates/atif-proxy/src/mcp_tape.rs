@@ -6,7 +6,7 @@
 //! notifications and requests that came before the client's next message. Server messages
 //! sent before the client said anything are the server's opening, sent when the relay starts.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use atif_replay::{McpHttp, McpMessage, McpSide};
 use serde_json::value::RawValue;
@@ -409,17 +409,59 @@ impl Output {
         self.line.clone().unwrap_or_else(|| self.value.to_string())
     }
 
-    /// This response with the agent's request `id`; the recorded line keeps every value's
-    /// bytes, only its top-level keys are reordered.
+    /// This response with the agent's request `id`; the recorded line keeps its members in
+    /// their order and every value's bytes, only the `id` is another.
     fn with_id(&self, id: &Value) -> Output {
         let mut value = self.value.clone();
         value["id"] = id.clone();
         let line = self.line.as_deref().and_then(|line| {
-            let mut fields: BTreeMap<String, Box<RawValue>> = serde_json::from_str(line).ok()?;
-            fields.insert("id".to_owned(), RawValue::from_string(id.to_string()).ok()?);
-            serde_json::to_string(&fields).ok()
+            let Members(mut members) = serde_json::from_str(line).ok()?;
+            let id = RawValue::from_string(id.to_string()).ok()?;
+            match members.iter_mut().find(|(key, _)| key == "id") {
+                Some((_, value)) => *value = id,
+                None => members.push(("id".to_owned(), id)),
+            }
+            let mut text = String::from("{");
+            for (idx, (key, value)) in members.iter().enumerate() {
+                if idx > 0 {
+                    text.push(',');
+                }
+                text.push_str(&serde_json::to_string(key).ok()?);
+                text.push(':');
+                text.push_str(value.get());
+            }
+            text.push('}');
+            Some(text)
         });
         Output { value, line, http: self.http.clone() }
+    }
+}
+
+/// A JSON object's members in the order they were written, each value's text as it was.
+struct Members(Vec<(String, Box<RawValue>)>);
+
+impl<'de> serde::Deserialize<'de> for Members {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Members, D::Error> {
+        struct InOrder;
+        impl<'de> serde::de::Visitor<'de> for InOrder {
+            type Value = Members;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Members, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry::<String, Box<RawValue>>()? {
+                    members.push(member);
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(InOrder)
     }
 }
 
@@ -580,7 +622,7 @@ mod tests {
         assert_eq!(
             texts(&answer),
             [
-                r#"{"id":9,"jsonrpc":"2.0","result":{"structuredContent":{"name":"m","entityType":"note","path":"/elsewhere/m"}}}"#
+                r#"{"result":{"structuredContent":{"name":"m","entityType":"note","path":"/elsewhere/m"}},"jsonrpc":"2.0","id":9}"#
             ]
         );
         // A line that says something else than the message is not kept.
