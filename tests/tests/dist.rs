@@ -1,7 +1,9 @@
 //! `cargo xtask dist` and what it builds, installed as users install it: the wheel in a fresh
 //! venv with no cargo on `PATH`, the binary tarball unpacked anywhere, and the npm packages from
 //! their tarballs into a fresh project, where the package's own vitest suite (`js/test`, with
-//! the pinned SDKs, vitest and jest of `cargo xtask e2e-setup`) runs.
+//! the pinned SDKs, vitest and jest of `cargo xtask e2e-setup`) runs. Here too, since it needs
+//! the wheel: a newcomer's whole path, from a clone to a green Rust test and a green pytest
+//! test.
 //!
 //! The artefacts are built once per run of this file, with `--profile dev` (a release build
 //! costs minutes), into a temporary folder.
@@ -14,7 +16,8 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use atif_test_support::{describe, workspace_path, workspace_root};
+use atif_fake_provider::{Config, FakeProvider};
+use atif_test_support::{describe, stderr, stdout, workspace_path, workspace_root};
 use tests::e2e;
 
 /// The folder `cargo xtask dist --profile dev --out DIR` filled, built at the first call.
@@ -65,6 +68,9 @@ fn artefact(dir: &Path, prefix: &str, suffix: &str) -> PathBuf {
 
 /// A `PATH` of the system's folders only: no cargo, no rustc, no e2e cache.
 const SYSTEM_PATH: &str = "/usr/bin:/bin";
+
+/// The README's Rust test.
+const TEST: &str = "calculator_adds_with_one_tool_call";
 
 fn run(command: &mut Command) -> Output {
     let output = command.output().unwrap();
@@ -188,6 +194,221 @@ fn the_npm_packages_install_from_their_tarballs_and_their_suite_passes() {
     let said = String::from_utf8_lossy(&suite.stdout);
     assert!(said.contains(" passed"), "{said}");
     assert!(!said.contains("skipped"), "{said}");
+}
+
+/// A newcomer's path, end to end, as one test: from a clone to a green Rust golden test (the
+/// README), then to a green pytest golden test from the built wheel (docs/python.md's five
+/// minutes), in a fresh venv with no cargo on `PATH`.
+#[test]
+fn a_newcomer_gets_from_a_clone_to_a_green_rust_test_and_a_green_pytest_test() {
+    the_readme_rust_test_goes_from_nothing_to_green_offline();
+    let Some(python) = e2e::python() else { return };
+    the_python_walk_through_goes_from_pip_install_to_a_recorded_green_test(&python);
+}
+
+/// The Rust half of the newcomer's path: a new crate with the README's `Cargo.toml` lines and
+/// its `tests/calculator.rs`, depending on this checkout's libraries by path, gets from no
+/// script and no golden to a green golden test with `cargo test --offline`, the live model being
+/// the fake provider reached through the `OPENAI_BASE_URL` the README's `live_model()` reads.
+/// The crate reuses the workspace's `Cargo.lock` and one build folder, `target/newcomer`, so
+/// only the first run compiles the dependencies.
+fn the_readme_rust_test_goes_from_nothing_to_green_offline() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("my-agent");
+    write_crate(&krate, &readme);
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let base_url = format!("{}/v1", provider.url());
+
+    // 1. The first run records the script through the live model and fails on the missing
+    //    golden, naming the command that records it.
+    let first = cargo_test(&krate, &[("OPENAI_BASE_URL", &base_url)]);
+    assert_eq!(first.status.code(), Some(101), "{}", describe(&first));
+    let text = format!("{}{}", stdout(&first), stderr(&first));
+    assert!(
+        text.contains(&format!("record it with: ATIF_GOLDEN=update cargo test -p my-agent {TEST}")),
+        "{text}"
+    );
+    assert!(
+        text.contains("atif-replay: recorded 2 model calls to tests/scripts/calculator.json"),
+        "{text}"
+    );
+    assert!(krate.join("tests/scripts/calculator.json").is_file());
+    assert_eq!(provider.request_count(), 2, "the fake called `add`, then quoted its result");
+
+    // 2. Recording the golden replays the script: the model is not asked again.
+    let update = cargo_test(&krate, &[("ATIF_GOLDEN", "update")]);
+    assert_eq!(update.status.code(), Some(0), "{}", describe(&update));
+    let golden = krate.join(format!("tests/golden/calculator__{TEST}.json"));
+    assert!(golden.is_file(), "{}", describe(&update));
+    let golden_text = std::fs::read_to_string(&golden).unwrap();
+    assert!(golden_text.contains("\"function_name\": \"add\""), "{golden_text}");
+    assert_eq!(provider.request_count(), 2);
+    provider.stop();
+
+    // 3. On CI, with the model gone, the test replays and passes.
+    let on_ci = cargo_test(&krate, &[("CI", "true")]);
+    assert_eq!(on_ci.status.code(), Some(0), "{}", describe(&on_ci));
+
+    // 4. On CI a missing script fails, naming the file and the command that records it.
+    std::fs::remove_file(krate.join("tests/scripts/calculator.json")).unwrap();
+    let missing = cargo_test(&krate, &[("CI", "true")]);
+    assert_eq!(missing.status.code(), Some(101), "{}", describe(&missing));
+    let text = format!("{}{}", stdout(&missing), stderr(&missing));
+    assert!(
+        text.contains(&format!(
+            "no replay script tests/scripts/calculator.json: the record mode is `none` (on CI, \
+             where nothing is recorded), so it is replayed and never recorded; record it where \
+             the live model is reachable with: ATIF_RECORD=1 cargo test -p my-agent {TEST}"
+        )),
+        "{text}"
+    );
+}
+
+/// The pytest half: docs/python.md's five minutes, from the built wheel. The wheel and the
+/// pinned `openai` and `pytest` install into a fresh venv; the examples' committed scripts
+/// replay green; the page's test, as the user's own, records its script and golden once against
+/// the model (the fake provider, through `--atif-upstream`), then replays green on CI with the
+/// model gone.
+fn the_python_walk_through_goes_from_pip_install_to_a_recorded_green_test(python: &Path) {
+    let temp = tempfile::tempdir().unwrap();
+    let venv = temp.path().join("venv");
+    run(Command::new(python).arg("-m").arg("venv").arg(&venv));
+    let path = format!("{}:{SYSTEM_PATH}", venv.join("bin").display());
+    let requirements =
+        std::fs::read_to_string(workspace_path("tests/e2e/requirements.txt")).unwrap();
+    let pins: Vec<&str> = requirements
+        .lines()
+        .filter(|line| line.starts_with("openai==") || line.starts_with("pytest=="))
+        .collect();
+    assert_eq!(pins.len(), 2, "tests/e2e/requirements.txt pins openai and pytest");
+    run(Command::new(venv.join("bin").join("pip"))
+        .args(["install", "--quiet", "--disable-pip-version-check"])
+        .arg(artefact(dist(), "atif-", ".whl"))
+        .args(&pins)
+        .env("PATH", &path));
+
+    let project = temp.path().join("examples");
+    copy_dir(&workspace_path("python/examples"), &project);
+    let pytest = |args: &[&str], vars: &[(&str, &str)]| {
+        let mut command = Command::new(venv.join("bin").join("python"));
+        command
+            .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
+            .args(args)
+            .current_dir(&project)
+            .env("PATH", &path);
+        for name in ["CI", "OPENAI_BASE_URL", "OPENAI_API_KEY", "ATIF_GOLDEN", "ATIF_BIN"] {
+            command.env_remove(name);
+        }
+        command.envs(vars.iter().copied()).output().unwrap()
+    };
+
+    // 2. The examples' tests replay their committed scripts, offline.
+    let examples = pytest(&[], &[]);
+    assert!(examples.status.success(), "{}", describe(&examples));
+    assert!(
+        String::from_utf8_lossy(&examples.stdout).contains("2 passed"),
+        "{}",
+        describe(&examples)
+    );
+
+    // 3. The page's test, as the user's own, recorded once against the model.
+    let docs = std::fs::read_to_string(workspace_path("docs/python.md")).unwrap();
+    let test = fenced(&docs, "python").into_iter().next().expect("docs/python.md has a test");
+    std::fs::write(project.join("tests/test_my_agent.py"), test).unwrap();
+    let mut config = Config::default();
+    config.set_command("echo $((17 * 23 + 4))");
+    let provider = FakeProvider::start(config).unwrap();
+    let upstream = provider.url().to_string();
+    let record = ["--atif-record", "--atif-update", "--atif-upstream", upstream.as_str()];
+    let recorded = pytest(
+        &[&record[..], &["tests/test_my_agent.py"]].concat(),
+        &[("OPENAI_API_KEY", "sk-test-not-secret")],
+    );
+    assert!(recorded.status.success(), "{}", describe(&recorded));
+    let name = "test_my_agent__test_calculator_answers_with_one_shell_call.json";
+    let script = std::fs::read_to_string(project.join("tests/scripts").join(name)).unwrap();
+    assert!(!script.contains("sk-test-not-secret"), "the key is forwarded, never saved");
+    assert!(project.join("tests/golden").join(name).is_file(), "{}", describe(&recorded));
+    assert_eq!(provider.request_count(), 2, "the shell call, then the answer");
+    provider.stop();
+
+    // 4. From then on pytest replays, on CI, with the model gone and no key.
+    let replayed = pytest(&["tests/test_my_agent.py"], &[("CI", "true")]);
+    assert!(replayed.status.success(), "{}", describe(&replayed));
+    assert!(
+        String::from_utf8_lossy(&replayed.stdout).contains("1 passed"),
+        "{}",
+        describe(&replayed)
+    );
+}
+
+/// The crate: the README's `[dev-dependencies]` with `../atif` meaning this checkout, and the
+/// README's Rust code as `tests/calculator.rs`.
+fn write_crate(krate: &Path, readme: &str) {
+    let toml = fenced(readme, "toml");
+    let rust = fenced(readme, "rust");
+    assert_eq!((toml.len(), rust.len()), (1, 1), "the README has one toml and one rust block");
+    let root = workspace_root();
+    let dependencies = toml[0].replace("../atif", root.to_str().unwrap());
+    let manifest = format!(
+        "[package]\nname = \"my-agent\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+         publish = false\n\n{dependencies}\n[workspace]\n"
+    );
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    std::fs::create_dir_all(krate.join("tests")).unwrap();
+    std::fs::write(krate.join("Cargo.toml"), manifest).unwrap();
+    std::fs::write(krate.join("src/lib.rs"), "//! My agent.\n").unwrap();
+    std::fs::write(krate.join("tests/calculator.rs"), &rust[0]).unwrap();
+    std::fs::copy(root.join("Cargo.lock"), krate.join("Cargo.lock")).unwrap();
+}
+
+/// The bodies of the fenced blocks of `text` whose info string is exactly `info`.
+fn fenced(text: &str, info: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.strip_prefix("```") == Some(info) {
+            let body: Vec<&str> = lines.by_ref().take_while(|line| *line != "```").collect();
+            blocks.push(body.join("\n") + "\n");
+        }
+    }
+    blocks
+}
+
+/// `cargo test --offline` in `krate` with `vars` set and every variable that would change the
+/// modes removed.
+fn cargo_test(krate: &Path, vars: &[(&str, &str)]) -> Output {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let mut command = Command::new(cargo);
+    command
+        .args(["test", "--offline", "--quiet"])
+        .current_dir(krate)
+        .env("CARGO_TARGET_DIR", build_folder())
+        // No debug info and no incremental cache: a quarter of the disk, and faster.
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        .env("CARGO_INCREMENTAL", "0")
+        .env("OPENAI_API_KEY", "test-key-not-secret")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("CI")
+        .env_remove("ATIF_RECORD")
+        .env_remove("ATIF_GOLDEN")
+        .env_remove("ATIF_GOLDEN_REPORT")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_MANIFEST_DIR");
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    command.output().expect("cargo runs")
+}
+
+/// `target/newcomer` beside the folder this test was built in: kept between runs, and apart
+/// from the build folder the running `cargo test` holds locked.
+fn build_folder() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/<test> -> target
+    let target = exe.ancestors().nth(3).unwrap();
+    target.join("newcomer")
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -5,7 +5,7 @@
 //! agent `my_agent`, a `task`, the `options` of the capture). [`CONTEXT`] declares those, per
 //! page, as working code (the reference agents of `tests/src/lib.rs` and their deterministic
 //! model, or one request to the model over HTTP); the snippet itself is copied as written into
-//! a crate that depends on the libraries by path (like the newcomer's in `newcomer.rs`, sharing
+//! a crate that depends on the libraries by path (like the newcomer's in `dist.rs`, sharing
 //! its build folder). Items (`use`, `fn`, `#[test]`) are a module; statements are the body of a
 //! `#[tokio::test]` returning `Result<(), Box<dyn Error + Send + Sync>>`, after `let options`
 //! and `let task`.
@@ -19,7 +19,7 @@
 //! runs on CI (`CI=true`; `ATIF_LIVE=1` for the live envelope) and passes on what the first
 //! wrote. Each snippet is one test of its own, and each must pass in both runs.
 //!
-//! The README's test runs in `newcomer.rs`, and docs/golden-in-your-crate.md's in
+//! The README's test runs in `dist.rs` (the newcomer's path), and docs/golden-in-your-crate.md's in
 //! `your_crate.rs`. A snippet that shows a declaration of ours rather than a use of it (the
 //! `LlmClient` trait) cannot run; it is held to the source instead: each of its lines is a line
 //! of the file given in [`DECLARATIONS`].
@@ -390,7 +390,7 @@ fn numbered(code: &str) -> String {
     code.lines().enumerate().map(|(idx, line)| format!("{:4} {line}\n", idx + 1)).collect()
 }
 
-/// The build folder the newcomer test uses (see `newcomer.rs`).
+/// The build folder the newcomer test uses (see `dist.rs`).
 fn build_folder() -> std::path::PathBuf {
     let exe = std::env::current_exe().unwrap();
     exe.ancestors().nth(3).unwrap().join("newcomer")
