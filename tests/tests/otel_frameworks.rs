@@ -8,7 +8,8 @@
 //! called as a tool), streamed too; the
 //! Vercel AI SDK (through `@ai-sdk/otel`, on Node.js, `tests/e2e/js/`) streaming and a tool
 //! error; Google ADK (its own instrumentation, in the cache's `adk-venv`) content on and off,
-//! and a structure-only check of a run without content.
+//! and a structure-only check of a run without content; LangGraph (through OpenInference's
+//! LangChain instrumentation) tool spans without call ids.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not made the venv; required under
 //! `ATIF_E2E_REQUIRED=1` (`.ci/run`).
@@ -397,4 +398,46 @@ fn a_google_adk_run_without_content_checks_on_structure_against_its_golden_and_o
     let report = String::from_utf8_lossy(&output.stdout);
     assert!(report.contains("llm_calls: 2 -> 3"), "{report}");
     assert!(report.contains("functions: step 2 added bash"), "{report}");
+}
+
+const LANGGRAPH: &str = "langgraph_otel_agent.py";
+
+#[test]
+fn a_langgraph_run_traced_by_openinference_becomes_a_golden_and_the_next_run_checks_equal() {
+    let Some(python) = e2e::otel_python() else { return };
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let golden = dir.join("golden.json");
+
+    let first = run_agent(&python, &python_agent(LANGGRAPH), &provider, dir, "run1.pb", false);
+    let trajectory = import(dir, &first, &golden);
+    assert_eq!(trajectory["agent"]["name"], "shell_agent");
+    assert_eq!(trajectory["extra"]["capture"]["content"], "full");
+    let sources: Vec<&str> =
+        step_values(&trajectory, "/source").iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(sources, ["system", "user", "agent", "agent"]);
+    assert_eq!(step_values(&trajectory, "/tool_calls/0/function_name"), [&json!("bash")]);
+    // OpenInference writes the tool's whole `ToolMessage` as its output; the result is the
+    // content the model received.
+    assert_eq!(trajectory["steps"][2]["observation"]["results"][0]["content"], "atif-e2e-42\n");
+    assert_valid_in_both_profiles(dir, &golden);
+
+    let trace = run_agent(&python, &python_agent(LANGGRAPH), &provider, dir, "run2.pb", false);
+    let run = dir.join("run2.json");
+    import(dir, &trace, &run);
+    let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+    assert!(output.status.success(), "{}", e2e::describe(&output));
+
+    // The model calls the tool with another command: the check fails, naming the step.
+    let mut config = Config::default();
+    config.set_command("printf 'atif-e2e-%d\\n' 42; true");
+    let changed = FakeProvider::start(config).unwrap();
+    let trace = run_agent(&python, &python_agent(LANGGRAPH), &changed, dir, "changed.pb", false);
+    let run = dir.join("changed.json");
+    import(dir, &trace, &run);
+    let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+    assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.contains("step 3 (agent) changed: arguments of bash changed"), "{report}");
 }

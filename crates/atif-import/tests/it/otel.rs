@@ -720,3 +720,47 @@ fn structure_only_compares_runs_captured_with_and_without_content_on_what_both_r
     let report = structure.report(&ReportOptions::default());
     assert!(report.contains("captured with different content: golden \"full\", actual \"none\""));
 }
+
+#[test]
+fn a_langchain_tool_message_written_whole_as_the_tool_output_gives_its_content() {
+    // OpenInference's LangChain instrumentation writes a tool span's `output.value` as the
+    // whole serialised `ToolMessage`; the model receives its content alone.
+    let message = json!({"type": "tool", "data": {"content": "atif-e2e-42\n", "type": "tool",
+        "name": "bash", "tool_call_id": "call_1", "status": "success"}});
+    let spans = vec![
+        span("a1", None, "shell_agent", 0, json!({"openinference.span.kind": "AGENT"})),
+        span(
+            "m1",
+            Some("a1"),
+            "ChatOpenAI",
+            1,
+            json!({"openinference.span.kind": "LLM", "llm.model_name": "m",
+                "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.content": "Go",
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.id": "call_1",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "bash",
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": "{\"command\": \"x\"}"}),
+        ),
+        span(
+            "t1",
+            Some("a1"),
+            "bash",
+            2,
+            json!({"openinference.span.kind": "TOOL", "tool.name": "bash",
+                "input.value": "{\"command\": \"x\"}", "output.value": message.to_string()}),
+        ),
+        span(
+            "t2",
+            Some("a1"),
+            "bash",
+            3,
+            json!({"openinference.span.kind": "TOOL", "tool.name": "bash",
+                "input.value": "{\"command\": \"y\"}", "output.value": "{\"type\": \"tool\"}"}),
+        ),
+    ];
+    let trajectory = check(&text(&request("openinference.instrumentation.langchain", &spans)));
+    let results = trajectory["steps"][1]["observation"]["results"].as_array().unwrap();
+    assert_eq!(results[0]["content"], "atif-e2e-42\n");
+    // Text that only starts like one is kept as it is.
+    assert_eq!(results[1]["content"], "{\"type\": \"tool\"}");
+}

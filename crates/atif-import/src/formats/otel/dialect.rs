@@ -185,7 +185,7 @@ pub(crate) fn tool_run(span: &Span) -> ToolRun {
     .map(|v| arguments_value(&v));
     let result =
         first(&["gen_ai.tool.call.result", "tool_response", "ai.toolCall.result", "output.value"])
-            .map(|v| unwrap_encoded(&v));
+            .map(|v| langchain_tool_content(unwrap_encoded(&v)));
     ToolRun {
         call_id: text(&["gen_ai.tool.call.id", "tool_call.id", "ai.toolCall.id"]),
         name,
@@ -220,6 +220,25 @@ fn owned_arguments_value(value: Value) -> Value {
     match value {
         Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
         other => other,
+    }
+}
+
+/// The content of a LangChain `ToolMessage` as OpenInference's LangChain instrumentation writes
+/// a tool span's `output.value`: the whole message serialised, `{"type": "tool", "data":
+/// {"content": …, "tool_call_id": …, "status": …}}`; the model receives the content alone. Any
+/// other value is returned as it is.
+fn langchain_tool_content(value: Value) -> Value {
+    let Value::String(text) = &value else { return value };
+    if !text.starts_with('{') || !text.contains("\"tool_call_id\"") {
+        return value;
+    }
+    let Ok(message) = serde_json::from_str::<Value>(text) else { return value };
+    let is_tool_message = message.get("type").and_then(Value::as_str) == Some("tool");
+    let data =
+        message.get("data").filter(|data| is_tool_message && data.get("tool_call_id").is_some());
+    match data.and_then(|data| data.get("content")) {
+        Some(content) => content.clone(),
+        None => value,
     }
 }
 
