@@ -302,7 +302,7 @@ fn run(
     let (actual, found) = match actual {
         Actual::Value(actual) => {
             // What is not a trajectory never becomes a golden, whatever the mode.
-            atif_schema::check_trajectory(&actual, "the actual trajectory")
+            atif_schema::support::check_trajectory(&actual, "the actual trajectory")
                 .map_err(|err| Error::Load(Box::new(err)))?;
             normalize_actual(actual, settings)?
         }
@@ -331,7 +331,7 @@ pub(crate) fn normalize_json<'a>(
             return Err(Error::Normalize { what: name.to_owned(), source });
         }
     };
-    atif_schema::TrajectoryForm {
+    atif_schema::support::TrajectoryForm {
         root: document.kind(),
         schema_version: document.member_kind("schema_version"),
         steps: document.member_kind("steps"),

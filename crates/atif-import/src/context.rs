@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use atif_schema::json_kind;
+use atif_schema::support::json_kind;
 use serde_json::Value;
 
 use crate::format::Format;

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use atif_schema::json_kind;
+use atif_schema::support::json_kind;
 use serde_json::Value;
 
 use crate::{Error, Result};

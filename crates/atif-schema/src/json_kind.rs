@@ -6,7 +6,7 @@ use serde_json::Value;
 /// `an array` or `an object`.
 ///
 /// ```
-/// assert_eq!(atif_schema::json_kind(&serde_json::json!([1])), "an array");
+/// assert_eq!(atif_schema::support::json_kind(&serde_json::json!([1])), "an array");
 /// ```
 pub fn json_kind(value: &Value) -> &'static str {
     match value {

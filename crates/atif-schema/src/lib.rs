@@ -1,41 +1,29 @@
 //! Typed models, validation and JSON Schemas for ATIF (Agent Trajectory Interchange Format)
-//! v1.0 to v1.8.
+//! v1.0 to v1.8: the JSON format in which an LLM agent's run is recorded (the agent, its steps
+//! with tool calls and their results, token metrics, embedded subagent runs).
 //!
-//! ATIF is the JSON format in which an LLM agent's run is recorded: the agent, then its steps
-//! (system events, user messages, agent turns with tool calls and their results), token metrics
-//! and embedded subagent runs. This crate is the one place the rest of the workspace learns
-//! what a trajectory is.
+//! Which function for which job:
+//! - Read a trajectory: [`load_trajectory`] from a file, [`parse_trajectory`] from bytes you
+//!   hold; both bounded and strict (no duplicate keys, no integer beyond 64 bits), failing with
+//!   the JSON Pointer of what is not a trajectory. [`Trajectory::from_json_str`] gives the
+//!   typed model. The bounded reader under them ([`read_path`], [`read_reader`], with
+//!   [`Expected`] naming another kind of document) is for what is not a trajectory.
+//! - Check one: [`validate`] (or [`validate_bytes`]) reports every finding with a rule id, a
+//!   severity and a JSON Pointer, under a [`Profile`] (`strict`, or `harbor`).
+//! - Write one from Rust: [`TrajectoryBuilder`] does step ids, call joins, subagents and
+//!   `final_metrics`.
+//! - Convert: [`upgrade`] rewrites an older document as ATIF-v1.8; [`json_schema`] gives each
+//!   version's JSON Schema (committed in `docs/schema/`).
 //!
-//! - [`Trajectory`] and its parts ([`Step`], [`ToolCall`], [`ObservationResult`],
-//!   [`ContentPart`], [`Metrics`], …) are typed serde models of the v1.8 superset. They are the
-//!   wire format: reading then writing a document gives the same JSON value back, the
-//!   `schema_version` label is data ([`SchemaVersion`]) and is kept, and the open places
-//!   (`extra` objects, tool `arguments`) are kept verbatim.
-//! - [`validate`] checks every ATIF rule on a `serde_json::Value` and reports every finding
-//!   with a rule id, a severity and a JSON Pointer; [`parse_json`] reads bytes strictly. It
-//!   never touches the file system unless [`ValidateOptions::set_media_folder`] names the
-//!   trajectory's folder, for Harbor's check that local media files exist.
-//! - [`json_kind`] and [`error_chain`] are how the workspace's messages name the kind of a JSON
-//!   value and write an error with its causes.
-//! - [`check_timestamp`] is the one timestamp check of the workspace: what the validator's
-//!   `timestamp` rule and every producer (the importers, the builder's callers) accept.
-//! - [`load_trajectory`] (and [`read_path`], [`read_reader`], [`parse_trajectory`], and
-//!   [`check_trajectory_bytes`] for a caller that reads the bytes its own way) is the
-//!   one way a trajectory is read from outside: within a size limit ([`LoadOptions`]), stopped
-//!   at the first byte of binary input, and accepted only when it is strict JSON with the form
-//!   of a trajectory. Every tool of the workspace reads through it.
-//! - [`TrajectoryBuilder`] writes valid trajectories from Rust code: step ids, call joins,
-//!   embedded subagents and `final_metrics` are done for you, and agent-only fields exist only
-//!   on [`AgentStepBuilder`].
-//! - [`json_schema`] gives the Draft 2020-12 JSON Schema of each version (committed in
-//!   `docs/schema/`, for generating types in other languages), and [`upgrade`] rewrites an
-//!   older document as ATIF-v1.8.
+//! [`Trajectory`] and its parts ([`Step`], [`ToolCall`], [`Metrics`], …) are the wire format:
+//! reading then writing a document gives the same JSON back, `extra` objects and tool
+//! arguments verbatim. [`check_timestamp`] and [`error_chain`] are the workspace's one
+//! timestamp rule and its way of writing an error with its causes.
 //!
 //! The key design decision: one model for all nine versions. Every change from v1.0 to v1.8
 //! was additive except the v1.7 subagent-ref rule, so the v1.8 superset reads every version;
-//! the label says what the producer claims, the validator warns when the content uses a
-//! feature newer than the label, and the per-version JSON Schemas are the v1.8 schema with the
-//! later fields taken out.
+//! the label says what the producer claims, and the validator warns when the content uses a
+//! feature newer than the label.
 //!
 //! # Example
 //!
@@ -97,11 +85,10 @@ pub use builder::{AgentStepBuilder, StepBuilder, TrajectoryBuilder};
 pub use error::{Error, Result};
 pub use error_chain::error_chain;
 pub use field_table::{CHANGES, Change, ChangeKind, ObjectType};
-pub use json_kind::json_kind;
 pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
 pub use load::{
-    DEFAULT_MAX_INPUT_BYTES, Expected, LoadOptions, TrajectoryForm, check_trajectory,
-    check_trajectory_bytes, load_trajectory, parse_trajectory, read_path, read_reader, read_stdin,
+    DEFAULT_MAX_INPUT_BYTES, Expected, LoadOptions, load_trajectory, parse_trajectory, read_path,
+    read_reader,
 };
 pub use timestamp::check_timestamp;
 pub use trajectory::{
@@ -115,3 +102,11 @@ pub use validate::{
     validate_bytes,
 };
 pub use version::SchemaVersion;
+
+/// What other crates of this workspace share with this one (the CLI's readers, the importers'
+/// messages): not public API, and free to change in any release.
+#[doc(hidden)]
+pub mod support {
+    pub use crate::json_kind::json_kind;
+    pub use crate::load::{TrajectoryForm, check_trajectory, check_trajectory_bytes, read_stdin};
+}

@@ -216,8 +216,8 @@ pub fn parse_trajectory(bytes: &[u8], name: &str) -> Result<Value> {
 ///
 /// ```
 /// let text = br#"{"schema_version": "ATIF-v1.8", "steps": []}"#;
-/// assert!(atif_schema::check_trajectory_bytes(text, "t.json").is_ok());
-/// let err = atif_schema::check_trajectory_bytes(br#"{"steps": []}"#, "t.json").unwrap_err();
+/// assert!(atif_schema::support::check_trajectory_bytes(text, "t.json").is_ok());
+/// let err = atif_schema::support::check_trajectory_bytes(br#"{"steps": []}"#, "t.json").unwrap_err();
 /// assert!(err.to_string().starts_with("t.json: /schema_version: missing"));
 /// ```
 ///
@@ -239,9 +239,9 @@ pub fn check_trajectory_bytes(bytes: &[u8], name: &str) -> Result<()> {
 ///
 /// [`Error::NotTrajectory`] naming `name` and the pointer of what is missing or wrong.
 pub fn check_trajectory(value: &Value, name: &str) -> Result<()> {
-    let member = |key: &str| value.as_object()?.get(key).map(crate::json_kind);
+    let member = |key: &str| value.as_object()?.get(key).map(crate::json_kind::json_kind);
     let form = TrajectoryForm {
-        root: crate::json_kind(value),
+        root: crate::json_kind::json_kind(value),
         schema_version: member("schema_version"),
         steps: member("steps"),
     };
@@ -249,12 +249,12 @@ pub fn check_trajectory(value: &Value, name: &str) -> Result<()> {
 }
 
 /// The kinds of the three values that make a trajectory's form, named as
-/// [`json_kind`](crate::json_kind) names them (`an object`, `a string`, …): what
+/// [`json_kind`](crate::json_kind::json_kind) names them (`an object`, `a string`, …): what
 /// [`check_trajectory`] and [`check_trajectory_bytes`] judge, for a caller that read the
 /// document its own way and knows these kinds.
 ///
 /// ```
-/// let form = atif_schema::TrajectoryForm {
+/// let form = atif_schema::support::TrajectoryForm {
 ///     root: "an object",
 ///     schema_version: Some("a string"),
 ///     steps: Some("an object"),

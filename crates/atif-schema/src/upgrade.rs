@@ -11,7 +11,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::{CHANGES, ChangeKind, Error, Result, SchemaVersion, json_kind};
+use crate::json_kind::json_kind;
+use crate::{CHANGES, ChangeKind, Error, Result, SchemaVersion};
 
 /// The result of [`upgrade`]: the rewritten document and what happened to it.
 #[derive(Debug, Clone, PartialEq)]

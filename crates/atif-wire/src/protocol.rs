@@ -593,7 +593,7 @@ pub fn provider_message(error: &Value) -> String {
 }
 
 fn kind(value: &Value) -> &'static str {
-    atif_schema::json_kind(value)
+    atif_schema::support::json_kind(value)
 }
 
 /// Reads an OpenAI Chat Completions reply: [`parse_response`] with

@@ -76,7 +76,7 @@ pub(crate) fn read_input_expecting(path: &str, expected: Expected) -> anyhow::Re
     let mut options = load_options();
     options.set_expected(expected);
     if path == "-" {
-        return Ok(atif_schema::read_stdin(&options)?);
+        return Ok(atif_schema::support::read_stdin(&options)?);
     }
     atif_schema::read_path(Path::new(path), &options).map_err(|err| {
         let looks_like_json = path.trim_start().starts_with(['{', '[']);

@@ -81,11 +81,11 @@ fn parse_document<'a>(
     let document = match atif_normalize::JsonDocument::parse_for(bytes, options) {
         Ok(document) => document,
         Err(err) => {
-            atif_schema::check_trajectory_bytes(bytes, name)?;
+            atif_schema::support::check_trajectory_bytes(bytes, name)?;
             return Err(invalid(anyhow::Error::new(err).context(format!("cannot read {name}"))));
         }
     };
-    atif_schema::TrajectoryForm {
+    atif_schema::support::TrajectoryForm {
         root: document.kind(),
         schema_version: document.member_kind("schema_version"),
         steps: document.member_kind("steps"),

@@ -7,7 +7,7 @@ use atif_test_support::json_files_below;
 /// What `parse_trajectory` and `check_trajectory_bytes` say of `bytes`, as text.
 fn both(bytes: &[u8]) -> (String, String) {
     let parsed = atif_schema::parse_trajectory(bytes, "input").map(drop);
-    let checked = atif_schema::check_trajectory_bytes(bytes, "input");
+    let checked = atif_schema::support::check_trajectory_bytes(bytes, "input");
     (format!("{parsed:?}"), format!("{checked:?}"))
 }
 
