@@ -28,14 +28,8 @@
 //! crate's API speaks and re-exports. Only with the cargo feature `http` does this crate do
 //! HTTP: `HttpClient` is an [`LlmClient`] for each of the four protocols, through that mapping.
 //!
-//! One word per idea, here and in `atif-proxy` and the CLI: a *script* is the file of a
-//! model's recorded replies ([`Script`], replayed by [`ReplayClient`]), and asking it for one
-//! reply too many is [`Error::ScriptExhausted`] (as it is for a [`FakeClient`] given a list);
-//! a *fake* answers in place of a model without any recording ([`FakeClient`] in process,
-//! `atif-fake-provider` over HTTP); a *call* is one model request and its reply (`call #n`,
-//! [`ReplayClient::calls`]); a *drift* is a request that differs from the one recorded
-//! ([`DriftPolicy`], `--drift`); to *capture* is to turn a run into an ATIF trajectory, in
-//! process ([`capture`]) or from HTTP traffic (`atif_wire::trajectory_from_traffic`).
+//! Its words (script, fake, call, drift, capture) are the workspace's, defined in the glossary
+//! of `docs/architecture.md`.
 //!
 //! Script reading, writing and redaction ([`read_script`], [`write_script`], [`redact_file`])
 //! are plain functions that need no async runtime.
