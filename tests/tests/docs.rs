@@ -1,5 +1,6 @@
 //! docs/architecture.md against the code: every crate, `atif` subcommand and `cargo xtask`
-//! command the page lists exists, and every one that exists is listed.
+//! command the page lists exists, and every one that exists is listed; every Rust name of its
+//! glossary is public in the crate it names.
 //!
 //! The page keeps its lists where a line of code can find them: each crate is the bold,
 //! backticked name that opens its paragraph in "## The crates", and the subcommands and xtask
@@ -81,6 +82,68 @@ fn the_checks_fail_on_a_page_that_lists_too_much_or_too_little() {
 
 /// `Ok` when `listed` and `real` hold the same names; else a message naming each difference
 /// and what to edit.
+#[test]
+fn every_rust_name_in_the_glossary_is_public_in_its_crate() {
+    let page = architecture_page();
+    let missing = missing_glossary_names(&page);
+    assert!(missing.is_empty(), "glossary names no crate declares in public: {missing:?}");
+    // Positive control: a misspelt name, and a bare name continuing the row's crate, fail.
+    let doctored = page
+        .replace("`atif_normalize::Shape` |", "`atif_normalize::Sharp` |")
+        .replace("`atif_schema::Validation`, `Finding`", "`atif_schema::Validation`, `Fnding`");
+    assert_eq!(missing_glossary_names(&doctored), ["atif_normalize::Sharp", "atif_schema::Fnding"]);
+}
+
+/// The Rust names (`atif_x::Item`, or a bare `Item` continuing the row's last crate) in the
+/// "where" column of the page's glossary whose last segment no line of that crate's sources
+/// declares or re-exports as `pub`.
+fn missing_glossary_names(page: &str) -> Vec<String> {
+    let glossary = page.split("\n## Glossary\n").nth(1).expect("the page has a glossary");
+    let mut missing = Vec::new();
+    for row in glossary.lines().filter(|line| line.starts_with("| ") && !line.contains("---")) {
+        let Some(column) = row.split(" | ").nth(2) else { continue };
+        let mut krate: Option<&str> = None;
+        for name in column.split('`').skip(1).step_by(2) {
+            let (named_crate, path) = match name.split_once("::") {
+                Some((head, rest)) if head.starts_with("atif_") => (Some(head), rest),
+                _ => (None, name),
+            };
+            krate = named_crate.or(krate);
+            let item = path.rsplit("::").next().unwrap_or(path);
+            let identifier =
+                !item.is_empty() && item.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            let Some(krate) = krate.filter(|_| identifier) else { continue };
+            if !declares_in_public(krate, item) {
+                missing.push(format!("{krate}::{item}"));
+            }
+        }
+    }
+    missing
+}
+
+/// Whether a line of crate `krate`'s sources starts `pub ` and names `item` as a whole word.
+fn declares_in_public(krate: &str, item: &str) -> bool {
+    let word = regex::Regex::new(&format!(r"\b{item}\b")).unwrap();
+    let src = workspace_path(&format!("crates/{}/src", krate.replace('_', "-")));
+    rust_files(&src).iter().any(|file| {
+        let text = std::fs::read_to_string(file).unwrap();
+        text.lines().any(|line| line.trim_start().starts_with("pub ") && word.is_match(line))
+    })
+}
+
+fn rust_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
+
 fn compare(what: &str, listed: &BTreeSet<String>, real: &BTreeSet<String>) -> Result<(), String> {
     if listed == real {
         return Ok(());
