@@ -290,7 +290,7 @@ impl Import {
                 // default patterns match no name or fixed value of ATIF (a test checks them all).
                 let mut redact = Redact(scanner.redactor());
                 crate::walk::walk(&mut trajectory, &mut redact);
-                (Body::Typed(Box::new(trajectory)), redact.0.into_report())
+                (Body::Typed(Box::new(trajectory)), redact.0.into_redactions())
             }
         };
         Import { body, format, detected: options.format.is_none(), stats, secrets }

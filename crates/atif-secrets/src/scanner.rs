@@ -166,7 +166,7 @@ impl Scanner {
     pub fn redact_value(&self, value: &mut Value) -> Redactions {
         let mut redactor = self.redactor();
         redactor.redact_value(value, "");
-        redactor.into_report()
+        redactor.into_redactions()
     }
 
     /// A [`Redactor`]: [`Scanner::redact_value`] over several values, or several parts of one
@@ -176,7 +176,7 @@ impl Scanner {
             scanner: self,
             keys: Vec::new(),
             facts: Vec::new(),
-            report: Redactions::default(),
+            redactions: Redactions::default(),
         }
     }
 
@@ -229,7 +229,7 @@ impl Scanner {
     pub fn scan_value(&self, value: &Value) -> Redactions {
         let mut redactor = self.redactor();
         redactor.scan(value, &mut String::new());
-        redactor.into_report()
+        redactor.into_redactions()
     }
 
     /// What `key` holds (a secret, by the patterns) and says (a secret value, by its name).
@@ -312,7 +312,7 @@ fn is_base64(bytes: &[u8]) -> bool {
 ///     redactor.redact_value(step, &format!("/steps/{idx}"));
 /// }
 /// assert_eq!(steps[1], json!({"env": {"GITHUB_TOKEN": "<redacted:token>"}}));
-/// assert_eq!(redactor.into_report().pointers(), ["/steps/1/env/GITHUB_TOKEN"]);
+/// assert_eq!(redactor.into_redactions().pointers(), ["/steps/1/env/GITHUB_TOKEN"]);
 /// ```
 #[derive(Debug)]
 pub struct Redactor<'s> {
@@ -326,7 +326,7 @@ pub struct Redactor<'s> {
     keys: Vec<Option<(Box<str>, KeyFacts)>>,
     /// The facts of the keys of the objects from the root to the value being walked.
     facts: Vec<KeyFacts>,
-    report: Redactions,
+    redactions: Redactions,
 }
 
 impl Redactor<'_> {
@@ -349,7 +349,7 @@ impl Redactor<'_> {
                     .is_some();
                 if found {
                     for kind in kinds {
-                        self.report.push(kind, pointer.clone());
+                        self.redactions.push(kind, pointer.clone());
                     }
                 }
             }
@@ -384,8 +384,8 @@ impl Redactor<'_> {
     }
 
     /// What was redacted, in the order it was found.
-    pub fn into_report(self) -> Redactions {
-        self.report
+    pub fn into_redactions(self) -> Redactions {
+        self.redactions
     }
 
     /// [`Scanner::may_hold_secret`] for an object key, remembered like every key this
@@ -481,7 +481,7 @@ impl<'v> Walk<'_, '_, 'v> {
                 {
                     *text = redacted;
                     for kind in kinds {
-                        self.redactor.report.push(kind, self.pointer(None));
+                        self.redactor.redactions.push(kind, self.pointer(None));
                     }
                 }
             }
@@ -513,7 +513,9 @@ impl<'v> Walk<'_, '_, 'v> {
                         {
                             Some(redacted) => {
                                 for kind in kinds {
-                                    self.redactor.report.push(kind, self.pointer(Some(&redacted)));
+                                    self.redactor
+                                        .redactions
+                                        .push(kind, self.pointer(Some(&redacted)));
                                 }
                                 redacted
                             }
@@ -534,7 +536,7 @@ impl<'v> Walk<'_, '_, 'v> {
                     if self.redactor.facts[base + idx].secret_name && is_secret_scalar(item) {
                         let kind = kind_for_name(key);
                         *item = Value::String(marker(kind));
-                        self.redactor.report.push(kind.to_owned(), self.pointer(None));
+                        self.redactor.redactions.push(kind.to_owned(), self.pointer(None));
                     } else {
                         self.value(item);
                     }
