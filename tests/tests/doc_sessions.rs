@@ -47,6 +47,8 @@ const FIXTURES: &[(&str, &str, &str)] = &[
     ("docs/golden.md", "run.json", "tests/fixtures/crash.json"),
     ("docs/golden.md", "next-run.json", "tests/fixtures/docs/crash-execute-sql.json"),
     ("docs/live.md", "agent.py", "tests/fixtures/docs/agent.py"),
+    ("docs/mcp.md", "mcp_agent.py", "tests/e2e/python/mcp_agent.py"),
+    ("docs/mcp.md", "notes_server.py", "tests/fixtures/docs/notes_server.py"),
 ];
 
 /// Folders of this checkout copied into every sandbox.

@@ -913,3 +913,119 @@ fn codex_reads_a_file_and_stores_a_note_through_mcp_and_replays_without_the_serv
     check_golden("mcp__codex_capture.json", &recorded_trajectory, &recorded, &[CODEX_MASK]);
     check_golden("mcp__codex_capture.json", &replayed_trajectory, &replayed, &[CODEX_MASK]);
 }
+
+/// The Python `mcp` SDK agent, with `prompt` as the user's message when given, offered
+/// server-filesystem's `read_text_file` through `atif mcp --name files` serving `dir`.
+fn python_mcp_agent(python: &Path, prompt: Option<&str>, dir: &Path) -> Vec<std::ffi::OsString> {
+    use std::ffi::OsString;
+    let agent = e2e::assets_dir().join("python").join("mcp_agent.py");
+    let mut argv: Vec<OsString> = vec![python.into(), agent.into()];
+    if let Some(prompt) = prompt {
+        argv.extend(["--prompt".into(), prompt.into()]);
+    }
+    argv.extend(["read_text_file".into(), e2e::atif_binary().into()]);
+    argv.extend(["mcp", "--name", "files", "--", "mcp-server-filesystem"].map(OsString::from));
+    argv.push(dir.into());
+    argv
+}
+
+/// `atif record --script SCRIPT --upstream URL [--replay-tools TAPE] -- AGENT…`.
+fn record_args(
+    script: &Path,
+    upstream: &str,
+    tools: Option<&Path>,
+    agent: Vec<std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = vec!["record".into(), "--script".into()];
+    args.extend([script.into(), "--upstream".into(), upstream.into()]);
+    if let Some(tools) = tools {
+        args.extend(["--replay-tools".into(), tools.into()]);
+    }
+    args.push("--".into());
+    args.extend(agent);
+    args
+}
+
+#[test]
+fn a_hybrid_recording_re_records_the_model_with_tool_results_from_the_tape_and_counts_a_miss() {
+    use atif_fake_provider::{Config, FakeProvider, ScriptedCall};
+    let Some(python) = e2e::python() else { return };
+    if server("mcp-server-filesystem").is_none() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let provider = FakeProvider::start(Config::default()).unwrap();
+    // The tools tape: a whole recording, the server on PATH.
+    let tape = root.path().join("tools.script.json");
+    let recorded_dir = sandbox(root.path(), "recorded");
+    let agent = python_mcp_agent(&python, None, &recorded_dir);
+    let live = atif_in(&recorded_dir, &record_args(&tape, provider.url(), None, agent), true);
+    assert!(live.status.success(), "record: {}", e2e::describe(&live));
+    let read = "tool read_text_file \"the fake model read this file\\n\"\n";
+    assert!(String::from_utf8_lossy(&live.stdout).starts_with(read), "{}", e2e::describe(&live));
+
+    // A prompt change, recorded hybrid in a directory without the file the tool reads, with
+    // the server off PATH: the model is recorded live, the tool result comes from the tape.
+    let prompt = "Summarise the notes file in one line.";
+    let hybrid_dir = sandbox(root.path(), "hybrid");
+    std::fs::remove_file(hybrid_dir.join("fake")).unwrap();
+    let script = root.path().join("agent.script.json");
+    let agent = python_mcp_agent(&python, Some(prompt), &hybrid_dir);
+    let args = record_args(&script, provider.url(), Some(&tape), agent);
+    let hybrid = atif_in(&hybrid_dir, &args, false);
+    assert!(hybrid.status.success(), "hybrid: {}", e2e::describe(&hybrid));
+    let stdout = String::from_utf8_lossy(&hybrid.stdout).into_owned();
+    assert!(stdout.starts_with(read), "the tool result came from the tape: {stdout}");
+    let stderr = String::from_utf8_lossy(&hybrid.stderr);
+    assert!(stderr.contains("MCP tool calls from the tools tape: 1 served, 0 missed"), "{stderr}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&script).unwrap()).unwrap();
+    let exchanges = saved["exchanges"].as_array().unwrap();
+    assert!(exchanges.len() >= 2, "the model's exchanges: {saved}");
+    assert!(exchanges[0].to_string().contains(prompt), "the new prompt is on the new tape");
+    let mcp = saved["mcp"].as_array().unwrap();
+    let call = mcp.iter().position(|m| m["message"]["method"] == "tools/call").unwrap();
+    assert_eq!(mcp[call]["message"]["params"]["arguments"], json!({"path": "fake"}));
+    let result = mcp[call + 1..].iter().find(|m| m["message"]["id"] == mcp[call]["message"]["id"]);
+    assert!(
+        result.unwrap().to_string().contains("the fake model read this file"),
+        "the tool traffic as served is on the new tape: {saved}"
+    );
+
+    // The new tape replays offline, model and tools, in a third directory.
+    let replay_dir = sandbox(root.path(), "replayed");
+    let mut args: Vec<std::ffi::OsString> = vec!["replay".into(), "--script".into()];
+    args.extend([script.clone().into(), "--".into()]);
+    args.extend(python_mcp_agent(&python, Some(prompt), &replay_dir));
+    drop(provider);
+    let replayed = atif_in(&replay_dir, &args, false);
+    assert!(replayed.status.success(), "replay: {}", e2e::describe(&replayed));
+    assert_eq!(String::from_utf8_lossy(&replayed.stdout), stdout);
+
+    // A tool call with new arguments is a miss: the agent reads a tool error naming the tool,
+    // the verdict counts it, and the recording goes beside the script, not over it.
+    let mut config = Config::default();
+    let arguments = json!({"path": "todo.txt"});
+    config.set_calls(vec![ScriptedCall { name: "read_text_file".to_owned(), arguments }]);
+    let provider = FakeProvider::start(config).unwrap();
+    let missed = root.path().join("missed.script.json");
+    let agent = python_mcp_agent(&python, Some(prompt), &hybrid_dir);
+    let run =
+        atif_in(&hybrid_dir, &record_args(&missed, provider.url(), Some(&tape), agent), false);
+    assert_eq!(run.status.code(), Some(1), "{}", e2e::describe(&run));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for expected in [
+        "MCP tool calls from the tools tape: 0 served, 1 missed",
+        "tool miss (not on the tools tape tools.script.json; answered with a tool error, the server was not started): MCP server `files`: tools/call of `read_text_file` matches no recorded call",
+        "-    \"path\": \"fake\"\n+    \"path\": \"todo.txt\"",
+        "To serve it, record the tools live to add the call: `atif record` without --replay-tools",
+    ] {
+        assert!(stderr.contains(expected), "{expected}\n---\n{stderr}");
+    }
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        stdout.starts_with("tool read_text_file \"tool miss (not on the tools tape"),
+        "{stdout}"
+    );
+    assert!(!missed.exists(), "a recording with a miss never replaces the script");
+    assert!(root.path().join("missed.script.failed.json").exists());
+}

@@ -75,6 +75,7 @@ mod json_reader;
 mod limits;
 mod mcp;
 mod mcp_http;
+mod mcp_hybrid;
 mod mcp_state;
 mod mcp_tape;
 mod normalize;

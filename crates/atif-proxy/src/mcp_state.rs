@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::DriftPolicy;
+use crate::mcp_hybrid::HybridTools;
 use crate::mcp_tape::{McpAnswer, McpTape, Output, tool_servers};
 use crate::normalize::Normalizer;
 
@@ -29,6 +30,9 @@ pub(crate) enum McpState {
         /// Which server offers each tool, from the script.
         tools: HashMap<String, String>,
     },
+    /// A hybrid recording (`--replay-tools`): the model is recorded live while the relays are
+    /// answered from a tools tape.
+    Hybrid(HybridTools),
 }
 
 /// One report of a relay.
@@ -66,6 +70,16 @@ impl McpState {
                 tool_servers(&messages.lock().unwrap_or_else(PoisonError::into_inner))
             }
             McpState::Replay { tools, .. } => tools.clone(),
+            McpState::Hybrid(hybrid) => hybrid.tool_servers(),
+        }
+    }
+
+    /// In a hybrid recording, how many tool calls were answered from the tools tape and how
+    /// many missed it.
+    pub(crate) fn hybrid_counts(&self) -> Option<(usize, usize)> {
+        match self {
+            McpState::Hybrid(hybrid) => Some(hybrid.counts()),
+            _ => None,
         }
     }
 
@@ -110,6 +124,21 @@ impl McpState {
                 });
                 Ok(McpReply { body, failure: answer.failure, warning: answer.warning })
             }
+            McpState::Hybrid(hybrid) => {
+                let answer = match (report.start, report.message) {
+                    (true, _) => hybrid.start(&report.server),
+                    (false, Some(message)) => hybrid.answer(&report.server, &message),
+                    (false, None) => return Err("expected `start` or a `message`".to_owned()),
+                };
+                // The relay replays: its real server is never started. A miss reaches the agent
+                // as the tool error among the replies and the verdict as a failure; the relay
+                // is not told, so that it does not say it a second time.
+                let body = json!({
+                    "mode": "replay",
+                    "replies": answer.replies.iter().map(Output::text).collect::<Vec<_>>(),
+                });
+                Ok(McpReply { body, failure: answer.failure, warning: None })
+            }
         }
     }
 
@@ -134,6 +163,7 @@ impl McpState {
             McpState::Record(messages) => {
                 std::mem::take(&mut *messages.lock().unwrap_or_else(PoisonError::into_inner))
             }
+            McpState::Hybrid(hybrid) => hybrid.take_served(),
             McpState::Replay { .. } => Vec::new(),
         }
     }

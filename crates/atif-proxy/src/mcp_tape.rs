@@ -39,6 +39,9 @@ const MATCHED_BY_PARAMS: &[&str] = &[
 #[derive(Debug)]
 pub(crate) struct McpTape {
     servers: HashMap<String, ServerTape>,
+    /// Whether a call equal to a recorded one that was already served is served again (a
+    /// hybrid recording's tools tape, where the model is live and may repeat a call).
+    reuse: bool,
 }
 
 #[derive(Debug, Default)]
@@ -112,7 +115,20 @@ impl McpTape {
                 }
             }
         }
-        McpTape { servers }
+        McpTape { servers, reuse: false }
+    }
+
+    /// A tape for a hybrid recording (`atif record --replay-tools`): calls match by tool name
+    /// and arguments alone, a call equal to one already served is served again, and a miss
+    /// is measured against every recorded call of its tool.
+    pub(crate) fn reusing(mut self) -> McpTape {
+        self.reuse = true;
+        self
+    }
+
+    /// Whether `server` has any message on the tape.
+    pub(crate) fn has_server(&self, server: &str) -> bool {
+        self.servers.contains_key(server)
     }
 
     /// The server messages `server` sent before the client's first message, once.
@@ -163,7 +179,7 @@ impl McpTape {
             *seen
         };
         let request = Request { server, method, tool: tool.as_deref(), params: &params, count };
-        match tape.request(&request, drift) {
+        match tape.request(&request, drift, self.reuse) {
             Ok((entry, warning)) => {
                 answer.warning = warning;
                 answer.replies.extend(tape.entries[entry].outputs.iter().map(|output| {
@@ -300,6 +316,7 @@ impl ServerTape {
         &mut self,
         request: &Request<'_>,
         drift: DriftPolicy,
+        reuse: bool,
     ) -> Result<(usize, Option<String>), String> {
         let same_call = |entry: &Entry| {
             entry.is_request
@@ -314,6 +331,16 @@ impl ServerTape {
             self.entries[idx].used = true;
             return Ok((idx, None));
         }
+        let recorded: Vec<usize> =
+            (0..self.entries.len()).filter(|&idx| same_call(&self.entries[idx])).collect();
+        if reuse {
+            // The same call again: a tool answers the same arguments the same way.
+            if let Some(&idx) =
+                recorded.iter().find(|&&idx| self.entries[idx].params == *request.params)
+            {
+                return Ok((idx, None));
+            }
+        }
         if !MATCHED_BY_PARAMS.contains(&request.method) {
             // Handshakes and listings: in recorded order, and the last one again past the end.
             let last = (0..self.entries.len()).rev().find(|&idx| same_call(&self.entries[idx]));
@@ -322,19 +349,18 @@ impl ServerTape {
                     self.entries[idx].used = true;
                     Ok((idx, None))
                 }
-                None => Err(never_recorded(request, self.recorded_of(request.method))),
+                None => Err(never_recorded(request, self.recorded_of(request.method), reuse)),
             };
         }
-        let Some(nearest) = self.nearest(&unused, request.params) else {
-            let recorded =
-                (0..self.entries.len()).filter(|&idx| same_call(&self.entries[idx])).count();
-            return Err(match recorded {
-                0 => never_recorded(request, self.recorded_of(request.method)),
-                _ => one_too_many(request, recorded),
+        let candidates = if reuse { &recorded } else { &unused };
+        let Some(nearest) = self.nearest(candidates, request.params) else {
+            return Err(match recorded.len() {
+                0 => never_recorded(request, self.recorded_of(request.method), reuse),
+                n => one_too_many(request, n),
             });
         };
         let entry = &self.entries[nearest];
-        let message = drift_message(request, entry.number, &entry.params);
+        let message = drift_message(request, entry.number, &entry.params, reuse);
         match drift {
             DriftPolicy::Warn | DriftPolicy::Off => {
                 self.entries[nearest].used = true;
@@ -387,7 +413,8 @@ pub(crate) struct Output {
 }
 
 impl Output {
-    fn new(value: Value) -> Output {
+    /// A message the tape makes up (an error), written as its JSON.
+    pub(crate) fn new(value: Value) -> Output {
         Output { value, line: None, http: None }
     }
 
@@ -515,17 +542,22 @@ fn error_reply(id: &Value, message: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": TAPE_ERROR_CODE, "message": message}})
 }
 
-fn never_recorded(request: &Request<'_>, recorded: Vec<String>) -> String {
+fn never_recorded(request: &Request<'_>, recorded: Vec<String>, hybrid: bool) -> String {
     let what = describe(request.method, request.tool);
     let listed = match recorded.is_empty() {
         true => format!("the tape holds no `{}` of this server", request.method),
         false => format!("recorded: {}", recorded.join(", ")),
     };
-    format!(
-        "MCP server `{}`: {what} was never recorded ({listed}). The agent calls something it \
-         did not call when it was recorded: that is the regression; re-record if intended",
-        request.server
-    )
+    let server = request.server;
+    match hybrid {
+        // A hybrid recording says what to do itself (see `mcp_hybrid.rs`).
+        true => format!("MCP server `{server}`: {what} was never recorded ({listed})"),
+        false => format!(
+            "MCP server `{server}`: {what} was never recorded ({listed}). The agent calls \
+             something it did not call when it was recorded: that is the regression; \
+             re-record if intended"
+        ),
+    }
 }
 
 fn one_too_many(request: &Request<'_>, recorded: usize) -> String {
@@ -539,7 +571,7 @@ fn one_too_many(request: &Request<'_>, recorded: usize) -> String {
     )
 }
 
-fn drift_message(request: &Request<'_>, number: usize, recorded: &Value) -> String {
+fn drift_message(request: &Request<'_>, number: usize, recorded: &Value, reuse: bool) -> String {
     let old = render_for_diff(recorded);
     let new = render_for_diff(request.params);
     let text = TextDiff::from_lines(&old, &new)
@@ -554,8 +586,10 @@ fn drift_message(request: &Request<'_>, number: usize, recorded: &Value) -> Stri
     if more > 0 {
         diff.push_str(&format!("\n… ({more} more lines)"));
     }
+    // A hybrid recording's tape serves a call again, so every recorded call is a candidate.
+    let unused = if reuse { "" } else { "unused " };
     format!(
-        "MCP server `{}`: {} matches no unused recorded call; against the nearest recorded one \
+        "MCP server `{}`: {} matches no {unused}recorded call; against the nearest recorded one \
          (message #{number}), the arguments changed (- recorded, + now):\n{diff}",
         request.server,
         describe(request.method, request.tool)

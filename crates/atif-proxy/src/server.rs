@@ -28,6 +28,7 @@ use crate::limits::{
     DEFAULT_UPSTREAM_FIRST_BYTE_TIMEOUT, DEFAULT_UPSTREAM_IDLE_TIMEOUT, read_body,
 };
 use crate::mcp_http::McpHttpFront;
+use crate::mcp_hybrid::HybridTools;
 use crate::mcp_state::McpState;
 use crate::mcp_tape::McpTape;
 use crate::normalize::Normalizer;
@@ -55,6 +56,7 @@ pub struct Options {
     script: PathBuf,
     listen: SocketAddr,
     upstream: Option<String>,
+    replay_tools: Option<PathBuf>,
     masks: Vec<String>,
     drift: DriftPolicy,
     cwd: Option<PathBuf>,
@@ -88,6 +90,7 @@ impl Options {
             script,
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             upstream: None,
+            replay_tools: None,
             masks: Vec::new(),
             drift: DriftPolicy::Strict,
             cwd: std::env::current_dir().ok(),
@@ -155,6 +158,22 @@ impl Options {
     /// The upstream origin, when one was set.
     pub fn upstream(&self) -> Option<&str> {
         self.upstream.as_deref()
+    }
+
+    /// Makes a recording hybrid: the model is recorded live, while the MCP relays of the run
+    /// are answered from the MCP messages of the script `tape` and their servers are never
+    /// started. Tool calls match by tool name and arguments, never by order; a call the tape
+    /// cannot answer (a miss) gets a tool error and makes the recording not exact. The new
+    /// recording holds the tool traffic as served. A replay ignores it: its script holds its
+    /// tools.
+    pub fn set_replay_tools(&mut self, tape: Option<PathBuf>) -> &mut Self {
+        self.replay_tools = tape;
+        self
+    }
+
+    /// The tools tape of a hybrid recording, when one was set.
+    pub fn replay_tools(&self) -> Option<&Path> {
+        self.replay_tools.as_deref()
     }
 
     /// Ignores what `regex` matches when requests are compared (repeatable). A recording
@@ -455,15 +474,46 @@ fn engines(options: &Options) -> Result<(Engine, McpState)> {
             (Engine::Replay { tape: Mutex::new(tape), drift: options.drift, normalizer }, mcp)
         }
         Operation::Record => {
-            let normalizer = Normalizer::new(cwd, home, &options.masks)?;
+            let normalizer = Normalizer::new(cwd.clone(), home.clone(), &options.masks)?;
             // The directories are `<cwd>` and `<home>` in the exchanges, and nowhere else.
             let recording = Recording { cwd: None, home: None, masks: options.masks.clone() };
             let recorder =
                 Recorder::new(options.upstream.as_deref(), recording, options.upstream_timeouts)?;
-            (Engine::Record { recorder, normalizer }, McpState::Record(Mutex::new(Vec::new())))
+            let mcp = match &options.replay_tools {
+                Some(tape) => hybrid_tools(tape, options, cwd, home)?,
+                None => McpState::Record(Mutex::new(Vec::new())),
+            };
+            (Engine::Record { recorder, normalizer }, mcp)
         }
     };
     Ok(engines)
+}
+
+/// The MCP half of a hybrid recording: the tools tape at `tape`, matched with its own masks
+/// and the recording's.
+fn hybrid_tools(
+    tape: &Path,
+    options: &Options,
+    cwd: Option<String>,
+    home: Option<String>,
+) -> Result<McpState> {
+    if let Some((name, _)) = options.mcp_http.first() {
+        // The front forwards to its server while recording: it would run the server live,
+        // which is what a hybrid recording promises not to do.
+        return Err(Error::McpHttp {
+            name: name.clone(),
+            message: "is a Streamable-HTTP server, which a hybrid recording (--replay-tools) \
+                      does not serve from the tape yet; record it without --replay-tools"
+                .to_owned(),
+        });
+    }
+    let mut load = LoadOptions::new();
+    load.set_max_bytes(options.max_input_bytes);
+    let script = atif_replay::read_script_with(tape, &load)?;
+    let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
+    masks.extend(options.masks.iter().cloned());
+    let normalizer = Normalizer::new(cwd, home, &masks)?;
+    Ok(McpState::Hybrid(HybridTools::new(tape, &script.mcp, normalizer)))
 }
 
 impl Proxy {
@@ -671,6 +721,8 @@ impl Shared {
             connections_closed_slow_head: self.slow_heads.load(Ordering::Relaxed),
             connections_closed_idle: self.idle_closed.load(Ordering::Relaxed),
             exchanges_recorded: recorded,
+            mcp_calls_from_tape: self.mcp.hybrid_counts().map(|(served, _)| served),
+            mcp_call_misses: self.mcp.hybrid_counts().map(|(_, misses)| misses),
         };
         Verdict::new(
             self.operation(),
@@ -1207,6 +1259,19 @@ mod tests {
         assert_eq!(url("[::]:4000"), "http://[::1]:4000");
         assert_eq!(url("10.0.0.5:4000"), "http://10.0.0.5:4000");
         assert_eq!(url("127.0.0.1:4000"), "http://127.0.0.1:4000");
+    }
+
+    #[tokio::test]
+    async fn a_hybrid_recording_refuses_a_streamable_http_server_it_would_run_live() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = Options::record(dir.path().join("agent.script.json"));
+        options.set_replay_tools(Some(dir.path().join("tools.script.json")));
+        options.add_mcp_http("web", Some("http://127.0.0.1:9/mcp".to_owned()));
+        let err = start(&options).await.unwrap_err().to_string();
+        assert!(
+            err.starts_with("--mcp `web` is a Streamable-HTTP server, which a hybrid recording"),
+            "{err}"
+        );
     }
 
     #[test]

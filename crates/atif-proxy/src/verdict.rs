@@ -39,6 +39,14 @@ pub struct Verdict {
     pub connections_closed_idle: usize,
     /// How many exchanges the script holds (replay) or the recording saved so far (record).
     pub exchanges_recorded: usize,
+    /// In a hybrid recording (`--replay-tools`), how many MCP tool calls were answered from
+    /// the tools tape; `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_calls_from_tape: Option<usize>,
+    /// In a hybrid recording, how many MCP tool calls the tools tape could not answer (misses):
+    /// each got a tool error and is one of the [`errors`](Self::errors); `None` otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp_call_misses: Option<usize>,
     /// The recorded exchanges a replay never served, in script order.
     pub unused_exchanges: Vec<UnusedExchange>,
     /// The first [`MAX_KEPT`] failures, in the order they happened: each makes the run not
@@ -104,6 +112,8 @@ pub(crate) struct Counts {
     pub(crate) connections_closed_slow_head: usize,
     pub(crate) connections_closed_idle: usize,
     pub(crate) exchanges_recorded: usize,
+    pub(crate) mcp_calls_from_tape: Option<usize>,
+    pub(crate) mcp_call_misses: Option<usize>,
 }
 
 impl Verdict {
@@ -124,6 +134,8 @@ impl Verdict {
             connections_closed_slow_head: counts.connections_closed_slow_head,
             connections_closed_idle: counts.connections_closed_idle,
             exchanges_recorded: counts.exchanges_recorded,
+            mcp_calls_from_tape: counts.mcp_calls_from_tape,
+            mcp_call_misses: counts.mcp_call_misses,
             unused_exchanges,
             errors: errors.kept.clone(),
             errors_omitted: errors.omitted,
@@ -155,13 +167,19 @@ impl Verdict {
                  Origin or no control token)"
             ),
         };
+        let tools = match (self.mcp_calls_from_tape, self.mcp_call_misses) {
+            (Some(served), Some(misses)) => {
+                format!("; MCP tool calls from the tools tape: {served} served, {misses} missed")
+            }
+            _ => String::new(),
+        };
         if self.ok {
             return format!(
-                "{mode} exact: {} requests served, {} exchanges recorded{refused}",
+                "{mode} exact: {} requests served, {} exchanges recorded{tools}{refused}",
                 self.requests_served, self.exchanges_recorded
             );
         }
-        let mut text = format!("{mode} not exact{refused}:");
+        let mut text = format!("{mode} not exact{tools}{refused}:");
         for error in &self.errors {
             text.push_str("\n- ");
             text.push_str(error);

@@ -2,10 +2,11 @@
 MCP server through the command line it is given, offers the model that server's tools, runs
 each tool call through the MCP session, and prints every tool result and the final answer.
 
-    python mcp_agent.py TOOL SERVER_CMD [ARGS...]
-    python mcp_agent.py TOOL --http NAME
+    python mcp_agent.py [--prompt TEXT] TOOL SERVER_CMD [ARGS...]
+    python mcp_agent.py [--prompt TEXT] TOOL --http NAME
 
-TOOL is the one tool offered to the model. With `--http NAME`, the server is a Streamable-HTTP
+TOOL is the one tool offered to the model; --prompt changes the user's message (a prompt
+change, for hybrid recordings). With `--http NAME`, the server is a Streamable-HTTP
 one that the record/replay server fronts (`atif record --mcp NAME=URL`), at
 $ATIF_PROXY_URL/mcp/NAME.
 
@@ -26,18 +27,21 @@ from mcp.client.streamable_http import streamable_http_client
 from openai import OpenAI
 
 
-async def run(tool: str, command: list[str]) -> None:
+PROMPT = "Read the notes file and tell me what it says."
+
+
+async def run(prompt: str, tool: str, command: list[str]) -> None:
     if command[0] == "--http":
         url = f"{os.environ['ATIF_PROXY_URL']}/mcp/{command[1]}"
         async with streamable_http_client(url) as (read, write):
-            await converse(tool, read, write)
+            await converse(prompt, tool, read, write)
         return
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
-        await converse(tool, read, write)
+        await converse(prompt, tool, read, write)
 
 
-async def converse(tool: str, read, write) -> None:
+async def converse(prompt: str, tool: str, read, write) -> None:
     async with ClientSession(read, write) as session:
         await session.initialize()
         listed = await session.list_tools()
@@ -47,7 +51,7 @@ async def converse(tool: str, read, write) -> None:
             if t.name == tool
         ]
         client = OpenAI()
-        messages = [{"role": "user", "content": "Read the notes file and tell me what it says."}]
+        messages = [{"role": "user", "content": prompt}]
         for _ in range(4):
             reply = client.chat.completions.create(model="gpt-fake", messages=messages, tools=tools)
             message = reply.choices[0].message
@@ -63,4 +67,8 @@ async def converse(tool: str, read, write) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(run(sys.argv[1], sys.argv[2:]))
+    argv = sys.argv[1:]
+    prompt = PROMPT
+    if argv[:1] == ["--prompt"]:
+        prompt, argv = argv[1], argv[2:]
+    asyncio.run(run(prompt, argv[0], argv[1:]))

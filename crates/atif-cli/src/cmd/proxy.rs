@@ -24,6 +24,11 @@ pub(crate) struct RecordArgs {
     /// public API; paths are forwarded unchanged.
     #[arg(long, value_name = "URL")]
     upstream: Option<String>,
+    /// Hybrid: record the model live, but answer the agent's MCP servers (run through
+    /// `atif mcp`) from the MCP messages of this script, never starting them; a tool call it
+    /// cannot answer is a miss (see docs/mcp.md). It may be the --script file itself.
+    #[arg(long, value_name = "FILE")]
+    replay_tools: Option<PathBuf>,
     #[command(flatten)]
     timeouts: UpstreamTimeoutArgs,
     #[command(flatten)]
@@ -64,6 +69,10 @@ pub(crate) struct ServeArgs {
     /// With --record: send every request to this origin instead of each provider's public API.
     #[arg(long, value_name = "URL", requires = "record")]
     upstream: Option<String>,
+    /// With --record: answer the MCP servers from this script's MCP messages (hybrid, as
+    /// `atif record --replay-tools`).
+    #[arg(long, value_name = "FILE", requires = "record")]
+    replay_tools: Option<PathBuf>,
     #[command(flatten)]
     timeouts: UpstreamTimeoutArgs,
     #[command(flatten)]
@@ -229,6 +238,7 @@ pub(crate) fn record(args: &RecordArgs) -> anyhow::Result<ExitCode> {
     if let Some(upstream) = &args.upstream {
         options.set_upstream(upstream.clone());
     }
+    options.set_replay_tools(args.replay_tools.clone());
     args.timeouts.apply(&mut options);
     args.server.apply(&mut options);
     run_around(&options, &args.command, args.server.trajectory.as_deref())
@@ -271,6 +281,7 @@ pub(crate) fn serve_options(args: &ServeArgs) -> anyhow::Result<Options> {
         if let Some(upstream) = &args.upstream {
             options.set_upstream(upstream.clone());
         }
+        options.set_replay_tools(args.replay_tools.clone());
         args.timeouts.apply(&mut options);
         options
     } else {
