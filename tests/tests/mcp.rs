@@ -891,7 +891,7 @@ fn codex_reads_a_file_and_stores_a_note_through_mcp_and_replays_without_the_serv
     let mut path = vec![bin];
     path.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
     let path = std::env::join_paths(path).unwrap();
-    let args: Vec<OsString> = vec!["replay".into(), "--script".into(), script.into()];
+    let args: Vec<OsString> = vec!["replay".into(), "--script".into(), script.clone().into()];
     let (replayed, replay, replayed_trajectory) =
         codex_mcp_run(&root.path().join("replay"), Path::new("codex"), &args, &path);
     assert!(
@@ -912,6 +912,65 @@ fn codex_reads_a_file_and_stores_a_note_through_mcp_and_replays_without_the_serv
     }
     check_golden("mcp__codex_capture.json", &recorded_trajectory, &recorded, &[CODEX_MASK]);
     check_golden("mcp__codex_capture.json", &replayed_trajectory, &replayed, &[CODEX_MASK]);
+    codex_drift_fails_naming_the_server_and_tool(root.path(), &script, &path);
+}
+
+/// Codex replays of the recorded `script`, each edited to drift one way, with only Codex on
+/// `path`: a changed tool result, a recorded call never made, and a call never recorded each
+/// fail the replay, naming the server and the tool.
+fn codex_drift_fails_naming_the_server_and_tool(
+    root: &Path,
+    script: &Path,
+    path: &std::ffi::OsStr,
+) {
+    use std::ffi::OsString;
+    let replay = |name: &str, edit: &dyn Fn(&mut Value)| {
+        let edited = edited_script(script, &root.join(format!("{name}.script.json")), edit);
+        let args: Vec<OsString> = vec!["replay".into(), "--script".into(), edited.into()];
+        let (_, run, _) = codex_mcp_run(&root.join(name), Path::new("codex"), &args, path);
+        assert!(!run.status.success(), "{name}: the replay passed\n{}", run.stderr);
+        run.stderr
+    };
+    let changed = replay("changed", &|script| {
+        for message in script["mcp"].as_array_mut().unwrap() {
+            let text = message.to_string();
+            if message["from"] == "server" && text.contains("moved to Thursday") {
+                *message = serde_json::from_str(&text.replace("Thursday", "Friday")).unwrap();
+            }
+        }
+    });
+    assert!(
+        changed.contains("read_text_file` of MCP server `files` (call ")
+            && changed.contains("as the agent sent it back, changed"),
+        "{changed}"
+    );
+    let fewer = replay("fewer", &|script| {
+        let messages = script["mcp"].as_array_mut().unwrap();
+        let mut call = messages
+            .iter()
+            .find(|m| m["message"]["params"]["name"] == "read_text_file")
+            .unwrap()
+            .clone();
+        call["message"]["id"] = json!(9999);
+        call["message"]["params"]["arguments"] = json!({"path": "todo.txt"});
+        messages.push(call);
+    });
+    assert!(
+        fewer.contains("1 of the 3 recorded MCP calls were never made: #")
+            && fewer.contains(" files: tools/call of `read_text_file`"),
+        "{fewer}"
+    );
+    let extra = replay("extra", &|script| {
+        for message in script["mcp"].as_array_mut().unwrap() {
+            if message["message"]["params"]["name"] == "create_entities" {
+                message["message"]["params"]["name"] = json!("add_observations");
+            }
+        }
+    });
+    assert!(
+        extra.contains("MCP server `memory`: tools/call of `create_entities` was never recorded (recorded: add_observations)"),
+        "{extra}"
+    );
 }
 
 /// The Python `mcp` SDK agent, with `prompt` as the user's message when given, offered
