@@ -134,7 +134,7 @@ impl McpState {
                 // as the tool error among the replies and the verdict as a failure; the relay
                 // is not told, so that it does not say it a second time.
                 let body = json!({
-                    "mode": "replay",
+                    "operation": "replay",
                     "replies": answer.replies.iter().map(Output::text).collect::<Vec<_>>(),
                 });
                 Ok(McpReply { body, failure: answer.failure, warning: None })
