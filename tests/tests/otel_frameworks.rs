@@ -4,7 +4,7 @@
 //! streamed or not, checks equal; a changed tool call fails naming the step.
 //!
 //! What each framework covers of the cases: pydantic-ai (built-in instrumentation)
-//! streaming; the OpenAI Agents SDK (through OpenInference) a handoff and a subagent (an agent
+//! streaming and parallel tool calls (the fake provider's `set_parallel_calls`); the OpenAI Agents SDK (through OpenInference) a handoff and a subagent (an agent
 //! called as a tool), streamed too; the
 //! Vercel AI SDK (through `@ai-sdk/otel`, on Node.js, `tests/e2e/js/`) streaming and a tool
 //! error; Google ADK (its own instrumentation, in the cache's `adk-venv`) content on and off,
@@ -119,6 +119,67 @@ fn a_pydantic_ai_run_becomes_a_golden_with_one_command_and_the_next_run_checks_e
         "{}",
         e2e::describe(&output)
     );
+}
+
+/// The fake provider calling `bash` with `first` and `second` at once, as parallel tool calls.
+fn parallel_script(first: &str, second: &str) -> Config {
+    let bash = |command: &str| ScriptedCall {
+        name: "bash".to_owned(),
+        arguments: json!({"command": command}),
+    };
+    let mut config = Config::default();
+    config.set_calls(vec![bash(first), bash(second)]);
+    config.set_parallel_calls(true);
+    config
+}
+
+#[test]
+fn a_pydantic_ai_run_with_parallel_tool_calls_imports_both_in_one_step_and_checks_equal() {
+    let Some(python) = e2e::otel_python() else { return };
+    let provider = FakeProvider::start(parallel_script("echo one", "echo two")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let golden = dir.join("golden.json");
+    let first = run_agent(&python, &python_agent(PYDANTIC), &provider, dir, "run1.pb", false);
+    let trajectory = import(dir, &first, &golden);
+    assert_valid_in_both_profiles(dir, &golden);
+    // One model call made both calls; pydantic-ai ran them concurrently, and each result is
+    // joined to its own call, in the order the model gave them.
+    let step = &trajectory["steps"][2];
+    let calls: Vec<(&Value, &Value)> = step["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| (&call["tool_call_id"], &call["arguments"]["command"]))
+        .collect();
+    assert_eq!(calls.len(), 2, "{step}");
+    assert_eq!((calls[0].1, calls[1].1), (&json!("echo one"), &json!("echo two")), "{step}");
+    for (result, (id, command)) in
+        step["observation"]["results"].as_array().unwrap().iter().zip(&calls)
+    {
+        assert_eq!(&result["source_call_id"], *id, "{step}");
+        let printed = command.as_str().unwrap().trim_start_matches("echo ");
+        assert_eq!(result["content"], format!("{printed}\n"), "{step}");
+    }
+
+    // The next runs, streamed or not, whichever call finishes first.
+    for (name, stream) in [("run2.pb", false), ("run3.pb", true)] {
+        let trace = run_agent(&python, &python_agent(PYDANTIC), &provider, dir, name, stream);
+        let run = dir.join(format!("{name}.json"));
+        import(dir, &trace, &run);
+        let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+        assert!(output.status.success(), "{name}: {}", e2e::describe(&output));
+    }
+
+    // The second of the parallel calls changes: the check fails, naming the step.
+    let changed = FakeProvider::start(parallel_script("echo one", "echo three")).unwrap();
+    let trace = run_agent(&python, &python_agent(PYDANTIC), &changed, dir, "changed.pb", false);
+    let run = dir.join("changed.json");
+    import(dir, &trace, &run);
+    let output = atif(dir, &["check".as_ref(), golden.as_os_str(), run.as_os_str()]);
+    assert_eq!(output.status.code(), Some(1), "{}", e2e::describe(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.contains("step 3 (agent) changed"), "{}", e2e::describe(&output));
 }
 
 /// Imports `trace` to `out` (the format detected) and returns the trajectory.

@@ -30,6 +30,7 @@ pub struct Config {
     keepalives: bool,
     sampling: Option<Sampling>,
     calls: Vec<ScriptedCall>,
+    parallel_calls: bool,
 }
 
 /// One tool call of a scripted sequence (see [`Config::set_calls`]): the tool's name and the
@@ -73,6 +74,7 @@ impl Default for Config {
             keepalives: false,
             sampling: None,
             calls: Vec::new(),
+            parallel_calls: false,
         }
     }
 }
@@ -199,6 +201,18 @@ impl Config {
     /// them, with chosen arguments.
     pub fn set_calls(&mut self, calls: Vec<ScriptedCall>) {
         self.calls = calls;
+    }
+
+    /// Whether the scripted calls go out together. Default `false`: one a reply, in order.
+    pub fn parallel_calls(&self) -> bool {
+        self.parallel_calls
+    }
+
+    /// Sends the scripted calls whose tools are offered all in the first reply, as parallel
+    /// tool calls (each with its own call id), instead of one a reply; once their results are
+    /// in the conversation, the reply follows the usual tool loop (it quotes the last result).
+    pub fn set_parallel_calls(&mut self, parallel: bool) {
+        self.parallel_calls = parallel;
     }
 }
 

@@ -35,6 +35,8 @@ options:
   --text TEXT            plain-text reply when no tool is offered (default: {text})
   --call NAME=JSON       script the next tool call: NAME with the JSON object of arguments
                          (repeatable, in order)
+  --parallel-calls       send the --call calls whose tools are offered together, in the
+                         first reply, as parallel tool calls
   --model ID             a model id GET /v1/models lists (repeatable; default fake-model)
   --fail-status CODE     answer every model request with this HTTP status
   --cut-after N          cut every reply after N SSE events (a JSON body after half of it)
@@ -121,6 +123,7 @@ fn parse(args: &[String]) -> Result<Option<Config>, String> {
                 config.set_fault(Some(Fault::CutStream { after_events }));
             }
             "--keepalives" => config.set_keepalives(true),
+            "--parallel-calls" => config.set_parallel_calls(true),
             "--sample-seed"
             | "--sample-extra"
             | "--sample-swap"

@@ -143,7 +143,7 @@ impl Sampler {
                     true => shell_arguments(schema, config),
                     false => tool_arguments(schema),
                 };
-                Reply::ToolCall { name: (*name).to_owned(), arguments }
+                Reply::call(*name, arguments)
             }
             None => Reply::decide(&turn, config),
         };

@@ -3,8 +3,8 @@
 use atif_wire::Protocol;
 use serde_json::{Map, Value, json};
 
-use crate::Config;
 use crate::example::{Fill, example, property_example, tool_arguments};
+use crate::{Config, ScriptedCall};
 
 /// What the fake provider needs to know about one request, whatever its protocol.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,8 +39,33 @@ pub(crate) struct Turn {
 pub(crate) enum Reply {
     /// Plain assistant text.
     Text(String),
-    /// One call of a tool with these arguments.
-    ToolCall { name: String, arguments: Value },
+    /// Calls of tools, in one reply: one, or several in parallel (never none).
+    ToolCalls(Vec<Call>),
+}
+
+/// One tool call of a reply.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Call {
+    /// The tool's name.
+    pub(crate) name: String,
+    /// Its arguments, a JSON object.
+    pub(crate) arguments: Value,
+}
+
+impl Reply {
+    /// A reply of one call of `name` with `arguments`.
+    pub(crate) fn call(name: impl Into<String>, arguments: Value) -> Reply {
+        Reply::ToolCalls(vec![Call { name: name.into(), arguments }])
+    }
+}
+
+/// The id of call `index` of the reply numbered `id`: `PREFIX_ID` for the first (as a reply of
+/// one call has always been numbered), `PREFIX_ID_INDEX` for the others.
+pub(crate) fn call_id(prefix: &str, id: usize, index: usize) -> String {
+    match index {
+        0 => format!("{prefix}_{id}"),
+        index => format!("{prefix}_{id}_{index}"),
+    }
 }
 
 impl Reply {
@@ -57,15 +82,10 @@ impl Reply {
             return Reply::Text(example(schema, Fill::All).to_string());
         }
         if let Some((name, schema)) = turn.tools.iter().find(|(name, _)| is_shell_tool(name)) {
-            return Reply::ToolCall {
-                name: name.clone(),
-                arguments: shell_arguments(schema, config),
-            };
+            return Reply::call(name.clone(), shell_arguments(schema, config));
         }
         match turn.tools.first() {
-            Some((name, schema)) => {
-                Reply::ToolCall { name: name.clone(), arguments: tool_arguments(schema) }
-            }
+            Some((name, schema)) => Reply::call(name.clone(), tool_arguments(schema)),
             None => Reply::Text(config.text().to_owned()),
         }
     }
@@ -74,16 +94,28 @@ impl Reply {
     pub(crate) fn content_len(&self) -> usize {
         match self {
             Reply::Text(text) => text.len(),
-            Reply::ToolCall { arguments, .. } => arguments.to_string().len(),
+            Reply::ToolCalls(calls) => {
+                calls.iter().map(|call| call.arguments.to_string().len()).sum()
+            }
         }
     }
 }
 
-/// The scripted call due in this turn (see [`Config::set_calls`]), when its tool is offered.
+/// The scripted call due in this turn (see [`Config::set_calls`]), when its tool is offered; or,
+/// with [`Config::set_parallel_calls`], every scripted call whose tool is offered, in the first
+/// reply.
 fn scripted_call(turn: &Turn, config: &Config) -> Option<Reply> {
-    let call = config.calls().get(turn.n_tool_results)?;
-    let offered = turn.tools.iter().any(|(name, _)| *name == call.name);
-    offered.then(|| Reply::ToolCall { name: call.name.clone(), arguments: call.arguments.clone() })
+    let offered = |call: &&ScriptedCall| turn.tools.iter().any(|(name, _)| *name == call.name);
+    let due: Vec<&ScriptedCall> = match config.parallel_calls() {
+        true if turn.n_tool_results == 0 => config.calls().iter().filter(offered).collect(),
+        true => Vec::new(),
+        false => config.calls().get(turn.n_tool_results).filter(offered).into_iter().collect(),
+    };
+    let calls: Vec<Call> = due
+        .into_iter()
+        .map(|call| Call { name: call.name.clone(), arguments: call.arguments.clone() })
+        .collect();
+    (!calls.is_empty()).then_some(Reply::ToolCalls(calls))
 }
 
 /// Reads the parts of a request body that decide the reply.
@@ -347,7 +379,7 @@ mod tests {
     }
 
     fn call(name: &str, arguments: Value) -> Reply {
-        Reply::ToolCall { name: name.to_owned(), arguments }
+        Reply::call(name, arguments)
     }
 
     #[test]

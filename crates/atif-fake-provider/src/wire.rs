@@ -5,7 +5,7 @@ use atif_wire::Protocol;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
-use crate::turn::{Reply, Turn};
+use crate::turn::{Reply, Turn, call_id};
 
 /// A fixed creation time (2026-01-01T00:00:00Z), so that replies are byte-for-byte reproducible.
 const CREATED: u64 = 1_767_225_600;
@@ -143,12 +143,21 @@ fn chat_completion(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Value
             json!({"role": "assistant", "content": text, "refusal": null, "annotations": []}),
             "stop",
         ),
-        Reply::ToolCall { name, arguments } => (
-            json!({"role": "assistant", "content": null, "refusal": null, "annotations": [],
-                   "tool_calls": [{"id": format!("call_fake_{id}"), "type": "function",
-                                   "function": {"name": name, "arguments": arguments.to_string()}}]}),
-            "tool_calls",
-        ),
+        Reply::ToolCalls(calls) => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    json!({"id": call_id("call_fake", id, index), "type": "function",
+                           "function": {"name": call.name, "arguments": call.arguments.to_string()}})
+                })
+                .collect();
+            (
+                json!({"role": "assistant", "content": null, "refusal": null, "annotations": [],
+                       "tool_calls": tool_calls}),
+                "tool_calls",
+            )
+        }
     };
     json!({
         "id": format!("chatcmpl-fake-{id}"),
@@ -186,16 +195,21 @@ fn chat_chunks(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<Bytes
             }
             "stop"
         }
-        Reply::ToolCall { name, arguments } => {
-            let call = json!({"index": 0, "id": format!("call_fake_{id}"), "type": "function",
-                              "function": {"name": name, "arguments": ""}});
-            chunks.push(chunk(
-                json!({"role": "assistant", "content": null, "tool_calls": [call]}),
-                Value::Null,
-            ));
-            for piece in pieces(&arguments.to_string()) {
-                let delta = json!({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]});
+        Reply::ToolCalls(calls) => {
+            for (index, call) in calls.iter().enumerate() {
+                let head = json!({"index": index, "id": call_id("call_fake", id, index), "type": "function",
+                                  "function": {"name": call.name, "arguments": ""}});
+                // The first chunk also opens the message.
+                let delta = match index {
+                    0 => json!({"role": "assistant", "content": null, "tool_calls": [head]}),
+                    _ => json!({"tool_calls": [head]}),
+                };
                 chunks.push(chunk(delta, Value::Null));
+                for piece in pieces(&call.arguments.to_string()) {
+                    let delta =
+                        json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]});
+                    chunks.push(chunk(delta, Value::Null));
+                }
             }
             "tool_calls"
         }
@@ -219,27 +233,33 @@ fn chat_chunks(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<Bytes
 
 // OpenAI Responses.
 
-fn response_item(turn: &Turn, reply: &Reply, id: usize, done: bool) -> Value {
+/// The reply's output items: its message, or one `function_call` item per call.
+fn response_items(turn: &Turn, reply: &Reply, id: usize, done: bool) -> Vec<Value> {
     let status = if done { "completed" } else { "in_progress" };
     match reply {
         Reply::Text(text) => {
             let content = if done { json!([output_text(text)]) } else { json!([]) };
-            json!({"id": format!("msg_fake_{id}"), "type": "message", "status": status,
-                   "role": "assistant", "content": content})
+            vec![json!({"id": format!("msg_fake_{id}"), "type": "message", "status": status,
+                        "role": "assistant", "content": content})]
         }
-        Reply::ToolCall { name, arguments } => {
-            let arguments = if done { arguments.to_string() } else { String::new() };
-            let mut item = json!({"id": format!("fc_fake_{id}"), "type": "function_call", "status": status,
-                   "call_id": format!("call_fake_{id}"), "name": name, "arguments": arguments});
-            // A tool of a namespace is called by its own name, with its namespace beside it.
-            if let Some((_, namespace, tool)) =
-                turn.namespaced.iter().find(|(full, ..)| full == name)
-            {
-                item["name"] = json!(tool);
-                item["namespace"] = json!(namespace);
-            }
-            item
-        }
+        Reply::ToolCalls(calls) => calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                let arguments = if done { call.arguments.to_string() } else { String::new() };
+                let mut item = json!({"id": call_id("fc_fake", id, index), "type": "function_call",
+                       "status": status, "call_id": call_id("call_fake", id, index),
+                       "name": call.name, "arguments": arguments});
+                // A tool of a namespace is called by its own name, with its namespace beside it.
+                if let Some((_, namespace, tool)) =
+                    turn.namespaced.iter().find(|(full, ..)| *full == call.name)
+                {
+                    item["name"] = json!(tool);
+                    item["namespace"] = json!(namespace);
+                }
+                item
+            })
+            .collect(),
     }
 }
 
@@ -257,7 +277,7 @@ fn response_object(turn: &Turn, reply: &Reply, usage: Usage, id: usize, done: bo
         let usage = json!({"input_tokens": usage.input, "input_tokens_details": {"cached_tokens": 0},
                            "output_tokens": usage.output, "output_tokens_details": {"reasoning_tokens": 0},
                            "total_tokens": usage.total()});
-        ("completed", json!([response_item(turn, reply, id, true)]), usage)
+        ("completed", json!(response_items(turn, reply, id, true)), usage)
     } else {
         ("in_progress", json!([]), Value::Null)
     };
@@ -272,52 +292,37 @@ fn response_object(turn: &Turn, reply: &Reply, usage: Usage, id: usize, done: bo
 }
 
 /// Responses events: `event:` lines named like their `type`, numbered by `sequence_number`,
-/// from `response.created` to `response.completed`; no `[DONE]`.
+/// from `response.created` to `response.completed`, each output item added, filled and done in
+/// turn; no `[DONE]`.
 fn response_events(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<Bytes> {
     let mut events: Vec<Value> = vec![
         json!({"type": "response.created", "response": response_object(turn, reply, usage, id, false)}),
         json!({"type": "response.in_progress", "response": response_object(turn, reply, usage, id, false)}),
-        json!({"type": "response.output_item.added", "output_index": 0, "item": response_item(turn, reply, id, false)}),
     ];
-    match reply {
-        Reply::Text(text) => {
-            let item_id = format!("msg_fake_{id}");
-            let at = json!({"item_id": item_id, "output_index": 0, "content_index": 0});
-            events.push(with(
-                &at,
-                json!({"type": "response.content_part.added", "part": output_text("")}),
-            ));
-            for piece in pieces(text) {
+    let started = response_items(turn, reply, id, false);
+    let done = response_items(turn, reply, id, true);
+    for (output_index, (item, done)) in started.into_iter().zip(done).enumerate() {
+        events.push(json!({"type": "response.output_item.added", "output_index": output_index, "item": item}));
+        let at = json!({"item_id": done["id"], "output_index": output_index});
+        match reply {
+            Reply::Text(text) => text_events(&mut events, &at, text),
+            Reply::ToolCalls(calls) => {
+                let arguments = calls[output_index].arguments.to_string();
+                for piece in pieces(&arguments) {
+                    events.push(with(
+                        &at,
+                        json!({"type": "response.function_call_arguments.delta", "delta": piece}),
+                    ));
+                }
+                let name = own_name(turn, &calls[output_index].name);
                 events.push(with(
                     &at,
-                    json!({"type": "response.output_text.delta", "delta": piece, "logprobs": []}),
+                    json!({"type": "response.function_call_arguments.done", "name": name, "arguments": arguments}),
                 ));
             }
-            events.push(with(
-                &at,
-                json!({"type": "response.output_text.done", "text": text, "logprobs": []}),
-            ));
-            events.push(with(
-                &at,
-                json!({"type": "response.content_part.done", "part": output_text(text)}),
-            ));
         }
-        Reply::ToolCall { name, arguments } => {
-            let at = json!({"item_id": format!("fc_fake_{id}"), "output_index": 0});
-            let arguments = arguments.to_string();
-            for piece in pieces(&arguments) {
-                events.push(with(
-                    &at,
-                    json!({"type": "response.function_call_arguments.delta", "delta": piece}),
-                ));
-            }
-            events.push(with(
-                &at,
-                json!({"type": "response.function_call_arguments.done", "name": own_name(turn, name), "arguments": arguments}),
-            ));
-        }
+        events.push(json!({"type": "response.output_item.done", "output_index": output_index, "item": done}));
     }
-    events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": response_item(turn, reply, id, true)}));
     events.push(json!({"type": "response.completed", "response": response_object(turn, reply, usage, id, true)}));
     events
         .into_iter()
@@ -328,6 +333,23 @@ fn response_events(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<B
             frame(Some(&name), &event.to_string())
         })
         .collect()
+}
+
+/// The events of a message's text, at `at` (its item id and output index).
+fn text_events(events: &mut Vec<Value>, at: &Value, text: &str) {
+    let mut at = at.clone();
+    at["content_index"] = json!(0);
+    let at = &at;
+    events.push(with(at, json!({"type": "response.content_part.added", "part": output_text("")})));
+    for piece in pieces(text) {
+        events.push(with(
+            at,
+            json!({"type": "response.output_text.delta", "delta": piece, "logprobs": []}),
+        ));
+    }
+    events
+        .push(with(at, json!({"type": "response.output_text.done", "text": text, "logprobs": []})));
+    events.push(with(at, json!({"type": "response.content_part.done", "part": output_text(text)})));
 }
 
 /// `base`'s fields followed by `extra`'s (both objects).
@@ -346,10 +368,17 @@ fn with(base: &Value, extra: Value) -> Value {
 fn anthropic_message(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Value {
     let (content, stop_reason) = match reply {
         Reply::Text(text) => (json!([{"type": "text", "text": text}]), "end_turn"),
-        Reply::ToolCall { name, arguments } => (
-            json!([{"type": "tool_use", "id": format!("toolu_fake_{id}"), "name": name, "input": arguments}]),
-            "tool_use",
-        ),
+        Reply::ToolCalls(calls) => {
+            let blocks: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(index, call)| {
+                    json!({"type": "tool_use", "id": call_id("toolu_fake", id, index),
+                           "name": call.name, "input": call.arguments})
+                })
+                .collect();
+            (json!(blocks), "tool_use")
+        }
     };
     json!({
         "id": format!("msg_fake_{id}"), "type": "message", "role": "assistant", "model": turn.model,
@@ -359,7 +388,8 @@ fn anthropic_message(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Val
     })
 }
 
-/// Anthropic events: `message_start`, one content block (start, `ping`, deltas, stop),
+/// Anthropic events: `message_start`, each content block (start, `ping` after the first start,
+/// deltas, stop),
 /// `message_delta` with the stop reason and output tokens, `message_stop`.
 fn anthropic_events(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<Bytes> {
     let mut message = anthropic_message(turn, reply, usage, id);
@@ -375,20 +405,28 @@ fn anthropic_events(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<
                 events.push(json!({"type": "content_block_delta", "index": 0,
                                    "delta": {"type": "text_delta", "text": piece}}));
             }
+            events.push(json!({"type": "content_block_stop", "index": 0}));
             "end_turn"
         }
-        Reply::ToolCall { name, arguments } => {
-            let block = json!({"type": "tool_use", "id": format!("toolu_fake_{id}"), "name": name, "input": {}});
-            events.push(json!({"type": "content_block_start", "index": 0, "content_block": block}));
-            events.push(json!({"type": "ping"}));
-            for piece in pieces(&arguments.to_string()) {
-                events.push(json!({"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": "input_json_delta", "partial_json": piece}}));
+        Reply::ToolCalls(calls) => {
+            for (index, call) in calls.iter().enumerate() {
+                let block = json!({"type": "tool_use", "id": call_id("toolu_fake", id, index),
+                                   "name": call.name, "input": {}});
+                events.push(
+                    json!({"type": "content_block_start", "index": index, "content_block": block}),
+                );
+                if index == 0 {
+                    events.push(json!({"type": "ping"}));
+                }
+                for piece in pieces(&call.arguments.to_string()) {
+                    events.push(json!({"type": "content_block_delta", "index": index,
+                                       "delta": {"type": "input_json_delta", "partial_json": piece}}));
+                }
+                events.push(json!({"type": "content_block_stop", "index": index}));
             }
             "tool_use"
         }
     };
-    events.push(json!({"type": "content_block_stop", "index": 0}));
     events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null},
                        "usage": {"output_tokens": usage.output}}));
     events.push(json!({"type": "message_stop"}));
@@ -403,9 +441,10 @@ fn anthropic_events(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<
 fn gemini_parts(reply: &Reply) -> Value {
     match reply {
         Reply::Text(text) => json!([{"text": text}]),
-        Reply::ToolCall { name, arguments } => {
-            json!([{"functionCall": {"name": name, "args": arguments}}])
-        }
+        Reply::ToolCalls(calls) => calls
+            .iter()
+            .map(|call| json!({"functionCall": {"name": call.name, "args": call.arguments}}))
+            .collect(),
     }
 }
 
@@ -436,7 +475,7 @@ fn gemini_chunks(turn: &Turn, reply: &Reply, usage: Usage, id: usize) -> Vec<Val
                 })
                 .collect()
         }
-        Reply::ToolCall { .. } => {
+        Reply::ToolCalls(_) => {
             vec![gemini_response(turn, &gemini_parts(reply), true, usage, id)]
         }
     }

@@ -425,3 +425,93 @@ fn the_command_and_text_are_configurable() {
     );
     assert_eq!(text.json()["content"][0]["text"], "custom text");
 }
+
+#[test]
+fn parallel_calls_go_out_together_in_every_protocol_streamed_and_not_each_with_its_own_id() {
+    use atif_fake_provider::ScriptedCall;
+    use atif_wire::{Protocol, SseEvent, parse_response, parse_stream};
+    let mut config = Config::default();
+    let scripted = |command: &str| ScriptedCall {
+        name: "bash".to_owned(),
+        arguments: json!({"command": command}),
+    };
+    config.set_calls(vec![scripted("echo one"), scripted("echo two")]);
+    config.set_parallel_calls(true);
+    let provider = FakeProvider::start(config).unwrap();
+    let function = json!({"name": "bash", "parameters": bash_schema()});
+    let user = json!({"role": "user", "content": "go"});
+    let cases = [
+        (
+            Protocol::OpenAiChat,
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": [user],
+            "tools": [{"type": "function", "function": function}]}),
+        ),
+        (
+            Protocol::OpenAiResponses,
+            "/v1/responses",
+            json!({"model": "m", "input": "go",
+            "tools": [{"type": "function", "name": "bash", "parameters": bash_schema()}]}),
+        ),
+        (
+            Protocol::AnthropicMessages,
+            "/v1/messages",
+            json!({"model": "m", "max_tokens": 9, "messages": [user],
+            "tools": [{"name": "bash", "input_schema": bash_schema()}]}),
+        ),
+        (
+            Protocol::Gemini,
+            "/v1beta/models/m:generateContent",
+            json!({"contents": [{"role": "user", "parts": [{"text": "go"}]}],
+            "tools": [{"functionDeclarations": [function]}]}),
+        ),
+    ];
+    for (protocol, path, body) in cases {
+        for stream in [false, true] {
+            let (path, mut body) = (path.to_owned(), body.clone());
+            let path = match (protocol, stream) {
+                (Protocol::Gemini, true) => {
+                    path.replace(":generateContent", ":streamGenerateContent?alt=sse")
+                }
+                (Protocol::Gemini, false) => path,
+                (_, stream) => {
+                    body["stream"] = json!(stream);
+                    path
+                }
+            };
+            let reply = post(provider.addr(), &path, &body);
+            let response = match stream {
+                false => parse_response(protocol, &reply.json()).unwrap(),
+                true => {
+                    let events: Vec<SseEvent> = reply
+                        .events()
+                        .into_iter()
+                        .filter(|(_, data)| data != "[DONE]")
+                        .map(|(name, data)| {
+                            SseEvent::new(name.as_deref(), serde_json::from_str(&data).unwrap())
+                        })
+                        .collect();
+                    parse_stream(protocol, &events).unwrap()
+                }
+            };
+            let calls: Vec<(&str, &Value)> = response
+                .tool_calls
+                .iter()
+                .map(|call| (call.name.as_str(), &call.arguments))
+                .collect();
+            let case = format!("{protocol:?}, stream {stream}");
+            assert_eq!(
+                calls,
+                [
+                    ("bash", &json!({"command": "echo one"})),
+                    ("bash", &json!({"command": "echo two"}))
+                ],
+                "{case}"
+            );
+            if protocol != Protocol::Gemini {
+                // Gemini's calls carry no id; the others' ids tell the two results apart.
+                assert_ne!(response.tool_calls[0].id, response.tool_calls[1].id, "{case}");
+            }
+        }
+    }
+}
