@@ -7,10 +7,10 @@ use crate::{Error, Result};
 
 /// How every temporary file [`write_atomic`](crate::write_atomic) creates starts: the leading
 /// dot keeps it out of globs over `*.json`; the writer's process id follows.
-pub const TEMP_PREFIX: &str = ".atif-";
+pub(crate) const TEMP_PREFIX: &str = ".atif-";
 
 /// How every temporary file of ours ends.
-pub const TEMP_SUFFIX: &str = ".tmp";
+pub(crate) const TEMP_SUFFIX: &str = ".tmp";
 
 /// How old a temporary file whose writer cannot be checked must be to count as stale: one
 /// left by an older atif without a process id in its name, or on a system without `/proc`.

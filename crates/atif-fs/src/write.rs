@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::{Error, Result, TEMP_PREFIX, TEMP_SUFFIX, remove_stale_temp_files};
+use crate::temp::{TEMP_PREFIX, TEMP_SUFFIX};
+use crate::{Error, Result, remove_stale_temp_files};
 
 /// How many symbolic links [`resolve_symlinks`] follows before giving up (Linux's own limit).
 const MAX_LINKS: usize = 40;

@@ -376,7 +376,7 @@ pub(crate) fn walk(root: &Path) -> Result<Walk> {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             // Temporary files are hidden: a glob over `*.json` must not see them.
-            if atif_fs::is_temp_file_name(&name) && found.temp_dirs.last() != Some(&dir) {
+            if atif_fs::support::is_temp_file_name(&name) && found.temp_dirs.last() != Some(&dir) {
                 found.temp_dirs.push(dir.clone());
             }
             if name.starts_with('.') {
