@@ -1,23 +1,26 @@
 //! Find credentials in text and JSON and replace each with a stable marker naming its kind,
-//! before anything reaches a file somebody commits or shares.
+//! before anything reaches a file somebody commits or shares (goldens, pending files, replay
+//! scripts, imported or captured trajectories). Every layer of atif that writes such a file
+//! runs the same [`Scanner`] over it.
 //!
-//! Goldens, pending files, replay scripts and imported or captured trajectories are made to be
-//! committed, and agents handle credentials all the time: an agent that runs `env` or reads a
-//! `.env` file puts a key in a tool result. Every layer of atif that writes such a file runs
-//! the same [`Scanner`] over it.
+//! Which function for which job:
+//! - Redact a JSON document in place: [`Scanner::redact_value`], which returns the
+//!   [`Redactions`] (how many secrets of each kind, at which JSON Pointers, never what they
+//!   were). Several values or parts of one document: [`Scanner::redactor`].
+//! - Redact text: [`Scanner::redact_text`] (`None` when there is nothing to replace).
+//! - Only look: [`Scanner::scan_value`] reports without changing anything, and
+//!   [`Scanner::may_hold_secret`] is the cheap exact `false` that lets a caller skip a walk.
+//! - Add a user's own shapes: [`Scanner::add_user_pattern`] (or [`Scanner::add_pattern`] with
+//!   a kind).
 //!
-//! The default scanner knows the shapes in [`DEFAULT_PATTERNS`] (OpenAI, Anthropic, Google,
-//! AWS, GitHub, GitLab, Slack and Stripe keys, JWTs, `Bearer` tokens, whole PEM private-key
-//! blocks, the password part of URLs) and redacts the value after any `NAME=` or `NAME: ` whose
-//! name says secret, password, token or api key ([`is_secret_name`]), up to the value's end
-//! only. Users add their own patterns with [`Scanner::add_user_pattern`].
+//! [`Scanner::new`] knows the shapes in [`DEFAULT_PATTERNS`] (OpenAI, Anthropic, Google, AWS,
+//! GitHub, GitLab, Slack and Stripe keys, JWTs, `Bearer` tokens, PEM private-key blocks, the
+//! password in a URL) and the value after any `NAME=` or `NAME: ` whose name says secret,
+//! password, token or api key ([`is_secret_name`]).
 //!
 //! The key design decision: a secret becomes `<redacted:KIND>` (see [`marker`]), the same text
-//! on every run, so a rerun compares equal, and the marker matches no pattern, so redacting
-//! is idempotent. The [`Redactions`] says how many secrets of each kind were replaced and where
-//! (JSON Pointers), never what they were.
-//!
-//! The crate is pure: `regex` and `serde_json`, no I/O.
+//! on every run, so a rerun compares equal, and the marker matches no pattern, so redacting is
+//! idempotent. The crate is pure: `regex` and `serde_json`, no I/O.
 //!
 //! # Example
 //!
