@@ -1,21 +1,24 @@
 //! The model providers' wire protocols, their traffic, and the ATIF trajectory it holds.
 //!
-//! Four protocols are read and written, each as a whole JSON reply and as a stream of
-//! server-sent events: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and Gemini
-//! `generateContent`, named by one enum, [`Protocol`]. [`parse_request`], [`parse_response`]
-//! and [`parse_stream`] read request bodies and replies into [`LlmRequest`] and
-//! [`LlmResponse`], [`StreamAssembler`] does it event by event, and [`request_body`] writes a
-//! request back.
+//! Four protocols, each as a whole JSON reply and as a stream of server-sent events, named by
+//! one enum, [`Protocol`]: OpenAI Chat Completions, OpenAI Responses, Anthropic Messages and
+//! Gemini `generateContent` ([`Protocol::from_path`] tells them from a request path).
 //!
-//! The traffic itself is kept as [`HttpExchange`]s (a request and its reply, a stream as its
-//! [`SseEvent`]s, read by [`SseParser`]), and [`trajectory_from_traffic`] turns the exchanges
-//! of a run into an ATIF trajectory with no help from the agent: *capture from traffic*.
+//! Which function for which job:
+//! - Read a request body: [`parse_request`] gives an [`LlmRequest`]; [`request_body`] writes
+//!   one back in a protocol's shape.
+//! - Read a reply: [`parse_response`] for a whole JSON reply, [`parse_stream`] for a stream's
+//!   events, [`StreamAssembler`] for events as they arrive; each gives an [`LlmResponse`].
+//! - Keep traffic: an [`HttpExchange`] is a request and its reply, a stream as its
+//!   [`SseEvent`]s ([`SseParser`] reads them from bytes as they arrive, [`parse_sse`] from a
+//!   whole body).
+//! - Capture from traffic: [`trajectory_from_traffic`] turns the exchanges of a run into an
+//!   ATIF trajectory with no help from the agent, under [`CaptureOptions`].
 //!
 //! The key design decision: the mapping is written once, here, and shared by everything that
-//! speaks to a provider or stands in for one: `atif-replay` (its HTTP clients, and the script
-//! format that holds exchanges), `atif-proxy` (the record/replay server) and
-//! `atif-fake-provider` (the test model server). This crate does no I/O and no HTTP, and needs
-//! no async runtime: the bytes stay with the caller.
+//! speaks to a provider or stands in for one (`atif-replay`, `atif-proxy`, the fake provider).
+//! This crate does no I/O and no HTTP and needs no async runtime: the bytes stay with the
+//! caller. `docs/replay.md` says how each protocol's fields map.
 //!
 //! # Example
 //!
@@ -59,11 +62,11 @@ pub use message::{
 };
 pub use options::CaptureOptions;
 pub use protocol::{
-    Protocol, StreamAssembler, anthropic_response, gemini_model_from_path, openai_response,
-    parse_request, parse_response, parse_stream, request_body,
+    Protocol, StreamAssembler, parse_request, parse_response, parse_stream, request_body,
 };
 pub use traffic::{REQUEST_PARAMS, trajectory_from_traffic};
 
-/// Not public API: what `atif-replay` shares with this crate. It may change in any release.
+/// Not public API: what `atif-replay` and the CLI share with this crate. It may change in any
+/// release.
 #[doc(hidden)]
 pub mod support;

@@ -596,25 +596,5 @@ fn kind(value: &Value) -> &'static str {
     atif_schema::support::json_kind(value)
 }
 
-/// Reads an OpenAI Chat Completions reply: [`parse_response`] with
-/// [`Protocol::OpenAiChat`].
-///
-/// # Errors
-///
-/// As for [`parse_response`].
-pub fn openai_response(raw: &Value) -> Result<LlmResponse> {
-    parse_response(Protocol::OpenAiChat, raw)
-}
-
-/// Reads an Anthropic Messages reply: [`parse_response`] with
-/// [`Protocol::AnthropicMessages`].
-///
-/// # Errors
-///
-/// As for [`parse_response`].
-pub fn anthropic_response(raw: &Value) -> Result<LlmResponse> {
-    parse_response(Protocol::AnthropicMessages, raw)
-}
-
 #[cfg(test)]
 mod tests;

@@ -6,10 +6,8 @@ use std::process::ExitCode;
 
 use atif_replay::{RecordedCall, Script};
 use atif_schema::Expected;
-use atif_wire::{
-    Content, HttpExchange, LlmResponse, Protocol, gemini_model_from_path, parse_response,
-    parse_stream,
-};
+use atif_wire::support::gemini_model_from_path;
+use atif_wire::{Content, HttpExchange, LlmResponse, Protocol, parse_response, parse_stream};
 use serde_json::{Value, json};
 
 use crate::cmd::common::{Format, invalid, print, read_input_expecting};
