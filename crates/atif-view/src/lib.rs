@@ -1,18 +1,23 @@
-//! See the run: an ATIF trajectory as one self-contained HTML page.
+//! See the run: ATIF trajectories as self-contained HTML pages, for the reviewer of a failing
+//! golden who never ran the agent.
 //!
-//! A failing golden is reviewed by somebody who never ran the agent. [`render_run`] draws one
-//! normalised trajectory as a page a browser opens from `file://`: its steps on a timeline
-//! coloured by source, reasoning and long content folded (with their sizes), tool calls with
-//! their arguments and results, subagents nested inside the step that delegated to them, model
-//! names, errors and a crashed run's last step marked, the Shape, a token bar per step and the
-//! totals, and jumps to a step, to the next call of a tool and to the next error.
+//! Which function for which job:
+//! - One run: [`render_run`] draws a normalised trajectory: its steps on a timeline coloured by
+//!   source, reasoning and long content folded, tool calls with their results, subagents
+//!   nested in the step that delegated to them, errors and a crash marked, the Shape and the
+//!   tokens, and jumps to a step, a tool's next call and the next error.
+//! - Two runs: [`render_diff`] draws a golden beside a new run, aligned as
+//!   `atif_normalize::compare` aligns them, the page opening on the first divergence.
+//! - An envelope verdict: [`render_envelope`] draws the golden envelope beside the new runs'
+//!   as bar charts, each field that moved highlighted.
+//! - Images: [`image_paths`] lists the files a run references; read them and hand the bytes to
+//!   [`ViewOptions::add_image`], which also holds the page's title.
 //!
 //! The key design decision: the page is a file, and the trajectory is data, never code. The
-//! page fetches nothing (its Content-Security-Policy allows no source at all, only its one
-//! style sheet and its one script by their SHA-256 hashes, and images as `data:` URIs), so it
-//! works offline and leaks nothing; every string from the trajectory is escaped, so a message
-//! holding `<script>` shows as text. Images are embedded from the bytes the caller gives in
-//! [`ViewOptions`]: the crate does no I/O.
+//! page fetches nothing (its Content-Security-Policy allows no source, only its one style sheet
+//! and one script by their SHA-256 hashes, and images as `data:` URIs), so it works offline
+//! from `file://` and leaks nothing; every string from the trajectory is escaped, so a message
+//! holding `<script>` shows as text. The crate does no I/O.
 //!
 //! # Example
 //!
@@ -49,9 +54,10 @@ pub use error::{Error, Result};
 pub use options::{Image, ViewOptions};
 pub use run::{image_paths, render_run};
 
-/// Helpers for other crates of this workspace (the CLI's JUnit XML), not a public API.
+/// What other crates of this workspace share with this one (the CLI's JUnit XML): not public
+/// API, and free to change in any release.
 #[doc(hidden)]
-pub mod _support {
+pub mod support {
     /// `text` as markup text or an attribute value, escaped by the one escaper pages use.
     pub fn escape_markup(text: &str) -> String {
         let mut out = String::with_capacity(text.len());

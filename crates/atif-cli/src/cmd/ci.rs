@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::path::{Component, Path, PathBuf};
 
 // The one escaper of the workspace, which pages use too.
-use atif_view::_support::escape_markup as xml_escape;
+use atif_view::support::escape_markup as xml_escape;
 
 use crate::cmd::common::write_atomically;
 
