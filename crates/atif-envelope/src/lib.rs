@@ -1,24 +1,25 @@
-//! Envelope goldens: the behaviour of N runs of an agent, and a verdict, with a stated error
-//! rate, on whether new runs moved it.
+//! Envelope goldens: the behaviour of N runs of an agent against a live model, and a verdict,
+//! with a stated error rate, on whether new runs moved it. One run proves little: the model
+//! samples, so an unchanged agent takes different paths on different runs.
 //!
-//! One run of an agent against a live model proves little: the model samples, so an unchanged
-//! agent takes different paths on different runs. An [`Envelope`] keeps, for each field of the
-//! [`Shape`](atif_normalize::Shape), its distribution over N normalised runs: the tool-call
-//! variants (grouped by a [`ToolOrder`]) with their counts and one representative trajectory
-//! each, the step count, LLM calls and tokens as sorted samples, the crash rate and the pass
-//! rate. Its canonical JSON text ([`Envelope::to_json`]) is the golden a pull request reviews.
+//! Which function for which job:
+//! - Take a run: [`Run::new`] normalises a trajectory and keeps its
+//!   [`Shape`](atif_normalize::Shape); [`Run::set_passed`] records the test's own verdict.
+//! - Write the golden: [`Envelope::build`] gives, for each field of the Shape, its
+//!   distribution over the runs (tool-call variants grouped by a [`ToolOrder`], with one
+//!   representative trajectory each; step counts, LLM calls and tokens as samples; the crash
+//!   and pass rates). [`Envelope::to_json`] is the canonical text a pull request reviews, and
+//!   [`Envelope::from_json`] reads it back.
+//! - Judge new runs: [`compare`] tests them against the golden field by field and gives a
+//!   [`Verdict`] whose [`Conclusion`] is `changed` (each [`FieldVerdict`] that moved, with its
+//!   effect, p-value and the runs that show it), `no-clear-change`, or `inconclusive` when the
+//!   runs were too few to see the shift [`VerdictOptions`] asks for.
 //!
-//! [`compare`] tests new [`Run`]s against it field by field (a seeded permutation test on the
-//! variants, Fisher's exact test on each tool's rate, the crash rate and the pass rate,
-//! Mann-Whitney's U test on the counts), corrects for testing many fields at once with Holm's
-//! method, and gives one [`Conclusion`]: `changed` (naming each field that moved, its effect,
-//! p-value and the runs that show it), `no-clear-change`, or `inconclusive` when the runs were
-//! too few to see the shift [`VerdictOptions`] asks for. The key design decision: the chance of
-//! calling an unchanged agent `changed` is the family-wise α (0.05 by default), whatever the
-//! number of fields, and the same runs always give the same verdict.
-//!
-//! The crate is pure: no I/O, no async. The statistics are written here (a few dozen lines
-//! each) and checked against published values. `docs/live.md` explains them in plain words.
+//! The key design decision: the chance of calling an unchanged agent `changed` is the
+//! family-wise α (0.05 by default) whatever the number of fields (Holm's correction over a
+//! seeded permutation test on the variants, Fisher's exact test on rates and Mann-Whitney's U
+//! on counts), and the same runs always give the same verdict. The crate is pure: no I/O, no
+//! async. `docs/live.md` explains the statistics in plain words.
 //!
 //! # Example
 //!
