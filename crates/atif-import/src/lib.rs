@@ -1,35 +1,28 @@
-//! Import the logs of Claude Code, Codex, Gemini CLI, OpenCode and pi as ATIF-v1.8
-//! trajectories, so runs of agents that do not speak ATIF can be normalised, shaped and compared
-//! against golden files.
+//! Import the logs of Claude Code, Codex, Gemini CLI, OpenCode and pi, and the OpenTelemetry
+//! traces of agent frameworks, as ATIF-v1.8 trajectories, so runs of agents that do not speak
+//! ATIF can be normalised, shaped and compared against golden files.
 //!
-//! Each agent's session files and the JSON its CLI prints are read ([`Format`]), each detected
-//! from the content of its first records (never from a file name): Claude Code session
-//! transcripts and `claude -p --output-format stream-json` (JSON Lines or one JSON array), Codex
-//! rollout files and `codex exec --json`, Gemini CLI sessions and `--output-format stream-json`,
-//! `opencode run --format json` and `opencode export`, pi sessions and `pi --mode json`. [`import`] takes the bytes of a log and
-//! returns an [`Import`]: the trajectory (in atif-schema's typed model, written out as JSON
-//! with [`Import::write_json`] or given as a [`serde_json::Value`] by [`Import::trajectory`]),
-//! the format, and [`Stats`] (records skipped, warnings). Subagents are embedded as `subagent_trajectories` linked from
-//! the call that spawned them: the sidechain conversations of a Claude Code transcript and the
-//! subagent lines of a stream, and, through [`import_path`], the subagent transcripts kept in
-//! other files of a Claude Code session and the rollouts of the threads a Codex session
-//! spawned.
+//! Which function for which job:
+//! - Import a file: [`import_path`] reads it (gzip and OTLP protobuf too, within a size limit)
+//!   and, for a Claude Code transcript or a Codex rollout, the subagent files beside it.
+//! - Import bytes you hold: [`import`] (one run) or [`import_runs`] (every run of a log, in
+//!   file order); [`read_log`] reads a stream such as standard input as [`import_path`] reads
+//!   a file.
+//! - Find the log: [`latest_session`] gives the newest session file an agent ([`AGENTS`])
+//!   wrote for a working directory.
+//! - Use the result: an [`Import`] holds the trajectory ([`Import::trajectory`],
+//!   [`Import::write_json`]), the [`Format`] read, the [`Stats`] of records skipped and
+//!   warnings, and the secrets redacted; [`Import::write_media`] moves inline images to files.
+//! - Choose: [`ImportOptions`] sets the format (otherwise [`detect`]ed from the content of the
+//!   first records, never from a file name), strict mode, the run, the working directory and
+//!   home to mask, and the secret scanner.
 //!
-//! The mapping is built for golden tests, so it keeps behaviour stable and visible:
-//! - one agent step per model call (`llm_call_count: 1`): Claude per `message.id`, its split
-//!   content blocks merged; Codex per run of output items, each `token_count` bound to its call
-//!   whether the log writes usage before or after the call's items;
-//! - tool results exactly as the model received them, joined by `source_call_id`, with the
-//!   tool's structured data (`toolUseResult`, exit codes, `is_error`) in `extra`; a call that
-//!   never got a result keeps no observation;
-//! - file order, never timestamp order;
-//! - `prompt_tokens` counts the whole input (cache reads and writes included), `cached_tokens`
-//!   the cache reads, `completion_tokens` includes reasoning; raw counters in `metrics.extra`;
-//!   `final_metrics` are the log's own totals, and no cost is ever estimated;
-//! - every error or cancellation is a step with `extra.error = {kind, message}`, and a run that
-//!   died (truncated log, fatal error, cancellation at the end) has `extra.crashed: true`.
-//!
-//! The full rules, and how they differ from other converters, are in `docs/import.md`.
+//! The key design decision: the mapping is built for golden tests, so it keeps behaviour
+//! stable and visible: one agent step per model call, tool results exactly as the model
+//! received them, file order rather than timestamp order, the log's own token totals (no cost
+//! ever estimated), and every error or cancellation a step, with `extra.crashed: true` on a
+//! run that died. The full rules, and how they differ from other converters, are in
+//! `docs/import.md`.
 //!
 //! # Example
 //! ```
