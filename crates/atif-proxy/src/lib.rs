@@ -1,34 +1,32 @@
 //! A local server that speaks the model providers' HTTP protocols, to record any agent's model
-//! traffic once and replay it strictly offline.
+//! traffic once and replay it strictly offline. Every agent SDK and CLI already takes a base
+//! URL: point it at this server and the agent needs no instrumentation at all.
 //!
-//! Every agent SDK and CLI already takes a base URL. Point it at this server and the agent
-//! needs no instrumentation at all:
+//! Which function for which job:
+//! - Record: [`start`] with [`Options::record`] forwards each request to the provider (or
+//!   [`Options::set_upstream`]), streams its reply back as it arrives, and keeps the exchange;
+//!   credentials stay in the agent's headers and are never saved, key-shaped strings are
+//!   redacted before anything reaches disk.
+//! - Replay: [`start`] with [`Options::replay`] answers each request from the script with the
+//!   same status, content type and body (events in the same order and framing) and opens no
+//!   network connection.
+//! - End a run: [`Proxy::url`] is the base URL to give the agent; [`Proxy::finish`] stops the
+//!   server, saves a recording and returns the [`Verdict`], an error naming everything that was
+//!   not exact ([`Proxy::finish_failed`] when the agent itself failed). A recording that is not
+//!   exact is saved at [`failed_path`], never over the script.
+//! - MCP servers: [`relay_mcp`] stands between the agent and a stdio MCP server (or
+//!   [`Options::add_mcp_http`] for one over HTTP), recording or replaying its messages the same
+//!   way.
 //!
-//! - **Record** ([`Options::record`]): each request is forwarded to the upstream (the
-//!   provider's public API, or `set_upstream`) and its reply streamed back as it arrives, while
-//!   a copy is saved in the script as an [`HttpExchange`](atif_replay::HttpExchange): the
-//!   request JSON, the status, the content type, and the body as JSON or as its list of
-//!   server-sent events. Credentials travel in the agent's own headers and are never saved;
-//!   key-shaped strings in bodies are redacted before anything reaches disk.
-//! - **Replay** ([`Options::replay`]): each request is answered from the script with the same
-//!   status, content type and body, events in the same order and framing, and no network
-//!   connection is ever opened.
-//!
-//! It speaks OpenAI Chat Completions (`POST /v1/chat/completions`), OpenAI Responses
-//! (`POST /v1/responses`), Anthropic Messages (`POST /v1/messages`, `/v1/messages/count_tokens`)
-//! and Gemini (`POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent`),
-//! streamed and not, and records `GET /v1/models` like any exchange: a replay answers the
-//! recorded listing as often as it is asked.
+//! It speaks OpenAI Chat Completions and Responses, Anthropic Messages and Gemini, streamed and
+//! not (`docs/replay.md` lists the endpoints).
 //!
 //! The key design decision: a replay matches by content, not by position. Each request is
-//! normalised (dates, times, UUIDs, long hex ids, session and user ids, the working and home
-//! directories and the user's masks are masked) and gets the first unused exchange of its
-//! endpoint whose normalised request is equal. Identical requests (a tool loop) are served in
-//! recorded order, and concurrent requests (subagents) find their own replies whatever order
-//! they arrive in. A request that matches nothing fails with a unified diff against the next
-//! unused exchange; one too many fails naming the count; exchanges never requested make
-//! [`Proxy::finish`] fail. Every failure reaches the agent as a non-retryable 4xx in its
-//! provider's own error shape, so its SDK gives up at once.
+//! normalised (dates, ids, the working and home directories and the user's masks) and gets the
+//! first unused exchange of its endpoint whose normalised request is equal, so a tool loop is
+//! served in recorded order and concurrent subagents find their own replies. Every failure
+//! reaches the agent as a non-retryable 4xx in its provider's own error shape, so its SDK gives
+//! up at once.
 //!
 //! # Example
 //!
