@@ -17,6 +17,30 @@ pub const DEFAULT_TEXT: &str = "Hello from the atif fake provider.";
 
 /// Settings of a [`FakeProvider`](crate::FakeProvider); `Config::default()` is a working server
 /// on a free loopback port.
+///
+/// The replies follow one deterministic tool loop, so that an agent completes one tool-using
+/// turn:
+///
+/// 0. if scripted calls are set ([`Config::set_calls`], `--call NAME=JSON`) and the
+///    conversation holds N tool results, the reply is scripted call N when its tool is
+///    offered;
+/// 1. if the request's last message is a tool result, the reply is the final text
+///    `The command printed: …`, quoting the result (see [`Config::quote_pattern`]);
+/// 2. else, when the request asks for JSON with a schema, the reply is a small JSON value
+///    fitting it;
+/// 3. else, if a shell-like tool is offered (one of [`SHELL_TOOLS`](crate::SHELL_TOOLS),
+///    compared without case: `bash`, `Bash`, `exec_command`, `run_shell_command`, `shell`, …),
+///    the reply calls it with [`Config::command`], filling the tool's other required arguments
+///    from its JSON Schema;
+/// 4. else, if any tool is offered, the reply calls the first one, with the smallest arguments
+///    that fit its JSON Schema: its required properties only, each its `const`, its `default`,
+///    its first `enum` value, or a plain value of its type within its bounds (`"fake"`, `0`,
+///    `false`, `[]`), local `$ref`s and `anyOf`/`oneOf`/`allOf` followed;
+/// 5. else the reply is plain text, [`Config::text`].
+///
+/// Ids, timestamps and token counts depend only on the request's number of messages and the
+/// reply, so two runs of the same behaviour get byte-identical replies, unless
+/// [`Config::set_sampling`] varies the conversations from a seed.
 #[derive(Debug, Clone)]
 pub struct Config {
     listen: SocketAddr,

@@ -38,6 +38,23 @@ const ENDPOINTS: &str = "POST /v1/chat/completions, POST /v1/responses, POST /v1
 ///
 /// Start one with [`FakeProvider::start`]; it works the same from synchronous tests and from
 /// inside a tokio runtime, because it runs its own.
+///
+/// It answers:
+///
+/// - OpenAI Chat Completions, `POST /v1/chat/completions`;
+/// - OpenAI Responses, `POST /v1/responses`;
+/// - Anthropic Messages, `POST /v1/messages` (query strings such as `?beta=true` included) and
+///   `POST /v1/messages/count_tokens`;
+/// - Gemini, `POST /v1beta/models/{model}:generateContent`, `:streamGenerateContent` (with
+///   `?alt=sse`, or a JSON array without it) and `:countTokens`;
+/// - `GET /v1/models` (in Anthropic's shape when the request has an `anthropic-version` header,
+///   in Gemini's under `/v1beta`);
+/// - `GET` or `HEAD /api/hello`, Claude Code's connectivity probe: 200 without a body;
+/// - `GET /_fake/requests`: every request received so far, as JSON (`count`, `requests`).
+///
+/// Each model request is answered streamed (SSE, framed like the real provider: OpenAI Chat's
+/// `data:` lines ending with `data: [DONE]`, the named events of Responses and Anthropic,
+/// Gemini's CRLF-separated `data:` chunks) or not, as the request asks, with usage figures.
 #[derive(Debug)]
 pub struct FakeProvider {
     addr: SocketAddr,
