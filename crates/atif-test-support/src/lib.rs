@@ -9,9 +9,11 @@
 //!   (`$ATIF_CORPUS`, else `../shared/corpus` beside the checkout), or prints the skip notice
 //!   and returns `None`, so a test without it passes with a notice; with
 //!   `ATIF_CORPUS_REQUIRED=1` (set by `.ci/run`) a missing corpus fails the test instead.
-//! - [`workspace_root`] and [`workspace_path`] locate committed fixtures from any crate.
+//! - [`workspace_root`] and [`workspace_path`] locate committed fixtures from any crate;
+//!   [`json_files_below`] lists the JSON files below a folder, [`file_names`] a folder's entries.
 //! - [`atif_binary`], [`atif_command`], [`run_with_stdin`], [`stdout`], [`stderr`],
 //!   [`describe`] run the real binary the way the CLI tests do.
+//! - [`env_flag`] is the one reading of the `*_REQUIRED` switches.
 //! - [`dead_pid`] is a process id that no longer runs, for temporary files of killed writers.
 //!
 //! # Example
