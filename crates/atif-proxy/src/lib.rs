@@ -11,9 +11,9 @@
 //!   same status, content type and body (events in the same order and framing) and opens no
 //!   network connection.
 //! - End a run: [`Proxy::url`] is the base URL to give the agent; [`Proxy::finish`] stops the
-//!   server, saves a recording and returns the [`Verdict`], an error naming everything that was
-//!   not exact ([`Proxy::finish_failed`] when the agent itself failed). A recording that is not
-//!   exact is saved at [`failed_path`], never over the script.
+//!   server, saves a recording and returns the [`Verdict`], or an error naming everything that
+//!   was not exact ([`Proxy::finish_failed`] when the agent itself failed). A recording that is
+//!   not exact is saved at [`failed_path`], never over the script.
 //! - MCP servers: [`relay_mcp`] stands between the agent and a stdio MCP server (or
 //!   [`Options::add_mcp_http`] for one over HTTP), recording or replaying its messages the same
 //!   way.
