@@ -14,8 +14,8 @@
 //!   [`Import::write_json`]), the [`Format`] read, the [`Stats`] of records skipped and
 //!   warnings, and the secrets redacted; [`Import::write_media`] moves inline images to files.
 //! - Choose: [`ImportOptions`] sets the format (otherwise [`detect`]ed from the content of the
-//!   first records, never from a file name), strict mode, the run, the working directory and
-//!   home to mask, and the secret scanner.
+//!   first records, never from a file name), strict mode, which run of several, the run's
+//!   working directory and home (recorded in `extra`), and the secret scanner.
 //!
 //! The key design decision: the mapping is built for golden tests, so it keeps behaviour
 //! stable and visible: one agent step per model call, tool results exactly as the model
