@@ -11,7 +11,7 @@
 //! - An envelope verdict: [`render_envelope`] draws the golden envelope beside the new runs'
 //!   as bar charts, each field that moved highlighted.
 //! - Images: [`image_paths`] lists the files a run references; read them and hand the bytes to
-//!   [`ViewOptions::add_image`], which also holds the page's title.
+//!   [`ViewOptions::add_image`]. The same [`ViewOptions`] set the page's title.
 //!
 //! The key design decision: the page is a file, and the trajectory is data, never code. The
 //! page fetches nothing (its Content-Security-Policy allows no source, only its one style sheet
