@@ -4,7 +4,8 @@
 //!
 //! Which function for which job:
 //! - Take a run: [`Run::new`] normalises a trajectory and keeps its
-//!   [`Shape`](atif_normalize::Shape); [`Run::set_passed`] records the test's own verdict.
+//!   [`Shape`](atif_normalize::Shape); [`Run::set_passed`] records whether it passed (the
+//!   command's exit status, or the test's own assertion).
 //! - Write the golden: [`Envelope::build`] gives, for each field of the Shape, its
 //!   distribution over the runs (tool-call variants grouped by a [`ToolOrder`], with one
 //!   representative trajectory each; step counts, LLM calls and tokens as samples; the crash
