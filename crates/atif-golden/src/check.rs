@@ -75,11 +75,16 @@ impl fmt::Display for Outcome {
 }
 
 /// Checks the run `actual` against the golden file at `path`, or updates the golden, depending
-/// on the mode ([`Settings::mode`], else `ATIF_GOLDEN` and `CI`).
+/// on the mode ([`Settings::mode`], else `ATIF_GOLDEN` and `CI`): the one way to check a golden
+/// without the macro ([`assert_golden!`](crate::assert_golden) names the golden after the test
+/// and calls this).
 ///
-/// `actual` is anything that serialises to an ATIF trajectory: a raw or normalised
-/// `serde_json::Value`, or an `atif_schema::Trajectory`. Both sides are normalised with the
-/// settings' options and their Shapes compared with the settings' tolerance.
+/// `actual` is anything that is an [`Actual`] run: a reference to whatever serialises to an ATIF
+/// trajectory (an `atif_schema::Trajectory`, a raw or normalised `serde_json::Value`), a
+/// `serde_json::Value` by value (normalised in place, never copied: a run of a hundred
+/// megabytes costs no second hundred), or the run's JSON text as a [`JsonText`] (the fastest
+/// check, with the strict loader's rules). Both sides are normalised with the settings'
+/// options and their Shapes compared with the settings' tolerance.
 ///
 /// | mode                | golden missing             | behaviour changed               | matches     |
 /// |---------------------|----------------------------|---------------------------------|-------------|
@@ -93,36 +98,96 @@ impl fmt::Display for Outcome {
 /// [`Error::Load`] when `actual` or the golden is not an ATIF trajectory (naming the JSON
 /// Pointer of the problem), and [`Error::UnknownMode`], [`Error::Io`], [`Error::Serialize`],
 /// [`Error::Normalize`] when something else is broken.
-pub fn check<T: Serialize + ?Sized>(
-    path: &Path,
-    actual: &T,
-    settings: &Settings,
-) -> Result<Outcome> {
-    let actual = serde_json::to_value(actual).map_err(|source| Error::Serialize { source })?;
-    check_named(path, actual, settings, None)
+pub fn check<A: Actual>(path: &Path, actual: A, settings: &Settings) -> Result<Outcome> {
+    GoldenFile::read(path).check(actual, settings).result
 }
 
-/// [`check`] for a run already read into a `serde_json::Value`, taken by value: a run of a
-/// hundred megabytes is normalised in place rather than copied first, as [`check`] must.
-///
-/// # Errors
-/// As [`check`].
-pub fn check_value(path: &Path, actual: Value, settings: &Settings) -> Result<Outcome> {
-    check_named(path, actual, settings, None)
+/// A run that [`check`] takes: `&T` for any `T: Serialize` (a `Trajectory`, a `&Value`), a
+/// `serde_json::Value` by value, or a [`JsonText`]. Sealed: the three are what the check's fast
+/// paths are built for.
+pub trait Actual: sealed::Sealed {}
+
+impl<T: Serialize + ?Sized> Actual for &T {}
+impl Actual for Value {}
+impl Actual for JsonText {}
+
+mod sealed {
+    use serde::Serialize;
+    use serde_json::Value;
+
+    use crate::check::{Input, JsonText};
+    use crate::{Error, Result};
+
+    /// How each [`Actual`](crate::Actual) reaches the check.
+    pub trait Sealed {
+        /// The run as the check receives it.
+        fn into_input(self) -> Result<Input>;
+    }
+
+    impl<T: Serialize + ?Sized> Sealed for &T {
+        fn into_input(self) -> Result<Input> {
+            serde_json::to_value(self)
+                .map(Input::Value)
+                .map_err(|source| Error::Serialize { source })
+        }
+    }
+
+    impl Sealed for Value {
+        fn into_input(self) -> Result<Input> {
+            Ok(Input::Value(self))
+        }
+    }
+
+    impl Sealed for JsonText {
+        fn into_input(self) -> Result<Input> {
+            Ok(Input::Json { bytes: self.bytes, name: self.name })
+        }
+    }
 }
 
-/// [`check`] for a run saved as a file: `run` is read with atif-schema's strict loader, so a
-/// duplicate key or an integer beyond 64 bits (which a `serde_json::Value` would hide: the last
-/// value wins, a float stands in) fails instead of becoming a golden.
+/// A run given as its JSON text, and the name messages call it: the fastest [`check`]. The text
+/// is read into a tree that borrows its strings, the one strict loader's rules apply (a
+/// duplicate key or an integer beyond 64 bits, which a `serde_json::Value` would hide, fails,
+/// naming the run and the JSON Pointer), and a run that matches its golden is compared without
+/// ever being a `serde_json::Value`.
 ///
-/// # Errors
-/// [`Error::Load`] naming `run` and the JSON Pointer of what is wrong, and what [`check`]
-/// returns.
-pub fn check_file(path: &Path, run: &Path, settings: &Settings) -> Result<Outcome> {
-    let bytes = atif_schema::read_path(run, &atif_schema::LoadOptions::new())
-        .map_err(|err| Error::Load(Box::new(err)))?;
-    let actual = Actual::Json { bytes, name: run.display().to_string() };
-    GoldenFile::read(path).check_as(actual, settings, None).result
+/// ```
+/// use atif_golden::{JsonText, Mode, Outcome, Settings, check};
+///
+/// let dir = tempfile::tempdir()?;
+/// let golden = dir.path().join("from_text.json");
+/// let run = br#"{"schema_version": "ATIF-v1.8", "session_id": "s-1", "steps": []}"#;
+/// let mut settings = Settings::new();
+/// settings.set_mode(Some(Mode::Update));
+/// let created = check(&golden, JsonText::new(run.to_vec(), "run.json"), &settings)?;
+/// assert!(matches!(created, Outcome::Created { .. }));
+///
+/// settings.set_mode(Some(Mode::Check));
+/// let broken = check(&golden, JsonText::new(b"{\"steps\": 1}".to_vec(), "run.json"), &settings);
+/// assert!(broken.unwrap_err().to_string().contains("run.json"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonText {
+    bytes: Vec<u8>,
+    name: String,
+}
+
+impl JsonText {
+    /// The run's JSON text `bytes`, which messages call `name`.
+    pub fn new(bytes: Vec<u8>, name: &str) -> JsonText {
+        JsonText { bytes, name: name.to_owned() }
+    }
+
+    /// Reads the run saved at `path` within atif-schema's size limit; messages name `path`.
+    ///
+    /// # Errors
+    /// [`Error::Load`] naming `path` when it cannot be read, is too large or is binary.
+    pub fn read(path: &Path) -> Result<JsonText> {
+        let bytes = atif_schema::read_path(path, &atif_schema::LoadOptions::new())
+            .map_err(|err| Error::Load(Box::new(err)))?;
+        Ok(JsonText { bytes, name: path.display().to_string() })
+    }
 }
 
 /// The normalised canonical text of `actual`: exactly what a golden file holds.
@@ -143,7 +208,7 @@ pub(crate) fn check_named(
     settings: &Settings,
     test: Option<&Test<'_>>,
 ) -> Result<Outcome> {
-    GoldenFile::read(path).check_as(Actual::Value(actual), settings, test).result
+    GoldenFile::read(path).check_as(Input::Value(actual), settings, test).result
 }
 
 /// A golden file read ahead of its check, so that reading it can overlap with producing the
@@ -177,7 +242,7 @@ pub struct GoldenFile {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Checked {
-    /// What [`check_value`] returns.
+    /// What [`check`] returns.
     pub result: Result<Outcome>,
     /// What the settings' secret scanner replaced in the run, and where (JSON Pointers into
     /// the run as given); empty when nothing was, or when the check stopped before redacting.
@@ -202,40 +267,16 @@ impl GoldenFile {
         &self.path
     }
 
-    /// [`check_value`] of `actual` against this golden, which also says what it redacted.
-    pub fn check(self, actual: Value, settings: &Settings) -> Checked {
-        self.check_as(Actual::Value(actual), settings, None)
-    }
-
-    /// [`GoldenFile::check`] of a run given as its JSON text, which messages call `name`: the
-    /// fastest check there is. The text is read into a tree that borrows its strings, the one
-    /// strict loader's rules apply (its message names `name` and the JSON Pointer), and a run
-    /// that matches its golden is compared without ever being a `serde_json::Value`; one that
-    /// does not is converted once its text is known to differ, and the text freed before the
-    /// golden is parsed. `atif check` checks this way.
-    ///
-    /// ```
-    /// use atif_golden::{GoldenFile, Mode, Outcome, Settings};
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("from_text.json");
-    /// let run = br#"{"schema_version": "ATIF-v1.8", "session_id": "s-1", "steps": []}"#;
-    /// let mut settings = Settings::new();
-    /// settings.set_mode(Some(Mode::Update));
-    /// let created = GoldenFile::read(&path).check_json(run.to_vec(), "run.json", &settings);
-    /// assert!(matches!(created.result?, Outcome::Created { .. }));
-    ///
-    /// settings.set_mode(Some(Mode::Check));
-    /// let broken = GoldenFile::read(&path).check_json(b"{\"steps\": 1}".to_vec(), "run.json", &settings);
-    /// assert!(broken.result.unwrap_err().to_string().contains("run.json"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn check_json(self, json: Vec<u8>, name: &str, settings: &Settings) -> Checked {
-        self.check_as(Actual::Json { bytes: json, name: name.to_owned() }, settings, None)
+    /// [`check`] of `actual` against this golden, which also says what it redacted.
+    pub fn check<A: Actual>(self, actual: A, settings: &Settings) -> Checked {
+        match sealed::Sealed::into_input(actual) {
+            Ok(input) => self.check_as(input, settings, None),
+            Err(err) => Checked { result: Err(err), redacted: Default::default() },
+        }
     }
 
     /// The check, run for `test` (see [`check_named`]), and recorded in the report file.
-    fn check_as(self, actual: Actual, settings: &Settings, test: Option<&Test<'_>>) -> Checked {
+    fn check_as(self, actual: Input, settings: &Settings, test: Option<&Test<'_>>) -> Checked {
         // Called from a test harness thread, the thread's name is the test's name; elsewhere
         // (the CLI, a custom harness) the golden's file stem is the best name there is.
         let name = match (test.map(|test| test.name), std::thread::current().name()) {
@@ -266,7 +307,8 @@ impl GoldenFile {
 }
 
 /// The run as a check receives it.
-enum Actual {
+#[derive(Debug)]
+pub enum Input {
     /// Parsed already (by the caller, or from a typed trajectory).
     Value(Value),
     /// The run's JSON text, and how messages name it; read on the fast path, so that it is
@@ -284,7 +326,7 @@ struct Context<'a> {
 
 fn run(
     golden: GoldenFile,
-    actual: Actual,
+    actual: Input,
     settings: &Settings,
     test: &Test<'_>,
     redacted: &mut atif_normalize::atif_secrets::Redactions,
@@ -300,13 +342,13 @@ fn run(
     let cx = Context { path: &golden.path, mode, settings, command };
     let bytes;
     let (actual, found) = match actual {
-        Actual::Value(actual) => {
+        Input::Value(actual) => {
             // What is not a trajectory never becomes a golden, whatever the mode.
             atif_schema::support::check_trajectory(&actual, "the actual trajectory")
                 .map_err(|err| Error::Load(Box::new(err)))?;
             normalize_actual(actual, settings)?
         }
-        Actual::Json { bytes: json, name } => {
+        Input::Json { bytes: json, name } => {
             bytes = json;
             normalize_json(&bytes, &name, settings.normalize_options())?
         }

@@ -7,10 +7,10 @@
 //! - [`assert_golden!`] in a test: checks a run against the golden named after the test
 //!   function, with the [`Settings`] bound to the scope (insta-style) and the project file
 //!   `atif.toml` ([`ProjectConfig`]).
-//! - [`check`] the same without the macro, naming the golden yourself ([`check_file`] for a run
-//!   saved as a file, [`check_value`] for a `serde_json::Value`, [`GoldenFile`] to read the
-//!   golden ahead on another thread); the [`Outcome`], or an [`Error`] that is the failure
-//!   message.
+//! - [`check`] the same without the macro, naming the golden yourself: the one way to check a
+//!   golden. It takes any [`Actual`] run (a `&Trajectory` or `&Value`, a `Value` by value, or
+//!   the run's JSON text as a [`JsonText`], the fastest) and returns the [`Outcome`], or an
+//!   [`Error`] that is the failure message.
 //! - [`Mode`] says what a check may write (`ATIF_GOLDEN` and `CI`): compare only, leave a
 //!   pending `<name>.json.new` for review, or rewrite the golden.
 //! - [`LiveEnvelope`] and [`live_envelope!`]: N live runs against an envelope golden of their
@@ -78,7 +78,7 @@ mod report;
 mod settings;
 mod update;
 
-pub use check::{Checked, GoldenFile, Outcome, canonical_text, check, check_file, check_value};
+pub use check::{Actual, Checked, GoldenFile, JsonText, Outcome, canonical_text, check};
 pub use error::{Error, Result};
 pub use live::{LIVE_ENV, LiveEnvelope, LiveOutcome};
 #[doc(hidden)]

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use atif_golden::review::OutcomeKind;
-use atif_golden::{Mode, Outcome, Settings};
+use atif_golden::{JsonText, Mode, Outcome, Settings};
 use atif_normalize::{DiffOptions, NormalizeOptions, PRESETS};
 use atif_view::ViewOptions;
 use serde_json::json;
@@ -90,7 +90,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let settings = settings(args, chosen);
 
     // The check redacts the run before anything else, and says what it found.
-    let checked = golden_file.check_json(actual, display_name(&args.run.actual), &settings);
+    let checked =
+        golden_file.check(JsonText::new(actual, display_name(&args.run.actual)), &settings);
     args.run.normalize.secrets.report("check", &checked.redacted)?;
     if let Some(verdict) = verdict_of(&args.golden, &checked.result) {
         let options = (settings.normalize_options(), &settings.diff_options());
@@ -170,7 +171,8 @@ fn passes_with_preset(golden: &Path, run: Vec<u8>, settings: &Settings, agent: &
     options.set_secret_scanner(settings.normalize_options().secret_scanner().cloned());
     let mut settings = settings.clone();
     settings.set_normalize_options(options).set_mode(Some(Mode::Check));
-    let checked = atif_golden::GoldenFile::read(golden).check_json(run, "the run", &settings);
+    let checked =
+        atif_golden::GoldenFile::read(golden).check(JsonText::new(run, "the run"), &settings);
     matches!(checked.result, Ok(Outcome::Matched { .. }))
 }
 

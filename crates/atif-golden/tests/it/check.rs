@@ -1,7 +1,7 @@
 //! Tests of `check`: the protocol's outcomes and failure messages.
 
 use atif_golden::review::pending_path;
-use atif_golden::{Error, Mode, Outcome, check};
+use atif_golden::{Error, JsonText, Mode, Outcome, check};
 use serde_json::json;
 
 use crate::{file_names, run, settings};
@@ -446,7 +446,8 @@ fn what_the_strict_loader_refuses_fails_the_check_with_its_pointer_and_is_never_
     for (text, pointer) in cases {
         std::fs::write(&run_file, &text).unwrap();
         // Update mode writes whatever it is given, unless the loader refuses it first.
-        let err = atif_golden::check_file(&golden, &run_file, &settings(Mode::Update)).unwrap_err();
+        let err = check(&golden, JsonText::read(&run_file).unwrap(), &settings(Mode::Update))
+            .unwrap_err();
         let Error::Load(inner) = &err else { panic!("{text}: expected Error::Load, got {err:?}") };
         let atif_schema::Error::NotTrajectory { pointer: found, .. } = inner.as_ref() else {
             panic!("{text}: expected NotTrajectory, got {inner:?}")
@@ -479,18 +480,27 @@ fn what_the_strict_loader_refuses_fails_the_check_with_its_pointer_and_is_never_
 }
 
 #[test]
-fn a_run_given_by_value_gets_the_same_outcomes_and_report_as_check() {
+fn a_run_given_by_value_or_as_json_text_gets_the_same_outcomes_and_report_as_by_reference() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("by_value.json");
-    let recorded = atif_golden::check_value(&golden, run(2, "grep", "a"), &settings(Mode::Update));
+    let recorded = check(&golden, run(2, "grep", "a"), &settings(Mode::Update));
     assert_eq!(recorded.unwrap(), Outcome::Created { path: golden.clone() });
-    let matched = atif_golden::check_value(&golden, run(2, "grep", "b"), &settings(Mode::Check));
+    let matched = check(&golden, run(2, "grep", "b"), &settings(Mode::Check));
     assert_eq!(matched.unwrap(), Outcome::Matched { path: golden.clone() });
     let changed = run(3, "rg", "a");
-    let by_value = atif_golden::check_value(&golden, changed.clone(), &settings(Mode::Check));
+    let by_value = check(&golden, changed.clone(), &settings(Mode::Check));
     let by_reference = check(&golden, &changed, &settings(Mode::Check));
+    let text = JsonText::new(serde_json::to_vec(&changed).unwrap(), "run.json");
+    let by_text = check(&golden, text, &settings(Mode::Check));
     assert!(matches!(by_value, Err(Error::BehaviourChanged { .. })));
-    assert_eq!(by_value.unwrap_err().to_string(), by_reference.unwrap_err().to_string());
+    let by_reference = by_reference.unwrap_err().to_string();
+    assert_eq!(by_value.unwrap_err().to_string(), by_reference);
+    assert_eq!(by_text.unwrap_err().to_string(), by_reference);
+    let same = JsonText::new(serde_json::to_vec(&run(2, "grep", "c")).unwrap(), "run.json");
+    assert_eq!(
+        check(&golden, same, &settings(Mode::Check)).unwrap(),
+        Outcome::Matched { path: golden }
+    );
 }
 
 /// The `content_hash` delta of a failure, as `(golden, actual)`.

@@ -1,7 +1,7 @@
 //! Match modes in `Settings`: a run that differs from its golden is judged by the modes, as
 //! `atif check --sequence …` judges it, and fewer turns never pass.
 
-use atif_golden::{Error, GoldenConfig, Mode, Outcome, ProjectConfig, check_value};
+use atif_golden::{Error, GoldenConfig, Mode, Outcome, ProjectConfig, check};
 use atif_normalize::{Band, MatchOptions, SequenceMatch};
 use serde_json::{Value, json};
 
@@ -25,7 +25,7 @@ fn modes(sequence: SequenceMatch) -> MatchOptions {
 
 fn write_golden(dir: &std::path::Path, tools: &[&str]) -> std::path::PathBuf {
     let path = dir.join("golden.json");
-    check_value(&path, calls(tools), &settings(Mode::Update)).unwrap();
+    check(&path, calls(tools), &settings(Mode::Update)).unwrap();
     path
 }
 
@@ -37,17 +37,17 @@ fn any_order_passes_a_reordering_that_exact_and_in_order_fail_naming_what_the_mo
 
     let mut any_order = settings(Mode::Check);
     any_order.set_match_options(Some(modes(SequenceMatch::AnyOrder)));
-    let outcome = check_value(&golden, swapped.clone(), &any_order).unwrap();
+    let outcome = check(&golden, swapped.clone(), &any_order).unwrap();
     assert!(matches!(outcome, Outcome::Matched { .. }), "{outcome:?}");
 
     // Without modes, the Shape comparison fails it.
-    let err = check_value(&golden, swapped.clone(), &settings(Mode::Check)).unwrap_err();
+    let err = check(&golden, swapped.clone(), &settings(Mode::Check)).unwrap_err();
     assert!(matches!(err, Error::BehaviourChanged { .. }), "{err}");
 
     let mut in_order = settings(Mode::Check);
     in_order.set_match_options(Some(modes(SequenceMatch::InOrder)));
     let Error::BehaviourChanged { deltas, report, .. } =
-        check_value(&golden, swapped, &in_order).unwrap_err()
+        check(&golden, swapped, &in_order).unwrap_err()
     else {
         panic!("expected a behaviour change");
     };
@@ -74,9 +74,9 @@ fn fewer_turns_fail_under_every_mode_and_an_extra_call_passes_only_where_allowed
         options.set_bands(Band::default(), Band::default(), tokens);
         let mut with_modes = settings(Mode::Check);
         with_modes.set_match_options(Some(options));
-        let short = check_value(&golden, calls(&["grep"]), &with_modes);
+        let short = check(&golden, calls(&["grep"]), &with_modes);
         assert!(short.is_err(), "{sequence:?}: a run missing a turn passed");
-        let extra = check_value(&golden, calls(&["grep", "ls", "read"]), &with_modes);
+        let extra = check(&golden, calls(&["grep", "ls", "read"]), &with_modes);
         let allowed = matches!(sequence, SequenceMatch::InOrder | SequenceMatch::Superset);
         assert_eq!(extra.is_ok(), allowed, "{sequence:?}: {extra:?}");
     }
@@ -92,12 +92,12 @@ fn the_project_files_sequence_key_sets_the_mode() {
     assert_eq!(config.match_options().map(|m| m.sequence()), Some(SequenceMatch::AnyOrder));
     let mut from_file = settings(Mode::Check);
     config.apply(&mut from_file).unwrap();
-    assert!(check_value(&golden, calls(&["read", "grep"]), &from_file).is_ok());
+    assert!(check(&golden, calls(&["read", "grep"]), &from_file).is_ok());
 
     // A file without the keys leaves the Shape comparison, which fails the reordering.
     let plain = ProjectConfig::parse("[defaults]\n", &file).unwrap().config_for(&golden);
     assert!(plain.match_options().is_none());
     let mut shape_only = settings(Mode::Check);
     plain.apply(&mut shape_only).unwrap();
-    assert!(check_value(&golden, calls(&["read", "grep"]), &shape_only).is_err());
+    assert!(check(&golden, calls(&["read", "grep"]), &shape_only).is_err());
 }
