@@ -215,7 +215,8 @@ pub(crate) fn check_named(
 /// run: `atif check` reads the golden on a second thread while it parses the run.
 ///
 /// ```
-/// use atif_golden::{GoldenFile, Mode, Outcome, Settings};
+/// use atif_golden::support::GoldenFile;
+/// use atif_golden::{Mode, Outcome, Settings};
 /// use serde_json::json;
 ///
 /// let dir = tempfile::tempdir()?;

@@ -78,7 +78,7 @@ mod report;
 mod settings;
 mod update;
 
-pub use check::{Actual, Checked, GoldenFile, JsonText, Outcome, canonical_text, check};
+pub use check::{Actual, JsonText, Outcome, canonical_text, check};
 pub use error::{Error, Result};
 pub use live::{LIVE_ENV, LiveEnvelope, LiveOutcome};
 #[doc(hidden)]
@@ -109,8 +109,11 @@ pub mod review {
 }
 
 /// What other crates of this workspace share with this one (the `atif` binary): not public
-/// API, and free to change in any release.
+/// API, and free to change in any release. [`check`] is the test author's way in; `atif check`
+/// also reads the golden on a second thread while it reads the run ([`support::GoldenFile`]),
+/// and tells the user what the check redacted ([`support::Checked`]).
 #[doc(hidden)]
 pub mod support {
+    pub use crate::check::{Checked, GoldenFile};
     pub use crate::command::shell_word;
 }

@@ -64,7 +64,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     // becomes a golden: the check reads the run with the one loader's rules.
     let golden = Path::new(&args.golden);
     let (golden_file, actual) = atif_normalize::support::join(
-        || atif_golden::GoldenFile::read(golden),
+        || atif_golden::support::GoldenFile::read(golden),
         || read_input(&args.run.actual),
     );
     let actual = actual?;
@@ -171,8 +171,8 @@ fn passes_with_preset(golden: &Path, run: Vec<u8>, settings: &Settings, agent: &
     options.set_secret_scanner(settings.normalize_options().secret_scanner().cloned());
     let mut settings = settings.clone();
     settings.set_normalize_options(options).set_mode(Some(Mode::Check));
-    let checked =
-        atif_golden::GoldenFile::read(golden).check(JsonText::new(run, "the run"), &settings);
+    let checked = atif_golden::support::GoldenFile::read(golden)
+        .check(JsonText::new(run, "the run"), &settings);
     matches!(checked.result, Ok(Outcome::Matched { .. }))
 }
 

@@ -544,7 +544,7 @@ fn a_golden_read_ahead_checks_as_check_does_and_says_what_it_redacted() {
     secret["steps"][0]["message"] = json!("token ghp_abcdefghijklmnopqrstuvwxyz0123456789");
 
     // Read before the file exists: the check creates it in update mode.
-    let ahead = atif_golden::GoldenFile::read(&golden);
+    let ahead = atif_golden::support::GoldenFile::read(&golden);
     assert_eq!(ahead.path(), golden.as_path());
     let checked = ahead.check(secret.clone(), &settings(Mode::Update));
     assert!(matches!(checked.result, Ok(Outcome::Created { .. })), "{:?}", checked.result);
@@ -553,14 +553,14 @@ fn a_golden_read_ahead_checks_as_check_does_and_says_what_it_redacted() {
     assert!(!written.contains("ghp_"), "{written}");
 
     let changed = run(2, "grep", "a");
-    let checked =
-        atif_golden::GoldenFile::read(&golden).check(changed.clone(), &settings(Mode::Check));
+    let checked = atif_golden::support::GoldenFile::read(&golden)
+        .check(changed.clone(), &settings(Mode::Check));
     assert!(checked.redacted.is_empty());
     let by_check = check(&golden, &changed, &settings(Mode::Check)).unwrap_err();
     assert_eq!(checked.result.unwrap_err().to_string(), by_check.to_string());
 
     // A golden that cannot be read is the check's error, not the read's.
-    let unreadable = atif_golden::GoldenFile::read(dir.path());
+    let unreadable = atif_golden::support::GoldenFile::read(dir.path());
     let checked = unreadable.check(changed, &settings(Mode::Check));
     assert!(matches!(checked.result, Err(Error::Io { .. })), "{:?}", checked.result);
 }
