@@ -103,7 +103,7 @@ fn a_run_that_no_longer_crashes_fails_against_a_crash_golden() {
     let golden = goldens.path().join("crash.json");
     let mut update = Settings::new();
     update.set_mode(Some(Mode::Update));
-    check(&golden, &fixture("crash.json"), &update).unwrap();
+    check(&golden, fixture("crash.json"), &update).unwrap();
 
     let mut run = fixture("crash.json");
     run["extra"]["crashed"] = json!(false);

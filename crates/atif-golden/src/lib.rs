@@ -48,13 +48,13 @@
 //! // Record the golden (what `ATIF_GOLDEN=update cargo test` does).
 //! let mut settings = Settings::new();
 //! settings.set_mode(Some(Mode::Update));
-//! assert!(matches!(check(&golden, &run(1), &settings)?, Outcome::Created { .. }));
+//! assert!(matches!(check(&golden, run(1), &settings)?, Outcome::Created { .. }));
 //!
 //! // The same behaviour passes; one more step fails and says so on the second line
 //! // (step_count, sources, llm_calls and the content hash moved).
 //! settings.set_mode(Some(Mode::Check));
-//! assert!(matches!(check(&golden, &run(1), &settings)?, Outcome::Matched { .. }));
-//! let failure = check(&golden, &run(2), &settings).unwrap_err();
+//! assert!(matches!(check(&golden, run(1), &settings)?, Outcome::Matched { .. }));
+//! let failure = check(&golden, run(2), &settings).unwrap_err();
 //! let message = failure.to_string();
 //! assert!(message.starts_with("agent behaviour changed (4 difference(s)):"));
 //! assert_eq!(message.lines().nth(1), Some("  step_count: 1 -> 2"));

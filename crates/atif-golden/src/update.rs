@@ -229,7 +229,7 @@ mod tests {
             "target/x/tests/golden/decoy.json",
             "node_modules/x/tests/golden/decoy.json",
         ] {
-            crate::check(&root.path().join(golden), &trajectory(1), &update).unwrap();
+            crate::check(&root.path().join(golden), trajectory(1), &update).unwrap();
         }
         root
     }
@@ -290,8 +290,8 @@ mod tests {
         update.set_mode(Some(Mode::Update));
         let kept = custom.join("kept.json");
         let orphan = custom.join("orphan.json");
-        crate::check(&kept, &trajectory(1), &update).unwrap();
-        crate::check(&orphan, &trajectory(1), &update).unwrap();
+        crate::check(&kept, trajectory(1), &update).unwrap();
+        crate::check(&orphan, trajectory(1), &update).unwrap();
 
         // Only the test of `kept.json` ran: its folder is searched, and its neighbour is a
         // deletion candidate beside the untouched goldens of the `tests/golden` folders.

@@ -10,7 +10,7 @@ use crate::{file_names, run, settings};
 fn a_missing_golden_fails_without_being_created_and_names_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("first_run.json");
-    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    let err = check(&golden, run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
     assert!(matches!(err, Error::MissingGolden { .. }));
     assert!(err.is_test_failure());
     assert_eq!(
@@ -28,7 +28,7 @@ fn a_missing_golden_fails_without_being_created_and_names_the_command() {
 fn a_missing_golden_in_review_mode_leaves_a_pending_file_and_says_where() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("first_run.json");
-    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
+    let err = check(&golden, run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     let pending = pending_path(&golden);
     assert_eq!(err.pending(), Some(pending.as_path()));
     let message = err.to_string();
@@ -66,9 +66,9 @@ fn update_writes_the_golden_as_the_canonical_normalized_text() {
 fn update_reports_the_erased_diff_and_is_silent_when_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
 
-    let outcome = check(&golden, &run(1, "rg", "b"), &settings(Mode::Update)).unwrap();
+    let outcome = check(&golden, run(1, "rg", "b"), &settings(Mode::Update)).unwrap();
     let Outcome::Changed { erased, .. } = &outcome else {
         panic!("expected Changed, got {outcome:?}")
     };
@@ -83,7 +83,7 @@ fn update_reports_the_erased_diff_and_is_silent_when_unchanged() {
 
     // Volatile churn only: the golden stays as it is and nothing but one line is reported.
     let before = std::fs::metadata(&golden).unwrap().modified().unwrap();
-    let outcome = check(&golden, &run(1, "rg", "c"), &settings(Mode::Update)).unwrap();
+    let outcome = check(&golden, run(1, "rg", "c"), &settings(Mode::Update)).unwrap();
     assert_eq!(outcome, Outcome::Unchanged { path: golden.clone() });
     assert_eq!(outcome.to_string(), format!("unchanged golden {}", golden.display()));
     assert_eq!(std::fs::metadata(&golden).unwrap().modified().unwrap(), before);
@@ -93,8 +93,8 @@ fn update_reports_the_erased_diff_and_is_silent_when_unchanged() {
 fn volatile_differences_alone_match() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(3, "grep", "first"), &settings(Mode::Update)).unwrap();
-    let outcome = check(&golden, &run(3, "grep", "second"), &settings(Mode::Check)).unwrap();
+    check(&golden, run(3, "grep", "first"), &settings(Mode::Update)).unwrap();
+    let outcome = check(&golden, run(3, "grep", "second"), &settings(Mode::Check)).unwrap();
     assert!(matches!(outcome, Outcome::Matched { .. }));
 }
 
@@ -105,7 +105,7 @@ fn a_schema_version_bump_asks_for_a_re_record_in_one_sentence() {
     let mut old = run(1, "grep", "a");
     old["schema_version"] = json!("ATIF-v1.7");
     check(&golden, &old, &settings(Mode::Update)).unwrap();
-    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    let err = check(&golden, run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
     assert!(matches!(err, Error::SchemaVersionChanged { .. }));
     assert_eq!(
         err.to_string(),
@@ -122,8 +122,8 @@ fn a_schema_version_bump_asks_for_a_re_record_in_one_sentence() {
 fn the_mismatch_message_names_the_change_literally_on_its_second_line() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
-    let err = check(&golden, &run(2, "grep", "b"), &settings(Mode::Check)).unwrap_err();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let err = check(&golden, run(2, "grep", "b"), &settings(Mode::Check)).unwrap_err();
     let message = err.to_string();
     let lines: Vec<&str> = message.lines().collect();
     assert_eq!(lines[0], "agent behaviour changed (7 difference(s)):", "{message}");
@@ -134,8 +134,8 @@ fn the_mismatch_message_names_the_change_literally_on_its_second_line() {
 fn the_failure_message_goes_deltas_explanation_diff_command_with_the_hash_last() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("ordered.json");
-    check(&golden, &run(2, "grep", "a"), &settings(Mode::Update)).unwrap();
-    let err = check(&golden, &run(2, "rg", "b"), &settings(Mode::Check)).unwrap_err();
+    check(&golden, run(2, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let err = check(&golden, run(2, "rg", "b"), &settings(Mode::Check)).unwrap_err();
     let Error::BehaviourChanged { deltas, report, pending, .. } = &err else {
         panic!("expected BehaviourChanged, got {err:?}")
     };
@@ -173,7 +173,7 @@ fn the_failure_message_goes_deltas_explanation_diff_command_with_the_hash_last()
 fn a_content_only_change_is_caught_by_the_hash_and_can_be_switched_off() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     let mut reworded = run(1, "grep", "a");
     reworded["steps"][0]["message"] = json!("different words, same behaviour");
     let err = check(&golden, &reworded, &settings(Mode::Check)).unwrap_err();
@@ -190,7 +190,7 @@ fn a_content_only_change_is_caught_by_the_hash_and_can_be_switched_off() {
 fn the_token_tolerance_setting_bands_token_counts() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     let mut more_tokens = run(1, "grep", "a");
     more_tokens["steps"][0]["metrics"]["prompt_tokens"] = json!(105);
     let mut lenient = settings(Mode::Check);
@@ -204,10 +204,10 @@ fn the_token_tolerance_setting_bands_token_counts() {
 fn long_diffs_are_cut_to_the_first_places_naming_the_command_that_prints_them_all() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("long.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     let mut review = settings(Mode::Review);
     review.set_max_diff_places(4);
-    let err = check(&golden, &run(20, "grep", "a"), &review).unwrap_err();
+    let err = check(&golden, run(20, "grep", "a"), &review).unwrap_err();
     let message = err.to_string();
     let pending = pending_path(&golden);
     assert!(
@@ -230,7 +230,7 @@ fn long_diffs_are_cut_to_the_first_places_naming_the_command_that_prints_them_al
     let mut on_ci = settings(Mode::from_env_values(None, Some("true")).unwrap());
     on_ci.set_max_diff_places(4);
     std::fs::remove_file(&pending).unwrap();
-    let message = check(&golden, &run(20, "grep", "a"), &on_ci).unwrap_err().to_string();
+    let message = check(&golden, run(20, "grep", "a"), &on_ci).unwrap_err().to_string();
     assert!(message.contains("left out; the full diff: run locally (not on CI"), "{message}");
     assert!(!pending.exists());
 }
@@ -239,19 +239,19 @@ fn long_diffs_are_cut_to_the_first_places_naming_the_command_that_prints_them_al
 fn a_failing_local_run_writes_a_pending_file_and_a_ci_run_never_does() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     let golden_before = std::fs::read(&golden).unwrap();
 
     let on_ci = Mode::from_env_values(None, Some("true")).unwrap();
-    let err = check(&golden, &run(2, "grep", "a"), &settings(on_ci)).unwrap_err();
+    let err = check(&golden, run(2, "grep", "a"), &settings(on_ci)).unwrap_err();
     assert_eq!(err.pending(), None);
     assert_eq!(file_names(dir.path()), ["g.json"]);
     let explicit_review_on_ci = Mode::from_env_values(Some("review"), Some("true")).unwrap();
-    check(&golden, &run(2, "grep", "a"), &settings(explicit_review_on_ci)).unwrap_err();
+    check(&golden, run(2, "grep", "a"), &settings(explicit_review_on_ci)).unwrap_err();
     assert_eq!(file_names(dir.path()), ["g.json"]);
 
     let locally = Mode::from_env_values(None, None).unwrap();
-    let err = check(&golden, &run(2, "grep", "a"), &settings(locally)).unwrap_err();
+    let err = check(&golden, run(2, "grep", "a"), &settings(locally)).unwrap_err();
     let pending = pending_path(&golden);
     assert_eq!(err.pending(), Some(pending.as_path()));
     assert_eq!(file_names(dir.path()), ["g.json", "g.json.new"]);
@@ -263,7 +263,7 @@ fn a_failing_local_run_writes_a_pending_file_and_a_ci_run_never_does() {
     assert!(std::fs::read_to_string(&pending).unwrap().contains("\"step_id\": 2"));
 
     // Once the run matches again, the stale pending file goes away.
-    check(&golden, &run(1, "grep", "a"), &settings(locally)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(locally)).unwrap();
     assert_eq!(file_names(dir.path()), ["g.json"]);
 }
 
@@ -272,7 +272,7 @@ fn a_corrupt_golden_is_an_error_in_check_mode_and_rewritten_in_update_mode() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
     std::fs::write(&golden, "{\"schema_version\": ").unwrap();
-    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    let err = check(&golden, run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
     assert!(!err.is_test_failure());
     assert!(
         err.to_string().starts_with(&format!(
@@ -281,10 +281,10 @@ fn a_corrupt_golden_is_an_error_in_check_mode_and_rewritten_in_update_mode() {
         )),
         "{err}"
     );
-    let outcome = check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    let outcome = check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     assert!(matches!(outcome, Outcome::Changed { .. }));
     assert!(matches!(
-        check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)),
+        check(&golden, run(1, "grep", "a"), &settings(Mode::Check)),
         Ok(Outcome::Matched { .. })
     ));
 }
@@ -293,7 +293,7 @@ fn a_corrupt_golden_is_an_error_in_check_mode_and_rewritten_in_update_mode() {
 fn a_non_trajectory_actual_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let err =
-        check(&dir.path().join("g.json"), &json!([1, 2]), &settings(Mode::Update)).unwrap_err();
+        check(&dir.path().join("g.json"), json!([1, 2]), &settings(Mode::Update)).unwrap_err();
     let expected =
         "the actual trajectory: (root): the root is an array: an ATIF trajectory is a JSON object";
     assert!(err.to_string().starts_with(expected), "{err}");
@@ -316,7 +316,7 @@ fn the_update_command_can_be_replaced_for_other_front_ends() {
     let golden = dir.path().join("g.json");
     let mut cli = settings(Mode::Check);
     cli.set_update_command(Some("atif check --update g.json run.json".to_owned()));
-    let err = check(&golden, &run(1, "grep", "a"), &cli).unwrap_err();
+    let err = check(&golden, run(1, "grep", "a"), &cli).unwrap_err();
     assert!(
         err.to_string().ends_with("record it with: atif check --update g.json run.json"),
         "{err}"
@@ -362,8 +362,8 @@ fn long_run(n_steps: usize, insert_at: Option<usize>) -> serde_json::Value {
 fn one_step_inserted_into_a_long_run_reads_in_one_screen() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("long.json");
-    check(&golden, &long_run(1_500, None), &settings(Mode::Update)).unwrap();
-    let err = check(&golden, &long_run(1_500, Some(701)), &settings(Mode::Review)).unwrap_err();
+    check(&golden, long_run(1_500, None), &settings(Mode::Update)).unwrap();
+    let err = check(&golden, long_run(1_500, Some(701)), &settings(Mode::Review)).unwrap_err();
     let message = err.to_string();
     let n_lines = message.lines().count();
     assert!(n_lines <= 100, "{n_lines} lines:\n{message}");
@@ -398,7 +398,7 @@ fn one_step_inserted_into_a_long_run_reads_in_one_screen() {
 fn a_small_change_keeps_its_full_detail() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("small.json");
-    check(&golden, &run(2, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(2, "grep", "a"), &settings(Mode::Update)).unwrap();
     let mut reworded = run(2, "grep", "a");
     reworded["steps"][1]["message"] = json!("a new message");
     let message = check(&golden, &reworded, &settings(Mode::Check)).unwrap_err().to_string();
@@ -416,7 +416,7 @@ fn debug_prints_the_message_and_its_causes_for_tests_that_return_errors() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
     std::fs::create_dir(&golden).unwrap();
-    let err = check(&golden, &run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    let err = check(&golden, run(1, "grep", "a"), &settings(Mode::Check)).unwrap_err();
     let debug = format!("{err:?}");
     assert!(
         debug.starts_with(&format!(
@@ -461,19 +461,19 @@ fn what_the_strict_loader_refuses_fails_the_check_with_its_pointer_and_is_never_
     }
 
     // A Value cannot hold a duplicate key, but it can be something other than a trajectory.
-    let err = check(&golden, &json!({"hello": "world"}), &settings(Mode::Update)).unwrap_err();
+    let err = check(&golden, json!({"hello": "world"}), &settings(Mode::Update)).unwrap_err();
     let message = err.to_string();
     assert!(message.starts_with("the actual trajectory: /schema_version: missing"), "{message}");
     assert!(!golden.exists());
 
     // A golden edited by hand into a duplicate key is refused in check mode, naming it.
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     let text = std::fs::read_to_string(&golden).unwrap();
     let edited =
         text.replacen("\"source\": \"agent\",", "\"source\": \"agent\", \"source\": \"user\",", 1);
     assert_ne!(text, edited, "the golden has a step source to duplicate");
     std::fs::write(&golden, edited).unwrap();
-    let err = check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)).unwrap_err();
+    let err = check(&golden, run(2, "grep", "a"), &settings(Mode::Check)).unwrap_err();
     let message = err.to_string();
     let expected = format!("golden file {}: /steps/0/source: ", golden.display());
     assert!(message.starts_with(&expected), "{message}");

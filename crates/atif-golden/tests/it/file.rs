@@ -53,7 +53,7 @@ fn thirty_two_threads_updating_thirty_two_goldens_all_land_intact() {
             scope.spawn(move || {
                 let path = golden_dir.join(format!("test_{idx}.json"));
                 let outcome =
-                    check(&path, &run(idx + 1, "grep", "x"), &settings(Mode::Update)).unwrap();
+                    check(&path, run(idx + 1, "grep", "x"), &settings(Mode::Update)).unwrap();
                 assert_eq!(outcome, Outcome::Created { path });
             });
         }
@@ -61,7 +61,7 @@ fn thirty_two_threads_updating_thirty_two_goldens_all_land_intact() {
     assert_eq!(file_names(&golden_dir).len(), 32);
     for idx in 0..32 {
         let path = golden_dir.join(format!("test_{idx}.json"));
-        let outcome = check(&path, &run(idx + 1, "grep", "y"), &settings(Mode::Check)).unwrap();
+        let outcome = check(&path, run(idx + 1, "grep", "y"), &settings(Mode::Check)).unwrap();
         assert_eq!(outcome, Outcome::Matched { path });
     }
 }
@@ -70,17 +70,17 @@ fn thirty_two_threads_updating_thirty_two_goldens_all_land_intact() {
 fn accepting_a_pending_file_moves_it_over_the_golden_and_rejecting_removes_it() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
-    check(&golden, &run(2, "grep", "a"), &settings(Mode::Review)).unwrap_err();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(2, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     let pending = pending_path(&golden);
     assert_eq!(accept_pending(&pending).unwrap(), golden);
     assert_eq!(file_names(dir.path()), ["g.json"]);
     assert!(matches!(
-        check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)),
+        check(&golden, run(2, "grep", "a"), &settings(Mode::Check)),
         Ok(Outcome::Matched { .. })
     ));
 
-    check(&golden, &run(3, "grep", "a"), &settings(Mode::Review)).unwrap_err();
+    check(&golden, run(3, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     reject_pending(&pending).unwrap();
     assert_eq!(file_names(dir.path()), ["g.json"]);
     let err = accept_pending(&golden).unwrap_err();
@@ -91,7 +91,7 @@ fn accepting_a_pending_file_moves_it_over_the_golden_and_rejecting_removes_it() 
 fn a_pending_file_that_is_not_a_trajectory_is_never_accepted_by_path() {
     let dir = tempfile::tempdir().unwrap();
     let golden = dir.path().join("g.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     let before = std::fs::read(&golden).unwrap();
     let pending = pending_path(&golden);
     std::fs::write(&pending, r#"{"hello": "world"}"#).unwrap();

@@ -13,12 +13,12 @@ use crate::{run, settings};
 fn project() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let root = tempfile::tempdir().unwrap();
     let golden = root.path().join("crates/a/tests/golden/a__one.json");
-    check(&golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
-    check(&golden, &run(2, "grep", "a"), &settings(Mode::Review)).unwrap_err();
+    check(&golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+    check(&golden, run(2, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     let fresh = root.path().join("tests/golden/fixtures__new.json");
-    check(&fresh, &run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
+    check(&fresh, run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     let decoy = root.path().join("node_modules/x/golden.json");
-    check(&decoy, &run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
+    check(&decoy, run(1, "grep", "a"), &settings(Mode::Review)).unwrap_err();
     (root, golden, fresh)
 }
 
@@ -68,7 +68,7 @@ fn accept_moves_the_pending_file_into_place_and_reject_deletes_it() {
     let (root, golden, fresh) = project();
     let found = find_pending(root.path(), Some("a__one")).unwrap();
     assert_eq!(atif_golden::review::accept(&found[0]).unwrap(), golden);
-    check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)).unwrap();
+    check(&golden, run(2, "grep", "a"), &settings(Mode::Check)).unwrap();
     let found = find_pending(root.path(), None).unwrap();
     assert_eq!(found.len(), 1);
     atif_golden::review::reject(&found[0]).unwrap();
@@ -110,7 +110,7 @@ fn the_interactive_review_acts_on_each_answer_and_asks_again_on_an_unknown_one()
     assert_eq!(shown.matches("unknown answer `what`: a accepts").count(), 1, "{shown}");
     assert!(shown.contains("accepted crates/a/tests/golden/a__one.json\n"), "{shown}");
     assert!(shown.contains("rejected tests/golden/fixtures__new.json.new\n"), "{shown}");
-    check(&golden, &run(2, "grep", "a"), &settings(Mode::Check)).unwrap();
+    check(&golden, run(2, "grep", "a"), &settings(Mode::Check)).unwrap();
     assert!(!fresh.exists() && !pending_path(&fresh).exists());
 }
 
@@ -133,7 +133,7 @@ fn an_update_run_sums_up_what_the_checks_of_a_real_test_command_did() {
     let kept = root.path().join("tests/golden/kept.json");
     let gone = root.path().join("tests/golden/gone.json");
     for golden in [&kept, &gone] {
-        check(golden, &run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
+        check(golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     }
     // A test command in another language: it appends one report line, as `atif check` does,
     // and checks that it runs in update mode.

@@ -43,7 +43,7 @@ fn every_fixture_matches_its_committed_golden() {
         let imported = import_path(&fixtures().join(rel), &ImportOptions::default()).unwrap();
         let mut settings = Settings::new();
         settings.set_normalize_options(preset(preset_name).unwrap());
-        if let Err(err) = check(&golden_path(rel), &imported.trajectory(), &settings) {
+        if let Err(err) = check(&golden_path(rel), imported.trajectory(), &settings) {
             failures.push(format!("{rel}:\n{err}"));
         }
     }
@@ -62,7 +62,7 @@ fn a_killed_run_fails_against_the_golden_of_the_finished_one_and_says_what_moved
     settings
         .set_normalize_options(preset("claude-code").unwrap())
         .set_mode(Some(atif_golden::Mode::Check));
-    let message = check(&golden, &killed.trajectory(), &settings).unwrap_err().to_string();
+    let message = check(&golden, killed.trajectory(), &settings).unwrap_err().to_string();
     assert!(message.starts_with("agent behaviour changed"), "{message}");
     assert!(message.contains("  step_count: 2 -> 1\n"), "{message}");
     assert!(message.contains("  crashed: false -> true\n"), "{message}");
