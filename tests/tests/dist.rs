@@ -279,9 +279,11 @@ fn the_python_walk_through_goes_from_pip_install_to_a_recorded_green_test(python
         std::fs::read_to_string(workspace_path("tests/e2e/requirements.txt")).unwrap();
     let pins: Vec<&str> = requirements
         .lines()
-        .filter(|line| line.starts_with("openai==") || line.starts_with("pytest=="))
+        .filter(|line| {
+            ["openai==", "anthropic==", "pytest=="].iter().any(|pin| line.starts_with(pin))
+        })
         .collect();
-    assert_eq!(pins.len(), 2, "tests/e2e/requirements.txt pins openai and pytest");
+    assert_eq!(pins.len(), 3, "tests/e2e/requirements.txt pins openai, anthropic and pytest");
     run(Command::new(venv.join("bin").join("pip"))
         .args(["install", "--quiet", "--disable-pip-version-check"])
         .arg(artefact(dist(), "atif-", ".whl"))
