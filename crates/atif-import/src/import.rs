@@ -389,7 +389,26 @@ fn import_raw_runs(
     options: &ImportOptions,
 ) -> Result<(Vec<Trajectory>, Format, Stats)> {
     let bytes = crate::binary::decode(bytes, options.max_input_bytes())?;
-    let mut records = Records::open(&bytes, options.strict)?;
+    let fast = match options.format {
+        None | Some(Format::Otel) => crate::formats::otel::import_fast(&bytes, options.strict),
+        Some(_) => None,
+    };
+    let (mut runs, format, stats) = match fast {
+        Some((runs, stats)) => (runs, Format::Otel, stats),
+        None => import_records(&bytes, options)?,
+    };
+    for trajectory in &mut runs {
+        record_paths(trajectory, format, options);
+    }
+    Ok((runs, format, stats))
+}
+
+/// The runs of a log read through `Records`: detected, then imported by its format.
+fn import_records(
+    bytes: &[u8],
+    options: &ImportOptions,
+) -> Result<(Vec<Trajectory>, Format, Stats)> {
+    let mut records = Records::open(bytes, options.strict)?;
     let detected = detect_records(records.ahead());
     let format = match (options.format, detected) {
         (Some(format), _) => {
@@ -415,9 +434,6 @@ fn import_raw_runs(
         if let Some(last) = runs.last_mut() {
             last.crashed = true;
         }
-    }
-    for trajectory in &mut runs {
-        record_paths(trajectory, format, options);
     }
     Ok((runs, format, ctx.stats))
 }

@@ -4,20 +4,26 @@
 //! The spans of every record are read first (a trace's spans can be spread over many lines of
 //! the Collector file exporter, in the order they ended), grouped by trace, then each trace is
 //! walked as a tree from its roots (`build.rs`).
+//!
+//! A log of well-formed requests, one per line (what exporters write) or one over many lines,
+//! is read by `fast.rs` straight into spans; any other goes through a `Value` of each record
+//! (`otlp.rs`), which names what is wrong where.
 
 mod build;
 mod dialect;
+mod fast;
 mod otlp;
 mod pending;
 
 use std::collections::BTreeMap;
 
 use crate::Result;
-use crate::context::Context;
+use crate::context::{Context, Stats};
 use crate::draft::Trajectory;
-use crate::lines::Records;
+use crate::format::Format;
+use crate::lines::{Layout, Records};
 
-use otlp::is_otlp;
+use otlp::{Event, Span, is_otlp};
 
 /// The agent name of a trace that names no agent span.
 pub(crate) const AGENT_NAME: &str = "otel";
@@ -26,22 +32,55 @@ pub(crate) const AGENT_NAME: &str = "otel";
 /// skipped and counted.
 pub(crate) const MAX_DEPTH: usize = 256;
 
+/// The spans of a log, the log records that carry content for them (by span id), and how many
+/// records were read.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Read {
+    pub(crate) spans: Vec<Span>,
+    pub(crate) logs: Vec<(String, Event)>,
+    pub(crate) records: usize,
+    pub(crate) layout: Layout,
+}
+
 /// Imports the traces of `records` that hold an agent run (a model call), in the order their
 /// first span appears.
 pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Result<Vec<Trajectory>> {
-    let mut spans = Vec::new();
-    let mut logs = Vec::new();
+    let read = read_records(records, ctx)?;
+    Ok(runs(read, ctx))
+}
+
+/// Imports `bytes` through the fast reader (`fast.rs`) when it takes the log whole, with the
+/// statistics of the import; `None` when it does not, and the log is read through `Records`.
+pub(crate) fn import_fast(bytes: &[u8], strict: bool) -> Option<(Vec<Trajectory>, Stats)> {
+    let read = fast::read(bytes)?;
+    let mut ctx = Context::new(Format::Otel, strict, read.layout);
+    ctx.stats.set_records(read.records);
+    let runs = runs(read, &mut ctx);
+    Some((runs, ctx.stats))
+}
+
+/// The spans and log records of every record, through a `Value` of each.
+fn read_records(records: &mut Records<'_>, ctx: &mut Context) -> Result<Read> {
+    let layout = records.layout();
+    let mut read = Read { spans: Vec::new(), logs: Vec::new(), records: 0, layout };
     for record in records.by_ref() {
         let record = record?;
         if !is_otlp(&record.value) {
             ctx.unknown(record.line, "record without resourceSpans or resourceLogs")?;
             continue;
         }
-        otlp::read_request(record.value, record.line, ctx, &mut spans, &mut logs)?;
+        otlp::read_request(record.value, record.line, ctx, &mut read.spans, &mut read.logs)?;
     }
+    read.records = records.n_records();
+    Ok(read)
+}
+
+/// The runs of the traces read, each trace walked as a tree.
+fn runs(read: Read, ctx: &mut Context) -> Vec<Trajectory> {
+    let Read { mut spans, logs, .. } = read;
     // Log records carry content as events of the span they name.
     if !logs.is_empty() {
-        let mut by_span: BTreeMap<String, Vec<otlp::Event>> = BTreeMap::new();
+        let mut by_span: BTreeMap<String, Vec<Event>> = BTreeMap::new();
         for (span_id, event) in logs {
             by_span.entry(span_id).or_default().push(event);
         }
@@ -56,7 +95,7 @@ pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Resul
         }
     }
     let mut order: Vec<String> = Vec::new();
-    let mut traces: BTreeMap<String, Vec<otlp::Span>> = BTreeMap::new();
+    let mut traces: BTreeMap<String, Vec<Span>> = BTreeMap::new();
     for span in spans {
         if !traces.contains_key(&span.trace_id) {
             order.push(span.trace_id.clone());
@@ -77,5 +116,5 @@ pub(crate) fn import_runs(records: &mut Records<'_>, ctx: &mut Context) -> Resul
         ctx.stats.warn_file("no trace holds a model call: the trajectory is empty".to_owned());
         runs.push(Trajectory::new(AGENT_NAME));
     }
-    Ok(runs)
+    runs
 }

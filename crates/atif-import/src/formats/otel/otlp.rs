@@ -13,7 +13,7 @@ use crate::Result;
 use crate::context::{At, Context};
 
 /// One span, as the mapping reads it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Span {
     pub(crate) trace_id: String,
     pub(crate) span_id: String,
@@ -33,7 +33,7 @@ pub(crate) struct Span {
 }
 
 /// A span event, or a log record attached to its span.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Event {
     pub(crate) name: String,
     pub(crate) attributes: Map<String, Value>,
