@@ -437,7 +437,7 @@ async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Res
 
 /// The longest line a relay reads from either side: far beyond any MCP message, and a bound
 /// on what a broken peer that never ends its line can make the relay hold.
-const MAX_LINE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_LINE_BYTES: u64 = 64 << 20;
 
 /// Lines of a reader, each at most `max` bytes long ([`MAX_LINE_BYTES`]).
 struct Lines<R> {

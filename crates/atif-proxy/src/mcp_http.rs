@@ -25,6 +25,7 @@ use tokio::sync::{Notify, watch};
 
 use crate::access::new_token;
 use crate::journal::Journal;
+use crate::mcp::MAX_LINE_BYTES;
 use crate::mcp_state::McpState;
 use crate::mcp_tape::Output;
 use crate::normalize::Normalizer;
@@ -248,21 +249,27 @@ fn relay_reply<R: Run>(
         true => {
             let closed = shared.front().closed();
             let (shared, name, http) = (shared.clone(), name.to_owned(), http(stream_via));
-            let mut events = EventSplitter::default();
+            let mut events = EventSplitter::new(MAX_MESSAGE_BYTES);
             let stream = reply.bytes_stream().map(move |chunk| {
-                if let Ok(bytes) = &chunk {
-                    for data in events.feed(bytes) {
-                        keep_text(&shared, &name, &data, &http);
-                    }
+                let bytes = chunk.map_err(std::io::Error::other)?;
+                match events.feed(&bytes) {
+                    Ok(done) => done.iter().for_each(|data| keep_text(&shared, &name, data, &http)),
+                    Err(too_long) => return Err(too_big(&shared, &name, &too_long)),
                 }
-                chunk.map_err(std::io::Error::other)
+                Ok(bytes)
             });
             Body::from_stream(stream.take_until(closed))
         }
         false => {
             let (shared, name, http) = (shared.clone(), name.to_owned(), http(via));
             let stream = futures_util::stream::once(async move {
-                let bytes = reply.bytes().await.map_err(std::io::Error::other)?;
+                let bytes = match read_capped(reply, MAX_MESSAGE_BYTES).await? {
+                    Some(bytes) => bytes,
+                    None => {
+                        let too_long = format!("a reply longer than {MAX_MESSAGE_BYTES} bytes");
+                        return Err(too_big(&shared, &name, &too_long));
+                    }
+                };
                 if let Ok(text) = std::str::from_utf8(&bytes) {
                     if !text.trim().is_empty() {
                         keep_text(&shared, &name, text.trim(), &http);
@@ -274,6 +281,30 @@ fn relay_reply<R: Run>(
         }
     };
     builder.body(body).unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// The longest reply or event the front reads from a server, as the stdio relay bounds a
+/// line: far beyond any MCP message, and a bound on what a broken server can make it hold.
+const MAX_MESSAGE_BYTES: usize = MAX_LINE_BYTES as usize;
+
+/// The whole body of `reply`, or `None` once it is longer than `max` bytes.
+async fn read_capped(mut reply: reqwest::Response, max: usize) -> std::io::Result<Option<Bytes>> {
+    let mut body = Vec::new();
+    while let Some(chunk) = reply.chunk().await.map_err(std::io::Error::other)? {
+        if body.len() + chunk.len() > max {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(Bytes::from(body)))
+}
+
+/// A server's reply or event over the bound: it fails the run (the recording would lack it),
+/// and the agent's stream breaks with the same message.
+fn too_big<R: Run>(shared: &Arc<R>, name: &str, too_long: &str) -> std::io::Error {
+    let message = format!("MCP server `{name}` sent {too_long}; it is not recorded");
+    shared.journal().fail(message.clone());
+    std::io::Error::new(std::io::ErrorKind::InvalidData, message)
 }
 
 /// Keeps the server's messages in `text` (one, or a batch).
@@ -504,22 +535,32 @@ fn event(text: &str) -> String {
 }
 
 /// The data of each event of an event stream, as text, exactly as sent: several `data:` lines
-/// joined by newlines, events without data (comments, a `retry:`) left out.
-#[derive(Debug, Default)]
+/// joined by newlines, events without data (comments, a `retry:`) left out. A line or an
+/// event's data over `max` bytes is an error.
+#[derive(Debug)]
 struct EventSplitter {
+    /// The bytes after the last line end.
     pending: Vec<u8>,
     data: Option<String>,
+    max: usize,
 }
 
 impl EventSplitter {
-    /// Feeds the next bytes; returns the data of the events they complete.
-    fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.pending.extend_from_slice(bytes);
+    fn new(max: usize) -> EventSplitter {
+        EventSplitter { pending: Vec::new(), data: None, max }
+    }
+
+    /// Feeds the next bytes; returns the data of the events they complete, or what is over
+    /// the bound.
+    fn feed(&mut self, bytes: &[u8]) -> std::result::Result<Vec<String>, String> {
         let mut done = Vec::new();
-        while let Some(end) = self.pending.iter().position(|byte| *byte == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
+        let mut rest = bytes;
+        while let Some(end) = rest.iter().position(|byte| *byte == b'\n') {
+            self.pending.extend_from_slice(&rest[..end]);
+            rest = &rest[end + 1..];
+            let line = std::mem::take(&mut self.pending);
             let line = String::from_utf8_lossy(&line);
-            let line = line.trim_end_matches(['\n', '\r']);
+            let line = line.trim_end_matches('\r');
             if line.is_empty() {
                 // An event without data, or with empty data (a resumable stream's first
                 // event), carries no message.
@@ -535,9 +576,16 @@ impl EventSplitter {
                     }
                     None => self.data = Some(value.to_owned()),
                 }
+                if self.data.as_ref().is_some_and(|data| data.len() > self.max) {
+                    return Err(format!("an event longer than {} bytes", self.max));
+                }
             }
         }
-        done
+        self.pending.extend_from_slice(rest);
+        if self.pending.len() > self.max {
+            return Err(format!("a line longer than {} bytes", self.max));
+        }
+        Ok(done)
     }
 }
 
@@ -547,11 +595,26 @@ mod tests {
 
     #[test]
     fn events_give_their_data_as_sent_and_only_once_complete() {
-        let mut events = EventSplitter::default();
-        assert!(events.feed(b"id: 1\nevent: message\ndata: {\"b\":1,").is_empty());
-        assert_eq!(events.feed(b"\"a\":2}\r\n\r\n: ping\n\n"), [r#"{"b":1,"a":2}"#]);
-        assert_eq!(events.feed(b"data: one\ndata:two\n\n"), ["one\ntwo"]);
-        assert!(events.feed(b"id: 7\ndata: \n\n").is_empty(), "a priming event holds nothing");
+        let mut events = EventSplitter::new(MAX_MESSAGE_BYTES);
+        assert!(events.feed(b"id: 1\nevent: message\ndata: {\"b\":1,").unwrap().is_empty());
+        assert_eq!(events.feed(b"\"a\":2}\r\n\r\n: ping\n\n").unwrap(), [r#"{"b":1,"a":2}"#]);
+        assert_eq!(events.feed(b"data: one\ndata:two\n\n").unwrap(), ["one\ntwo"]);
+        assert!(
+            events.feed(b"id: 7\ndata: \n\n").unwrap().is_empty(),
+            "a priming event holds nothing"
+        );
+    }
+
+    #[test]
+    fn a_line_or_an_event_over_the_bound_is_an_error() {
+        let mut events = EventSplitter::new(16);
+        assert_eq!(events.feed(b"data: 0123456789abcdef\n\n").unwrap(), ["0123456789abcdef"]);
+        assert!(events.feed(b"data: 0123456789").unwrap().is_empty());
+        let line = events.feed(b"abc").unwrap_err();
+        assert_eq!(line, "a line longer than 16 bytes");
+        let mut events = EventSplitter::new(16);
+        let event = events.feed(b"data: 0123456789\ndata: 0123456789\n").unwrap_err();
+        assert_eq!(event, "an event longer than 16 bytes");
     }
 
     #[test]

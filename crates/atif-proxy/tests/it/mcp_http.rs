@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use atif_proxy::{Options, start};
+use atif_proxy::{Error, Options, start};
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method};
 use serde_json::{Value, json};
@@ -211,4 +211,48 @@ async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_
     let secret =
         |text: &String| text.replace("sk-proj-AAAAbbbbCCCCddddEEEEffff", "<redacted:openai-key>");
     assert_eq!(replayed, recorded.iter().map(secret).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_reply_or_an_event_over_the_bound_fails_the_recording_naming_the_server() {
+    let provider =
+        atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+    // Each a message one byte over 64 MiB: a JSON reply, then an event stream.
+    for (content_type, framing) in
+        [("application/json", "{}"), ("text/event-stream", "data: {}\n\n")]
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let app = axum::Router::new().fallback(move || async move {
+            let message = format!("\"{}\"", "a".repeat((64 << 20) - 1));
+            let body = framing.replace("{}", &message);
+            axum::response::Response::builder()
+                .header("content-type", content_type)
+                .body(Body::from(body))
+                .unwrap()
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        let dir = tempfile::tempdir().unwrap();
+        let mut options = quiet(Options::record(dir.path().join("run.script.json")));
+        options.set_upstream(provider.url()).add_mcp_http("big", Some(url));
+        let proxy = start(&options).await.unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+        let reply = reqwest::Client::new()
+            .post(format!("{}/mcp/big", proxy.url()))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(init.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert!(reply.bytes().await.is_err(), "{content_type}: the agent's reply breaks");
+        let err = proxy.finish().await.unwrap_err();
+        let Error::NotExact { verdict, .. } = err else { panic!("{content_type}: {err}") };
+        // A stream's message is over the bound as a line still open or as the event's data,
+        // depending on where the chunks end.
+        let named = |e: &String| {
+            e.starts_with("MCP server `big` sent ") && e.contains("longer than 67108864 bytes")
+        };
+        assert!(verdict.errors.iter().any(named), "{content_type}: {verdict:?}");
+    }
 }
