@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use atif_schema::error_chain;
+use atif_schema::support::draft::{self, ObsResult, Part, Step};
+use atif_schema::{StepSource, error_chain};
 use atif_secrets::Redactions;
 use serde_json::{Map, Value};
 
@@ -18,8 +19,8 @@ use crate::record::lock;
 use crate::{
     Chunk, ChunkStream, Error, LlmClient, LlmError, LlmRequest, LlmResponse, Result, Role,
 };
-use atif_wire::CaptureOptions;
-use atif_wire::support::{self as steps, ResultRecord, Source, StepRecord, TrajectoryRecord};
+use atif_wire::support as steps;
+use atif_wire::{CaptureOptions, ToolDefinition};
 
 /// What [`capture`] returns: the trajectory, always, and the agent's result.
 #[derive(Debug)]
@@ -106,17 +107,12 @@ where
 {
     let model =
         options.model_name().map(str::to_owned).or_else(|| client.model().map(str::to_owned));
-    let record = TrajectoryRecord {
-        agent_name: options.agent_name().to_owned(),
-        agent_version: options.agent_version().to_owned(),
-        model: model.clone(),
-        session_id: Some(new_id("session")),
-        trajectory_id: Some(new_id(options.agent_name())),
-        ..TrajectoryRecord::default()
-    };
-    let recorder = Arc::new(Recorder {
-        nodes: Mutex::new(vec![Node { record, parent: None, last_system: None }]),
-    });
+    let mut draft = draft::Trajectory::new(options.agent_name());
+    draft.agent_version = Some(options.agent_version().to_owned());
+    draft.model_name.clone_from(&model);
+    draft.session_id = Some(new_id("session"));
+    draft.trajectory_id = Some(new_id(options.agent_name()));
+    let recorder = Arc::new(Recorder { nodes: Mutex::new(vec![Node::new(draft, None)]) });
     let handle = CaptureHandle {
         recorder: Arc::clone(&recorder),
         node: 0,
@@ -199,12 +195,12 @@ impl CaptureHandle {
 
     /// Adds a user step (the task, a follow-up instruction).
     pub fn user_message(&self, text: impl Into<String>) {
-        self.push_step(timed(StepRecord::new(Source::User, text.into())));
+        self.push_step(timed(Step::text(StepSource::User, text)));
     }
 
     /// Adds a system step (the system prompt, an injected notice).
     pub fn system_message(&self, text: impl Into<String>) {
-        self.push_step(timed(StepRecord::new(Source::System, text.into())));
+        self.push_step(timed(Step::text(StepSource::System, text)));
     }
 
     /// Reports the result of tool call `call_id`: it becomes an observation result of the step
@@ -215,7 +211,7 @@ impl CaptureHandle {
     /// [`Error::UnknownToolCall`] when no step of this trajectory made that call.
     pub fn tool_result(&self, call_id: &str, content: impl Into<String>) -> Result<()> {
         let content = content.into();
-        self.with_result(call_id, |result| result.content = Some(content))
+        self.with_result(call_id, |result| result.content = Some(vec![Part::Text(content)]))
     }
 
     /// Starts a subagent called `name`: returns its handle, embeds its trajectory in this one's
@@ -231,38 +227,33 @@ impl CaptureHandle {
         // The ref is attached first, so an unknown call id leaves no orphan subagent behind.
         match call_id {
             Some(call_id) => {
-                self.with_result(call_id, |result| result.refs.push(trajectory_id.clone()))?
+                let trajectory_id = trajectory_id.clone();
+                self.with_result(call_id, |result| result.subagent_refs.push(trajectory_id))?
             }
             None => {
                 let mut nodes = lock(&self.recorder.nodes);
-                let steps = &mut nodes[self.node].record.steps;
+                let steps = &mut nodes[self.node].draft.steps;
                 // Only this step is a system step with results.
                 let delegating =
-                    |step: &StepRecord| step.source == Source::System && !step.results.is_empty();
+                    |step: &Step| step.source == StepSource::System && !step.results.is_empty();
                 if !steps.last().is_some_and(delegating) {
-                    steps.push(timed(StepRecord::new(Source::System, "started subagents")));
+                    steps.push(timed(Step::text(StepSource::System, "started subagents")));
                 }
                 if let Some(step) = steps.last_mut() {
-                    step.results.push(ResultRecord {
-                        source_call_id: None,
-                        content: None,
-                        refs: vec![trajectory_id.clone()],
-                    });
+                    let subagent_refs = vec![trajectory_id.clone()];
+                    step.results.push(ObsResult { subagent_refs, ..ObsResult::default() });
                 }
             }
         }
         let child = {
             let mut nodes = lock(&self.recorder.nodes);
-            let parent = &nodes[self.node].record;
-            let record = TrajectoryRecord {
-                agent_name: name.to_owned(),
-                agent_version: parent.agent_version.clone(),
-                model: self.model.clone(),
-                session_id: parent.session_id.clone(),
-                trajectory_id: Some(trajectory_id),
-                ..TrajectoryRecord::default()
-            };
-            nodes.push(Node { record, parent: Some(self.node), last_system: None });
+            let parent = &nodes[self.node].draft;
+            let mut draft = draft::Trajectory::new(name);
+            draft.agent_version.clone_from(&parent.agent_version);
+            draft.model_name.clone_from(&self.model);
+            draft.session_id.clone_from(&parent.session_id);
+            draft.trajectory_id = Some(trajectory_id);
+            nodes.push(Node::new(draft, Some(self.node)));
             nodes.len() - 1
         };
         Ok(CaptureHandle {
@@ -273,23 +264,23 @@ impl CaptureHandle {
         })
     }
 
-    fn push_step(&self, step: StepRecord) {
+    fn push_step(&self, step: Step) {
         let mut nodes = lock(&self.recorder.nodes);
         let node = &mut nodes[self.node];
-        if step.source == Source::System {
-            node.last_system = Some(step.message.clone());
+        if step.source == StepSource::System {
+            node.last_system = step.only_text().map(str::to_owned);
         }
-        node.record.steps.push(step);
+        node.draft.steps.push(step);
     }
 
-    fn with_result(&self, call_id: &str, update: impl FnOnce(&mut ResultRecord)) -> Result<()> {
+    fn with_result(&self, call_id: &str, update: impl FnOnce(&mut ObsResult)) -> Result<()> {
         let mut nodes = lock(&self.recorder.nodes);
-        let record = &mut nodes[self.node].record;
-        let found = record.steps.iter_mut().rev().find_map(|step| step.result_for(call_id));
+        let draft = &mut nodes[self.node].draft;
+        let found = draft.steps.iter_mut().rev().find_map(|step| step.result_for(call_id));
         let Some(result) = found else {
             return Err(Error::UnknownToolCall {
                 call_id: call_id.to_owned(),
-                trajectory: record.agent_name.clone(),
+                trajectory: draft.agent_name.clone(),
             });
         };
         update(result);
@@ -300,28 +291,20 @@ impl CaptureHandle {
         let mut nodes = lock(&self.recorder.nodes);
         let node = &mut nodes[self.node];
         node.add_request(request);
-        for tool in &request.tools {
-            if !node.record.tool_definitions.iter().any(|known| known.name == tool.name) {
-                node.record.tool_definitions.push(tool.clone());
-            }
-        }
-        let mut step = timed(StepRecord::new(Source::Agent, response.text()));
+        steps::add_tools(&mut node.tools, &request.tools);
+        let mut step = timed(steps::response_step(response));
         // A client that does not know its model (one adapter serving several) leaves the
         // choice to each request; a replay of it reports no model either, so both runs take
         // the request's and agree.
         step.model_name = self.model.clone().or_else(|| request.model.clone());
-        step.reasoning.clone_from(&response.reasoning);
-        step.tool_calls.clone_from(&response.tool_calls);
-        // Counts the provider never reported are left out, never written as 0.
-        step.usage = (!response.usage_unknown).then_some(response.usage);
         if !request.params.is_empty() {
             let params: Map<String, Value> =
                 request.params.iter().map(|(key, value)| (key.clone(), value.clone())).collect();
             let mut extra = Map::new();
             extra.insert("request_params".to_owned(), Value::Object(params));
-            step.extra = Some(extra);
+            step.extra = extra;
         }
-        node.record.steps.push(step);
+        node.draft.steps.push(step);
     }
 }
 
@@ -371,21 +354,27 @@ struct Recorder {
 /// One trajectory of the capture (the agent's or a subagent's) and where it is embedded.
 #[derive(Debug)]
 struct Node {
-    record: TrajectoryRecord,
+    draft: draft::Trajectory,
+    /// The tools its requests offered, by name.
+    tools: Vec<ToolDefinition>,
     parent: Option<usize>,
     /// The system prompt last recorded, so each request's does not repeat it.
     last_system: Option<String>,
 }
 
 impl Node {
+    fn new(draft: draft::Trajectory, parent: Option<usize>) -> Node {
+        Node { draft, tools: Vec::new(), parent, last_system: None }
+    }
+
     /// Records what a request added to the conversation since the model's last reply (the
     /// whole conversation, for the first call): its system prompt and user messages become
     /// steps, unless the agent reported the same text since its last model call (those
     /// steps then take the request's order, after what the agent reported and did not send),
     /// and its tool results fill calls the agent left without one.
     fn add_request(&mut self, request: &LlmRequest) {
-        let steps = &mut self.record.steps;
-        let last_agent = steps.iter().rposition(|step| step.source == Source::Agent);
+        let steps = &mut self.draft.steps;
+        let last_agent = steps.iter().rposition(|step| step.source == StepSource::Agent);
         let start = match last_agent {
             None => 0,
             Some(_) => request
@@ -394,38 +383,40 @@ impl Node {
                 .rposition(|message| message.role == Role::Assistant)
                 .map_or(0, |idx| idx + 1),
         };
-        let mut reported: Vec<Option<StepRecord>> =
+        let mut reported: Vec<Option<Step>> =
             steps.drain(last_agent.map_or(0, |idx| idx + 1)..).map(Some).collect();
         let mut added = Vec::new();
         for message in &request.messages[start..] {
             let source = match message.role {
-                Role::System => Source::System,
-                Role::User => Source::User,
+                Role::System => StepSource::System,
+                Role::User => StepSource::User,
                 Role::Tool => {
                     let id = message.tool_call_id.as_deref().unwrap_or_default();
                     let result = steps.iter_mut().rev().find_map(|step| step.result_for(id));
                     if let Some(result) = result.filter(|result| result.content.is_none()) {
-                        result.content = Some(message.content.clone());
+                        result.content = Some(vec![Part::Text(message.content.clone())]);
                     }
                     continue;
                 }
                 Role::Assistant => continue,
             };
-            let same = |step: &Option<StepRecord>| {
-                step.as_ref()
-                    .is_some_and(|step| step.source == source && step.message == message.content)
+            let same = |step: &Option<Step>| {
+                step.as_ref().is_some_and(|step| {
+                    step.source == source && step.only_text() == Some(message.content.as_str())
+                })
             };
             if let Some(step) = reported.iter_mut().find(|step| same(step)) {
                 added.extend(step.take());
                 continue;
             }
-            if source == Source::System && self.last_system.as_deref() == Some(&message.content) {
+            if source == StepSource::System && self.last_system.as_deref() == Some(&message.content)
+            {
                 continue;
             }
-            if source == Source::System {
+            if source == StepSource::System {
                 self.last_system = Some(message.content.clone());
             }
-            added.push(timed(StepRecord::new(source, message.content.clone())));
+            added.push(timed(Step::text(source, message.content.clone())));
         }
         // What the agent reported without sending it stays first, as it came first.
         steps.extend(reported.into_iter().flatten());
@@ -440,49 +431,56 @@ impl Recorder {
         // trajectory that recorded none gets one system step saying why, rather than an
         // empty array that fails validation.
         for (idx, node) in nodes.iter_mut().enumerate() {
-            if node.record.steps.is_empty() {
+            if node.draft.steps.is_empty() {
                 let message = match crash {
                     Some(error) if idx == 0 => {
                         format!("the agent crashed before its first step: {error}")
                     }
                     _ => "no steps were recorded".to_owned(),
                 };
-                node.record.steps.push(timed(StepRecord::new(Source::System, message)));
+                node.draft.steps.push(timed(Step::text(StepSource::System, message)));
             }
         }
-        let mut record = tree(&nodes, 0);
+        let mut crash_extra = Map::new();
         if let Some(error) = crash {
-            let mut extra = Map::new();
-            extra.insert("crashed".to_owned(), Value::Bool(true));
-            extra.insert("error".to_owned(), Value::String(error.to_owned()));
-            record.extra = Some(extra);
+            crash_extra.insert("crashed".to_owned(), Value::Bool(true));
+            crash_extra.insert("error".to_owned(), Value::String(error.to_owned()));
         }
-        match steps::build(&record) {
+        match tree(&nodes, 0, &crash_extra) {
             Ok(trajectory) => trajectory.to_value(),
-            // The records are made so the builder accepts them; should a schema crate that
+            // The drafts are made so the validator accepts them; should a schema crate that
             // moved on refuse one, the caller still gets a trajectory saying why.
             Err(err) => {
                 let message = format!("the trajectory could not be built: {}", error_chain(&err));
-                record.steps = vec![timed(StepRecord::new(Source::System, message))];
-                record.subagents.clear();
-                steps::build(&record).map_or(Value::Null, |trajectory| trajectory.to_value())
+                let mut draft = nodes[0].draft.clone();
+                draft.steps = vec![timed(Step::text(StepSource::System, message))];
+                draft.extra = crash_extra;
+                steps::finish(draft, &nodes[0].tools)
+                    .map_or(Value::Null, |trajectory| trajectory.to_value())
             }
         }
     }
 }
 
-/// The record of node `idx` with its subagents embedded.
-fn tree(nodes: &[Node], idx: usize) -> TrajectoryRecord {
-    let mut record = nodes[idx].record.clone();
-    record.subagents = (0..nodes.len())
-        .filter(|child| nodes[*child].parent == Some(idx))
-        .map(|child| tree(nodes, child))
-        .collect();
-    record
+/// The trajectory of node `idx` with its subagents embedded; `extra` replaces its own when
+/// not empty.
+fn tree(
+    nodes: &[Node],
+    idx: usize,
+    extra: &Map<String, Value>,
+) -> atif_wire::Result<atif_schema::Trajectory> {
+    let mut draft = nodes[idx].draft.clone();
+    if !extra.is_empty() {
+        draft.extra.clone_from(extra);
+    }
+    for child in (0..nodes.len()).filter(|child| nodes[*child].parent == Some(idx)) {
+        draft.subagents.push(tree(nodes, child, &Map::new())?);
+    }
+    steps::finish(draft, &nodes[idx].tools)
 }
 
 /// A step stamped with the current time.
-fn timed(mut step: StepRecord) -> StepRecord {
+fn timed(mut step: Step) -> Step {
     step.timestamp = Some(now_rfc3339());
     step
 }

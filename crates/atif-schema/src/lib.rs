@@ -68,6 +68,7 @@
 #![forbid(unsafe_code)]
 
 mod builder;
+mod draft;
 mod error;
 mod error_chain;
 mod field_table;
@@ -109,4 +110,12 @@ pub use version::SchemaVersion;
 pub mod support {
     pub use crate::json_kind::json_kind;
     pub use crate::load::{TrajectoryForm, check_trajectory, check_trajectory_bytes, read_stdin};
+
+    /// The mutable draft every writer of ATIF in the workspace fills (the importers, both
+    /// captures, the builder), converted once into the typed model.
+    pub mod draft {
+        pub use crate::draft::{
+            FinalMetrics, Metrics, ObsResult, Part, Step, Timestamp, ToolCall, Trajectory,
+        };
+    }
 }

@@ -1,260 +1,132 @@
-//! Recorded steps written as an ATIF trajectory through atif-schema's builder: the one ATIF
-//! writer shared by capture from traffic and `atif-replay`'s capture in process (through the
-//! hidden `support` module).
+//! What the captures add to atif-schema's shared trajectory draft: a model call's step (its
+//! tool calls and token counts as the wire types hold them) and the finishing of a recorded
+//! draft into a validated ATIF trajectory. Capture from traffic and `atif-replay`'s capture in
+//! process (through the hidden `support` module) both fill the one draft the importers fill.
 
-#![allow(
-    missing_docs,
-    reason = "not public API: the fields are reached only through the hidden `support` module"
-)]
-
-use atif_schema::{
-    Agent, AgentStepBuilder, JsonObject, Metrics, StepBuilder, Trajectory, TrajectoryBuilder,
-};
+use atif_schema::StepSource;
+use atif_schema::support::draft::{self, Metrics, ObsResult, Part, Step};
 use serde_json::{Map, Value};
 
-use crate::{Error, Result, ToolCall, ToolDefinition, Usage};
+use crate::{Error, LlmResponse, Result, ToolDefinition, Usage};
 
-/// A trajectory being recorded: the agent, its steps and its subagents.
-#[derive(Debug, Clone, Default)]
-pub struct TrajectoryRecord {
-    pub agent_name: String,
-    pub agent_version: String,
-    /// The agent's model; without one, the first step's.
-    pub model: Option<String>,
-    pub session_id: Option<String>,
-    pub trajectory_id: Option<String>,
-    pub tool_definitions: Vec<ToolDefinition>,
-    pub steps: Vec<StepRecord>,
-    pub extra: Option<JsonObject>,
-    /// Embedded subagents; each needs a `trajectory_id`.
-    pub subagents: Vec<TrajectoryRecord>,
+/// An agent step for the model's reply `response`: its text, reasoning, tool calls and (when
+/// the provider reported them) token counts; a step with counts stands for one model call.
+pub fn response_step(response: &LlmResponse) -> Step {
+    let mut step = Step::text(StepSource::Agent, response.text());
+    step.reasoning.extend(response.reasoning.iter().cloned());
+    step.tool_calls = response
+        .tool_calls
+        .iter()
+        .map(|call| draft::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: arguments_object(&call.arguments),
+            extra: Map::new(),
+        })
+        .collect();
+    // Counts the provider never reported are left out, never written as 0.
+    if !response.usage_unknown {
+        step.metrics = Some(metrics(response.usage));
+        step.llm_call_count = Some(1);
+    }
+    step
 }
 
-/// Who a recorded step is from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
-    System,
-    User,
-    Agent,
-}
-
-/// One recorded step. Agent-only fields are ignored on system and user steps.
-#[derive(Debug, Clone)]
-pub struct StepRecord {
-    pub source: Source,
-    pub timestamp: Option<String>,
-    pub message: String,
-    pub model_name: Option<String>,
-    pub reasoning: Option<String>,
-    pub tool_calls: Vec<ToolCall>,
-    /// The model call's token counts; an agent step with usage stands for one LLM call.
-    pub usage: Option<Usage>,
-    pub results: Vec<ResultRecord>,
-    pub extra: Option<JsonObject>,
-}
-
-/// One observation result: the result of a call, or a reference to subagents it started.
-#[derive(Debug, Clone)]
-pub struct ResultRecord {
-    pub source_call_id: Option<String>,
-    pub content: Option<String>,
-    /// `trajectory_id`s of embedded subagents.
-    pub refs: Vec<String>,
-}
-
-impl StepRecord {
-    pub fn new(source: Source, message: impl Into<String>) -> Self {
-        StepRecord {
-            source,
-            timestamp: None,
-            message: message.into(),
-            model_name: None,
-            reasoning: None,
-            tool_calls: Vec::new(),
-            usage: None,
-            results: Vec::new(),
-            extra: None,
+/// Adds the tools of `offered` that `known` does not name yet (the first definition of a name
+/// is the one kept).
+pub fn add_tools(known: &mut Vec<ToolDefinition>, offered: &[ToolDefinition]) {
+    for tool in offered {
+        if !known.iter().any(|known| known.name == tool.name) {
+            known.push(tool.clone());
         }
     }
-
-    /// The result of call `call_id` of this step, created in call order when it is new (so
-    /// results reported out of order, by concurrent tools, still read in call order).
-    /// `None` when the step made no such call.
-    pub fn result_for(&mut self, call_id: &str) -> Option<&mut ResultRecord> {
-        let call_idx = self.tool_calls.iter().position(|call| call.id == call_id)?;
-        let existing = self
-            .results
-            .iter()
-            .position(|result| result.source_call_id.as_deref() == Some(call_id));
-        let idx = match existing {
-            Some(idx) => idx,
-            None => {
-                let calls = &self.tool_calls;
-                let call_order = |result: &ResultRecord| {
-                    let id = result.source_call_id.as_deref()?;
-                    calls.iter().position(|call| call.id == id)
-                };
-                let at = self
-                    .results
-                    .iter()
-                    .position(|result| call_order(result).is_none_or(|order| order > call_idx))
-                    .unwrap_or(self.results.len());
-                self.results.insert(
-                    at,
-                    ResultRecord {
-                        source_call_id: Some(call_id.to_owned()),
-                        content: None,
-                        refs: Vec::new(),
-                    },
-                );
-                at
-            }
-        };
-        Some(&mut self.results[idx])
-    }
 }
 
-/// Writes `record` as an ATIF-v1.8 trajectory with atif-schema's builder (step ids,
-/// `final_metrics` and validation are the builder's).
+/// Writes the recorded `draft` as a validated ATIF trajectory: the agent's model is the first
+/// step's when the draft names none, the tools are `tools` in the order first offered, each
+/// subagent ref is a result of its own (the call's content with the first), a call result
+/// reported without content has an empty one, and `final_metrics` sums the steps.
 ///
 /// # Errors
 ///
-/// [`Error::Schema`] when the builder refuses the record (it is built so that it never does;
-/// the error is there for a schema crate that moved on).
-pub fn build(record: &TrajectoryRecord) -> Result<Trajectory> {
-    builder(record)?.build().map_err(|source| Error::Schema { source })
-}
-
-fn builder(record: &TrajectoryRecord) -> Result<TrajectoryBuilder> {
-    let schema = |source| Error::Schema { source };
-    let mut agent = Agent::new(&record.agent_name, &record.agent_version);
-    let first_step_model = || record.steps.iter().find_map(|step| step.model_name.clone());
-    agent.model_name = record.model.clone().or_else(first_step_model);
-    if !record.tool_definitions.is_empty() {
-        let tools = record.tool_definitions.iter().filter_map(|tool| match tool.to_openai() {
-            Value::Object(fields) => Some(fields),
-            _ => None,
-        });
-        agent.tool_definitions = Some(tools.collect());
+/// [`Error::Schema`] when the validator refuses the trajectory (the captures record nothing
+/// it refuses; the error is there for a schema crate that moved on).
+pub fn finish(
+    mut draft: draft::Trajectory,
+    tools: &[ToolDefinition],
+) -> Result<atif_schema::Trajectory> {
+    if draft.model_name.is_none() {
+        draft.model_name = draft.steps.iter().find_map(|step| step.model_name.clone());
     }
-    let mut trajectory = TrajectoryBuilder::new(agent);
-    if let Some(session_id) = &record.session_id {
-        trajectory = trajectory.session_id(session_id);
-    }
-    if let Some(trajectory_id) = &record.trajectory_id {
-        trajectory = trajectory.trajectory_id(trajectory_id);
-    }
-    if let Some(extra) = &record.extra {
-        trajectory = trajectory.extra(extra.clone());
-    }
-    for child in &record.subagents {
-        let id = child.trajectory_id.clone().unwrap_or_default();
-        trajectory = trajectory.subagent(id, builder(child)?).map_err(schema)?;
-    }
-    for step in &record.steps {
-        trajectory = match step.source {
-            Source::Agent => trajectory.agent_step(agent_step(step).map_err(schema)?),
-            Source::User | Source::System => trajectory.step(plain_step(step)),
-        };
-    }
-    Ok(trajectory)
-}
-
-fn agent_step(step: &StepRecord) -> atif_schema::Result<AgentStepBuilder> {
-    let mut out = AgentStepBuilder::new(step.message.as_str());
-    if let Some(timestamp) = &step.timestamp {
-        out = out.timestamp(timestamp);
-    }
-    if let Some(model) = &step.model_name {
-        out = out.model_name(model);
-    }
-    if let Some(reasoning) = &step.reasoning {
-        out = out.reasoning_content(reasoning);
-    }
-    for call in &step.tool_calls {
-        out = out.tool_call(&call.id, &call.name, arguments_object(&call.arguments))?;
-    }
-    for result in &step.results {
-        let content = result.content.clone().map(atif_schema::Message::from);
-        match (&result.source_call_id, result.refs.as_slice()) {
-            (Some(call_id), []) => {
-                out = out.tool_result(call_id, content.unwrap_or_else(|| "".into()))?;
-            }
-            (Some(call_id), refs) => {
-                for (idx, reference) in refs.iter().enumerate() {
-                    // The call's result text goes with its first subagent.
-                    let content = if idx == 0 { content.clone() } else { None };
-                    out = out.subagent_result(call_id, reference, content)?;
-                }
-            }
-            // An agent step's results answer its calls; the recorders make no others.
-            (None, _) => {}
-        }
-    }
-    if let Some(usage) = step.usage {
-        out = out.metrics(metrics(usage)).llm_call_count(1);
-    }
-    if let Some(extra) = &step.extra {
-        out = out.extra(extra.clone());
-    }
-    Ok(out)
-}
-
-fn plain_step(step: &StepRecord) -> StepBuilder {
-    let mut out = match step.source {
-        Source::User => StepBuilder::user(step.message.as_str()),
-        Source::System | Source::Agent => StepBuilder::system(step.message.as_str()),
-    };
-    if let Some(timestamp) = &step.timestamp {
-        out = out.timestamp(timestamp);
-    }
-    for result in &step.results {
-        for reference in &result.refs {
-            out = out.subagent_result(reference, result.content.clone().map(Into::into));
-        }
-    }
-    if let Some(extra) = &step.extra {
-        out = out.extra(extra.clone());
-    }
-    out
-}
-
-/// ATIF metrics of one call; reasoning tokens, which ATIF has no field for, go in `extra`.
-fn metrics(usage: Usage) -> Metrics {
-    // Saturating: counts beyond i64 are not real and must not cost the trajectory.
-    let count = |value: u64| Some(i64::try_from(value).unwrap_or(i64::MAX));
-    let extra = (usage.reasoning_tokens > 0).then(|| {
-        let mut extra = Map::new();
-        extra.insert("reasoning_tokens".to_owned(), Value::from(usage.reasoning_tokens));
-        extra
+    let tools = tools.iter().filter_map(|tool| match tool.to_openai() {
+        Value::Object(fields) => Some(fields),
+        _ => None,
     });
+    draft.tool_definitions = Some(tools.collect());
+    for step in &mut draft.steps {
+        step.results =
+            std::mem::take(&mut step.results).into_iter().flat_map(one_ref_each).collect();
+    }
+    draft.final_metrics = Some(draft.summed_metrics());
+    draft.build().map_err(|source| Error::Schema { source })
+}
+
+/// `result` as results with one subagent ref each: the content goes with the first ref of a
+/// call's result and with every ref of a result that answers no call; a call's result with no
+/// ref and no content gets an empty content.
+fn one_ref_each(mut result: ObsResult) -> Vec<ObsResult> {
+    if result.subagent_refs.len() <= 1 {
+        if result.subagent_refs.is_empty() && result.source_call_id.is_some() {
+            result.content.get_or_insert_with(|| vec![Part::Text(String::new())]);
+        }
+        return vec![result];
+    }
+    let answers_call = result.source_call_id.is_some();
+    let refs = std::mem::take(&mut result.subagent_refs);
+    refs.into_iter()
+        .enumerate()
+        .map(|(idx, reference)| ObsResult {
+            source_call_id: result.source_call_id.clone(),
+            content: result.content.clone().filter(|_| idx == 0 || !answers_call),
+            subagent_refs: vec![reference],
+            extra: result.extra.clone(),
+        })
+        .collect()
+}
+
+/// The draft's metrics of one call; reasoning tokens, which ATIF has no field for, go in
+/// `extra`.
+fn metrics(usage: Usage) -> Metrics {
+    let mut extra = Map::new();
+    if usage.reasoning_tokens > 0 {
+        extra.insert("reasoning_tokens".to_owned(), Value::from(usage.reasoning_tokens));
+    }
     Metrics {
-        prompt_tokens: count(usage.prompt_tokens),
-        completion_tokens: count(usage.completion_tokens),
-        cached_tokens: count(usage.cached_tokens),
+        prompt: Some(usage.prompt_tokens),
+        completion: Some(usage.completion_tokens),
+        cached: Some(usage.cached_tokens),
         extra,
-        ..Metrics::default()
     }
 }
 
 /// ATIF wants tool arguments as an object: a JSON-encoded object string is parsed, anything
 /// else that is not an object is wrapped as `{"value": …}`.
-pub(crate) fn arguments_object(arguments: &Value) -> Value {
+pub(crate) fn arguments_object(arguments: &Value) -> Map<String, Value> {
     match arguments {
-        Value::Object(_) => arguments.clone(),
+        Value::Object(object) => object.clone(),
         Value::String(text) => match serde_json::from_str::<Value>(text) {
-            Ok(parsed @ Value::Object(_)) => parsed,
+            Ok(Value::Object(parsed)) => parsed,
             _ => wrap(arguments),
         },
-        Value::Null => Value::Object(Map::new()),
+        Value::Null => Map::new(),
         _ => wrap(arguments),
     }
 }
 
-fn wrap(value: &Value) -> Value {
+fn wrap(value: &Value) -> Map<String, Value> {
     let mut object = Map::new();
     object.insert("value".to_owned(), value.clone());
-    Value::Object(object)
+    object
 }
 
 #[cfg(test)]
@@ -265,34 +137,49 @@ mod tests {
 
     #[test]
     fn tool_arguments_always_become_an_object() {
-        assert_eq!(arguments_object(&json!({"a": 1})), json!({"a": 1}));
-        assert_eq!(arguments_object(&json!("{\"a\":1}")), json!({"a": 1}));
-        assert_eq!(arguments_object(&json!("plain")), json!({"value": "plain"}));
-        assert_eq!(arguments_object(&json!(null)), json!({}));
+        let object = |value: Value| Value::Object(arguments_object(&value));
+        assert_eq!(object(json!({"a": 1})), json!({"a": 1}));
+        assert_eq!(object(json!("{\"a\":1}")), json!({"a": 1}));
+        assert_eq!(object(json!("plain")), json!({"value": "plain"}));
+        assert_eq!(object(json!(null)), json!({}));
     }
 
     #[test]
-    fn results_keep_call_order_whatever_order_they_arrive_in() {
-        let mut step = StepRecord::new(Source::Agent, "");
-        step.tool_calls = vec![
-            ToolCall::new("a", "f", json!({})),
-            ToolCall::new("b", "f", json!({})),
-            ToolCall::new("c", "f", json!({})),
-        ];
-        for id in ["c", "a", "b"] {
-            step.result_for(id).unwrap().content = Some(id.to_owned());
-        }
-        let order: Vec<_> =
-            step.results.iter().map(|result| result.source_call_id.as_deref()).collect();
-        assert_eq!(order, [Some("a"), Some("b"), Some("c")]);
-        assert!(step.result_for("zz").is_none());
-    }
-
-    #[test]
-    fn reasoning_tokens_go_in_the_metrics_extra_and_huge_counts_saturate() {
+    fn reasoning_tokens_go_in_the_metrics_extra() {
         let built = metrics(Usage::new(u64::MAX, 2, 1).with_reasoning_tokens(5));
-        assert_eq!(built.prompt_tokens, Some(i64::MAX));
-        assert_eq!(built.extra.unwrap()["reasoning_tokens"], json!(5));
-        assert_eq!(metrics(Usage::new(1, 1, 0)).extra, None);
+        assert_eq!(built.prompt, Some(u64::MAX));
+        assert_eq!(built.extra["reasoning_tokens"], json!(5));
+        assert!(metrics(Usage::new(1, 1, 0)).extra.is_empty());
+    }
+
+    #[test]
+    fn each_subagent_ref_is_a_result_of_its_own_and_huge_counts_saturate() {
+        let mut draft = draft::Trajectory::new("a");
+        let mut step =
+            response_step(&LlmResponse::from_text("").with_usage(Usage::new(u64::MAX, 1, 0)));
+        step.tool_calls.push(draft::ToolCall {
+            id: "c".into(),
+            name: "task".into(),
+            arguments: Map::new(),
+            extra: Map::new(),
+        });
+        let result = step.result_for("c").unwrap();
+        result.content = Some(vec![Part::Text("done".into())]);
+        result.subagent_refs = vec!["s1".into(), "s2".into()];
+        draft.steps.push(step);
+        for id in ["s1", "s2"] {
+            let mut child = draft::Trajectory::new(id);
+            child.trajectory_id = Some(id.into());
+            child.steps.push(Step::text(StepSource::User, "go"));
+            draft.subagents.push(finish(child, &[]).unwrap());
+        }
+        let written = finish(draft, &[]).unwrap().to_value();
+        let results = &written["steps"][0]["observation"]["results"];
+        assert_eq!(results[0]["content"], "done");
+        assert_eq!(results[0]["subagent_trajectory_ref"][0]["trajectory_id"], "s1");
+        assert_eq!(results[1].get("content"), None);
+        assert_eq!(results[1]["subagent_trajectory_ref"][0]["trajectory_id"], "s2");
+        assert_eq!(written["steps"][0]["metrics"]["prompt_tokens"], json!(i64::MAX));
+        assert_eq!(written["final_metrics"]["total_prompt_tokens"], json!(i64::MAX));
     }
 }

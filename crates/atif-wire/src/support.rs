@@ -3,4 +3,4 @@
 //! may change in any release.
 
 pub use crate::protocol::{gemini_model_from_path, provider_message};
-pub use crate::steps::{ResultRecord, Source, StepRecord, TrajectoryRecord, build};
+pub use crate::steps::{add_tools, finish, response_step};

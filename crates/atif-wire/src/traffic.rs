@@ -1,11 +1,15 @@
 //! Capture from traffic: the HTTP exchanges between an agent and its model provider, turned
 //! into an ATIF trajectory with no help from the agent.
 
+use atif_schema::StepSource;
+use atif_schema::support::draft::{self, ObsResult, Step};
 use serde_json::{Map, Value};
 
 use crate::protocol::{self, Protocol};
-use crate::steps::{self, ResultRecord, Source, StepRecord, TrajectoryRecord};
-use crate::{CaptureOptions, Error, HttpExchange, LlmRequest, LlmResponse, Result, Role};
+use crate::steps;
+use crate::{
+    CaptureOptions, Error, HttpExchange, LlmRequest, LlmResponse, Result, Role, ToolDefinition,
+};
 
 /// The parameters of a request that say how the model was asked to answer, as they go into an
 /// agent step's `extra.request_params`. Other fields (metadata, user and cache ids) are left
@@ -104,10 +108,11 @@ pub fn trajectory_from_traffic(
     }
     let main = main_conversation(&conversations);
     let parents = link_subagents(&mut conversations, main);
-    let mut records: Vec<Option<TrajectoryRecord>> =
-        conversations.into_iter().map(|conversation| Some(conversation.record)).collect();
-    let record = assemble(&mut records, &parents, main, options);
-    steps::build(&record)
+    let mut records: Vec<Option<(draft::Trajectory, Vec<ToolDefinition>)>> = conversations
+        .into_iter()
+        .map(|conversation| Some((conversation.draft, conversation.tools)))
+        .collect();
+    assemble(&mut records, &parents, main, options.agent_name(), options)
 }
 
 /// A model call read from an exchange.
@@ -170,7 +175,9 @@ struct Conversation {
     first: usize,
     calls: usize,
     system: Option<String>,
-    record: TrajectoryRecord,
+    draft: draft::Trajectory,
+    /// The tools its requests offered, by name.
+    tools: Vec<ToolDefinition>,
     /// The tool calls it got, as the index of the exchange and the arguments as JSON text.
     launches: Vec<(usize, String)>,
 }
@@ -182,7 +189,8 @@ impl Conversation {
             first,
             calls: 0,
             system: None,
-            record: TrajectoryRecord::default(),
+            draft: draft::Trajectory::new(""),
+            tools: Vec::new(),
             launches: Vec::new(),
         }
     }
@@ -192,7 +200,7 @@ impl Conversation {
         let request = &call.request;
         let system = system_text(request);
         if !system.is_empty() && self.system.as_deref() != Some(system.as_str()) {
-            self.record.steps.push(StepRecord::new(Source::System, system.clone()));
+            self.draft.steps.push(Step::text(StepSource::System, system.clone()));
             self.system = Some(system);
         }
         // What the agent added since the model's last reply: the tool results and new user
@@ -208,41 +216,33 @@ impl Conversation {
         for message in &request.messages[start..] {
             match message.role {
                 Role::User => {
-                    self.record.steps.push(StepRecord::new(Source::User, message.content.clone()))
+                    self.draft.steps.push(Step::text(StepSource::User, message.content.clone()))
                 }
                 Role::Tool => {
                     let id = message.tool_call_id.as_deref().unwrap_or_default();
-                    let result = self.record.steps.iter_mut().rev().find_map(|step| {
-                        (step.source == Source::Agent).then(|| step.result_for(id)).flatten()
+                    let result = self.draft.steps.iter_mut().rev().find_map(|step| {
+                        (step.source == StepSource::Agent).then(|| step.result_for(id)).flatten()
                     });
                     // A result for a call this conversation never saw (a compacted history)
                     // has no step to belong to.
                     if let Some(result) = result {
-                        result.content = Some(message.content.clone());
+                        result.content = Some(vec![draft::Part::Text(message.content.clone())]);
                     }
                 }
                 Role::System | Role::Assistant => {}
             }
         }
-        for tool in &request.tools {
-            if !self.record.tool_definitions.iter().any(|known| known.name == tool.name) {
-                self.record.tool_definitions.push(tool.clone());
-            }
-        }
+        steps::add_tools(&mut self.tools, &request.tools);
         let response = &call.response;
-        let mut step = StepRecord::new(Source::Agent, response.text());
+        let mut step = steps::response_step(response);
         step.model_name = options
             .model_name()
             .map(str::to_owned)
             .or_else(|| response.model.clone())
             .or_else(|| request.model.clone());
-        step.reasoning.clone_from(&response.reasoning);
-        step.tool_calls.clone_from(&response.tool_calls);
         for tool_call in &response.tool_calls {
             self.launches.push((exchange, tool_call.arguments.to_string()));
         }
-        // Counts the provider never reported are left out, never written as 0.
-        step.usage = (!response.usage_unknown).then_some(response.usage);
         let mut extra = Map::new();
         let params: Map<String, Value> = request
             .params
@@ -256,8 +256,8 @@ impl Conversation {
         if let Some(cut) = &call.cut {
             extra.insert("stream_cut".to_owned(), Value::String(cut.clone()));
         }
-        step.extra = (!extra.is_empty()).then_some(extra);
-        self.record.steps.push(step);
+        step.extra = extra;
+        self.draft.steps.push(step);
         self.calls += 1;
     }
 
@@ -297,7 +297,7 @@ fn link_subagents(conversations: &mut [Conversation], main: usize) -> Vec<Option
             continue;
         }
         let trajectory_id = subagent_name(child);
-        conversations[child].record.trajectory_id = Some(trajectory_id.clone());
+        conversations[child].draft.trajectory_id = Some(trajectory_id.clone());
         let task = conversations[child].key.1.trim().to_owned();
         // The main agent first, then the conversations that started before this one.
         let candidates = std::iter::once(main).chain((0..child).filter(|idx| *idx != main));
@@ -306,24 +306,24 @@ fn link_subagents(conversations: &mut [Conversation], main: usize) -> Vec<Option
             if task.is_empty() {
                 break;
             }
-            for step in &mut conversations[parent].record.steps {
-                let Some(call_id) = step
-                    .tool_calls
-                    .iter()
-                    .find(|call| call.arguments.to_string().contains(&json_escaped(&task)))
-                    .map(|call| call.id.clone())
+            for step in &mut conversations[parent].draft.steps {
+                let launches = |call: &&draft::ToolCall| {
+                    Value::Object(call.arguments.clone()).to_string().contains(&json_escaped(&task))
+                };
+                let Some(call_id) =
+                    step.tool_calls.iter().find(launches).map(|call| call.id.clone())
                 else {
                     continue;
                 };
                 let taken = step.results.iter().any(|result| {
                     result.source_call_id.as_deref() == Some(call_id.as_str())
-                        && !result.refs.is_empty()
+                        && !result.subagent_refs.is_empty()
                 });
                 if taken {
                     continue;
                 }
                 if let Some(result) = step.result_for(&call_id) {
-                    result.refs.push(trajectory_id.clone());
+                    result.subagent_refs.push(trajectory_id.clone());
                     linked = Some(parent);
                     break 'search;
                 }
@@ -331,16 +331,14 @@ fn link_subagents(conversations: &mut [Conversation], main: usize) -> Vec<Option
         }
         parents[child] = Some(linked.unwrap_or(main));
         if linked.is_none() {
-            let steps = &mut conversations[main].record.steps;
-            if steps.last().is_none_or(|step| step.message != UNLAUNCHED) {
-                steps.push(StepRecord::new(Source::System, UNLAUNCHED));
+            let steps = &mut conversations[main].draft.steps;
+            if steps.last().is_none_or(|step| step.only_text() != Some(UNLAUNCHED)) {
+                steps.push(Step::text(StepSource::System, UNLAUNCHED));
             }
             if let Some(step) = steps.last_mut() {
-                step.results.push(ResultRecord {
-                    source_call_id: None,
-                    content: None,
-                    refs: vec![trajectory_id],
-                });
+                let result =
+                    ObsResult { subagent_refs: vec![trajectory_id], ..ObsResult::default() };
+                step.results.push(result);
             }
         }
     }
@@ -355,25 +353,27 @@ fn json_escaped(text: &str) -> String {
     quoted[1..quoted.len() - 1].to_owned()
 }
 
-/// The record of conversation `idx` with its subagents embedded, named by `options`.
+/// The trajectory of conversation `idx`, by the agent `agent_name`, with its subagents
+/// embedded, named by `options`.
 fn assemble(
-    records: &mut [Option<TrajectoryRecord>],
+    records: &mut [Option<(draft::Trajectory, Vec<ToolDefinition>)>],
     parents: &[Option<usize>],
     idx: usize,
+    agent_name: &str,
     options: &CaptureOptions,
-) -> TrajectoryRecord {
-    let mut record = records[idx].take().unwrap_or_default();
-    record.agent_name = options.agent_name().to_owned();
-    record.agent_version = options.agent_version().to_owned();
-    record.model = options.model_name().map(str::to_owned);
+) -> Result<atif_schema::Trajectory> {
+    let (mut draft, tools) =
+        records[idx].take().unwrap_or_else(|| (draft::Trajectory::new(""), Vec::new()));
+    agent_name.clone_into(&mut draft.agent_name);
+    draft.agent_version = Some(options.agent_version().to_owned());
+    draft.model_name = options.model_name().map(str::to_owned);
     for child in 0..parents.len() {
         if parents[child] == Some(idx) && child != idx {
-            let mut child_record = assemble(records, parents, child, options);
-            child_record.agent_name = format!("{}/{}", options.agent_name(), subagent_name(child));
-            record.subagents.push(child_record);
+            let name = format!("{}/{}", options.agent_name(), subagent_name(child));
+            draft.subagents.push(assemble(records, parents, child, &name, options)?);
         }
     }
-    record
+    steps::finish(draft, &tools)
 }
 
 fn subagent_name(idx: usize) -> String {
