@@ -457,7 +457,7 @@ fn record_paths(trajectory: &mut Trajectory, format: Format, options: &ImportOpt
             .flat_map(|step| &step.parts)
             .filter_map(|part| match part {
                 crate::draft::Part::Text(text) => Some(text.as_str()),
-                crate::draft::Part::Image { .. } => None,
+                crate::draft::Part::Image { .. } | crate::draft::Part::Content(_) => None,
             })
     };
     let cwd = match trajectory.extra.contains_key("cwd") {

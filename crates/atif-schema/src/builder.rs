@@ -5,13 +5,18 @@
 //! `metrics`) exist only on [`AgentStepBuilder`], so a user or system step cannot get them. A
 //! tool result names a call of its own step or is refused, and a subagent result names an
 //! embedded subagent of the trajectory being built or [`TrajectoryBuilder::build`] refuses it.
+//!
+//! The builder is a by-value layer over the workspace's one trajectory draft (`draft.rs`),
+//! which the importers and the captures fill too: it adds the checks above, and the metrics
+//! as the caller gives them (ATIF's own, with costs and token ids), summed into
+//! `final_metrics`.
 
 use serde_json::{Number, Value};
 
+use crate::draft::{self, ObsResult, Part};
 use crate::{
-    Agent, Error, FinalMetrics, JsonObject, Message, Metrics, Observation, ObservationResult,
-    ReasoningEffort, Result, SchemaVersion, Step, StepSource, SubagentTrajectoryRef, ToolCall,
-    Trajectory, ValidateOptions,
+    Agent, Error, FinalMetrics, JsonObject, Message, Metrics, ReasoningEffort, Result,
+    SchemaVersion, Step, StepSource, Trajectory,
 };
 
 /// Builds a [`Trajectory`] step by step.
@@ -20,78 +25,68 @@ use crate::{
 /// `ATIF-v1.8`; `final_metrics` is computed from the steps by [`TrajectoryBuilder::build`].
 #[derive(Debug, Clone)]
 pub struct TrajectoryBuilder {
-    schema_version: SchemaVersion,
-    session_id: Option<String>,
-    trajectory_id: Option<String>,
-    agent: Agent,
-    steps: Vec<Step>,
-    notes: Option<String>,
-    continued_trajectory_ref: Option<String>,
-    extra: Option<JsonObject>,
-    subagents: Vec<Trajectory>,
+    draft: draft::Trajectory,
+    /// Each step's metrics, as given (by index).
+    metrics: Vec<Option<Metrics>>,
 }
 
 /// A user or system step being built: no agent-only fields can be set on it.
 #[derive(Debug, Clone)]
 pub struct StepBuilder {
-    step: Step,
+    step: draft::Step,
 }
 
 /// An agent step being built.
 #[derive(Debug, Clone)]
 pub struct AgentStepBuilder {
-    step: Step,
+    step: draft::Step,
+    metrics: Option<Metrics>,
 }
 
 impl TrajectoryBuilder {
     /// A builder for a trajectory of `agent`, labelled `ATIF-v1.8`, with no steps yet.
     pub fn new(agent: Agent) -> TrajectoryBuilder {
-        TrajectoryBuilder {
-            schema_version: SchemaVersion::LATEST,
-            session_id: None,
-            trajectory_id: None,
-            agent,
-            steps: Vec::new(),
-            notes: None,
-            continued_trajectory_ref: None,
-            extra: None,
-            subagents: Vec::new(),
-        }
+        let mut draft = draft::Trajectory::new(&agent.name);
+        draft.agent_version = Some(agent.version);
+        draft.model_name = agent.model_name;
+        draft.tool_definitions = agent.tool_definitions;
+        draft.agent_extra = agent.extra.unwrap_or_default();
+        TrajectoryBuilder { draft, metrics: Vec::new() }
     }
 
     /// Sets the label (default `ATIF-v1.8`).
     pub fn schema_version(mut self, version: SchemaVersion) -> TrajectoryBuilder {
-        self.schema_version = version;
+        self.draft.schema_version = version;
         self
     }
 
     /// Sets the run's `session_id`.
     pub fn session_id(mut self, session_id: impl Into<String>) -> TrajectoryBuilder {
-        self.session_id = Some(session_id.into());
+        self.draft.session_id = Some(session_id.into());
         self
     }
 
     /// Sets the `trajectory_id` (set for you on embedded subagents).
     pub fn trajectory_id(mut self, trajectory_id: impl Into<String>) -> TrajectoryBuilder {
-        self.trajectory_id = Some(trajectory_id.into());
+        self.draft.trajectory_id = Some(trajectory_id.into());
         self
     }
 
     /// Sets the free-text `notes`.
     pub fn notes(mut self, notes: impl Into<String>) -> TrajectoryBuilder {
-        self.notes = Some(notes.into());
+        self.draft.notes = vec![notes.into()];
         self
     }
 
     /// Sets `continued_trajectory_ref`, where the run continues.
     pub fn continued_trajectory_ref(mut self, reference: impl Into<String>) -> TrajectoryBuilder {
-        self.continued_trajectory_ref = Some(reference.into());
+        self.draft.continued_trajectory_ref = Some(reference.into());
         self
     }
 
-    /// Sets the trajectory's `extra` object.
+    /// Sets the trajectory's `extra` object (an empty one is left out).
     pub fn extra(mut self, extra: JsonObject) -> TrajectoryBuilder {
-        self.extra = Some(extra);
+        self.draft.extra = extra;
         self
     }
 
@@ -107,13 +102,15 @@ impl TrajectoryBuilder {
 
     /// Adds a user or system step.
     pub fn step(mut self, step: StepBuilder) -> TrajectoryBuilder {
-        self.steps.push(step.step);
+        self.draft.steps.push(step.step);
+        self.metrics.push(None);
         self
     }
 
     /// Adds an agent step.
     pub fn agent_step(mut self, step: AgentStepBuilder) -> TrajectoryBuilder {
-        self.steps.push(step.step);
+        self.draft.steps.push(step.step);
+        self.metrics.push(step.metrics);
         self
     }
 
@@ -130,13 +127,14 @@ impl TrajectoryBuilder {
         child: TrajectoryBuilder,
     ) -> Result<TrajectoryBuilder> {
         let trajectory_id = trajectory_id.into();
-        if self.subagents.iter().any(|sub| sub.trajectory_id.as_deref() == Some(&trajectory_id)) {
+        let embedded = &self.draft.subagents;
+        if embedded.iter().any(|sub| sub.trajectory_id.as_deref() == Some(&trajectory_id)) {
             return Err(build_error(format!(
                 "a subagent with trajectory_id `{trajectory_id}` is already embedded"
             )));
         }
         let child = child.trajectory_id(trajectory_id).build()?;
-        self.subagents.push(child);
+        self.draft.subagents.push(child);
         Ok(self)
     }
 
@@ -151,58 +149,36 @@ impl TrajectoryBuilder {
     /// not embedded, or when the validator (default profile) finds an error in what was given
     /// verbatim, such as a timestamp that is not ISO 8601.
     pub fn build(self) -> Result<Trajectory> {
-        if self.steps.is_empty() {
+        if self.draft.steps.is_empty() {
             return Err(build_error("a trajectory needs at least one step".to_owned()));
         }
-        let mut steps = self.steps;
-        for (idx, step) in steps.iter_mut().enumerate() {
-            step.step_id = idx as u64 + 1;
-        }
-        for step in &steps {
+        for (idx, (step, metrics)) in self.draft.steps.iter().zip(&self.metrics).enumerate() {
+            let step_id = idx + 1;
             let dispatch = step.llm_call_count == Some(0);
-            if dispatch && (step.metrics.is_some() || step.reasoning_content.is_some()) {
+            if dispatch && (metrics.is_some() || !step.reasoning.is_empty()) {
                 return Err(build_error(format!(
-                    "step {}: llm_call_count 0 means no LLM call, so the step cannot have \
-                     metrics or reasoning_content",
-                    step.step_id
+                    "step {step_id}: llm_call_count 0 means no LLM call, so the step cannot have \
+                     metrics or reasoning_content"
                 )));
             }
-            for result in step.results() {
-                for reference in result.subagent_trajectory_ref.iter().flatten() {
-                    let Some(id) = &reference.trajectory_id else { continue };
-                    if !self.subagents.iter().any(|sub| sub.trajectory_id.as_ref() == Some(id)) {
-                        return Err(build_error(format!(
-                            "step {}: subagent result refers to trajectory_id `{id}`, but no \
-                             subagent with that id is embedded (add it with `subagent`)",
-                            step.step_id
-                        )));
-                    }
+            for id in step.results.iter().flat_map(|result| &result.subagent_refs) {
+                let embedded = &self.draft.subagents;
+                if !embedded.iter().any(|sub| sub.trajectory_id.as_ref() == Some(id)) {
+                    return Err(build_error(format!(
+                        "step {step_id}: subagent result refers to trajectory_id `{id}`, but no \
+                         subagent with that id is embedded (add it with `subagent`)"
+                    )));
                 }
             }
         }
-        let final_metrics = final_metrics(&steps);
-        let trajectory = Trajectory {
-            schema_version: self.schema_version,
-            session_id: self.session_id,
-            trajectory_id: self.trajectory_id,
-            agent: self.agent,
-            steps,
-            notes: self.notes,
-            final_metrics: Some(final_metrics),
-            continued_trajectory_ref: self.continued_trajectory_ref,
-            extra: self.extra,
-            subagent_trajectories: (!self.subagents.is_empty()).then_some(self.subagents),
-        };
+        let mut trajectory = self.draft.into_atif();
+        for (step, metrics) in trajectory.steps.iter_mut().zip(self.metrics) {
+            step.metrics = metrics;
+        }
+        trajectory.final_metrics = Some(final_metrics(&trajectory.steps));
         // Construction rules out the structural mistakes; what the builder takes verbatim (a
         // timestamp string, say) is checked by the validator, so a built trajectory is valid.
-        let report = crate::validate(&trajectory.to_value(), &ValidateOptions::default());
-        let errors: Vec<String> = report.errors().map(ToString::to_string).collect();
-        if !errors.is_empty() {
-            return Err(build_error(format!(
-                "the trajectory would be invalid: {}",
-                errors.join("; ")
-            )));
-        }
+        crate::draft::check_valid(&trajectory)?;
         Ok(trajectory)
     }
 }
@@ -210,12 +186,12 @@ impl TrajectoryBuilder {
 impl StepBuilder {
     /// A user step with this message.
     pub fn user(message: impl Into<Message>) -> StepBuilder {
-        StepBuilder { step: empty_step(StepSource::User, message.into()) }
+        StepBuilder { step: draft_step(StepSource::User, message.into()) }
     }
 
     /// A system step with this message.
     pub fn system(message: impl Into<Message>) -> StepBuilder {
-        StepBuilder { step: empty_step(StepSource::System, message.into()) }
+        StepBuilder { step: draft_step(StepSource::System, message.into()) }
     }
 
     /// Sets the ISO 8601 `timestamp`, kept as given.
@@ -227,7 +203,7 @@ impl StepBuilder {
     /// Adds an observation result with this content and no call id (a system event, a
     /// context summary).
     pub fn result(mut self, content: impl Into<Message>) -> StepBuilder {
-        push_result(&mut self.step, None, Some(content.into()), None);
+        push_result(&mut self.step, None, Some(content.into()), Ref::None);
         self
     }
 
@@ -238,13 +214,7 @@ impl StepBuilder {
         trajectory_path: impl Into<String>,
         content: Option<Message>,
     ) -> StepBuilder {
-        let reference = SubagentTrajectoryRef {
-            session_id: None,
-            trajectory_id: None,
-            trajectory_path: Some(trajectory_path.into()),
-            extra: None,
-        };
-        push_result(&mut self.step, None, content, Some(reference));
+        push_result(&mut self.step, None, content, Ref::Stored(trajectory_path.into()));
         self
     }
 
@@ -256,13 +226,7 @@ impl StepBuilder {
         trajectory_id: impl Into<String>,
         content: Option<Message>,
     ) -> StepBuilder {
-        let reference = SubagentTrajectoryRef {
-            session_id: None,
-            trajectory_id: Some(trajectory_id.into()),
-            trajectory_path: None,
-            extra: None,
-        };
-        push_result(&mut self.step, None, content, Some(reference));
+        push_result(&mut self.step, None, content, Ref::Embedded(trajectory_id.into()));
         self
     }
 
@@ -272,9 +236,9 @@ impl StepBuilder {
         self
     }
 
-    /// Sets the step's `extra` object.
+    /// Sets the step's `extra` object (an empty one is left out).
     pub fn extra(mut self, extra: JsonObject) -> StepBuilder {
-        self.step.extra = Some(extra);
+        self.step.extra = extra;
         self
     }
 }
@@ -282,7 +246,7 @@ impl StepBuilder {
 impl AgentStepBuilder {
     /// An agent step with this message.
     pub fn new(message: impl Into<Message>) -> AgentStepBuilder {
-        AgentStepBuilder { step: empty_step(StepSource::Agent, message.into()) }
+        AgentStepBuilder { step: draft_step(StepSource::Agent, message.into()), metrics: None }
     }
 
     /// Sets the ISO 8601 `timestamp`, kept as given.
@@ -299,19 +263,22 @@ impl AgentStepBuilder {
 
     /// Sets the reasoning effort.
     pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> AgentStepBuilder {
-        self.step.reasoning_effort = Some(effort);
+        self.step.reasoning_effort = Some(match effort {
+            ReasoningEffort::Text(text) => Value::String(text),
+            ReasoningEffort::Number(number) => Value::Number(number),
+        });
         self
     }
 
-    /// Sets the model's reasoning text.
+    /// Sets the model's reasoning text (an empty one is left out).
     pub fn reasoning_content(mut self, reasoning: impl Into<String>) -> AgentStepBuilder {
-        self.step.reasoning_content = Some(reasoning.into());
+        self.step.reasoning = vec![reasoning.into()];
         self
     }
 
     /// Sets the step's token counts and cost.
     pub fn metrics(mut self, metrics: Metrics) -> AgentStepBuilder {
-        self.step.metrics = Some(metrics);
+        self.metrics = Some(metrics);
         self
     }
 
@@ -328,9 +295,9 @@ impl AgentStepBuilder {
         self
     }
 
-    /// Sets the step's `extra` object.
+    /// Sets the step's `extra` object (an empty one is left out).
     pub fn extra(mut self, extra: JsonObject) -> AgentStepBuilder {
-        self.step.extra = Some(extra);
+        self.step.extra = extra;
         self
     }
 
@@ -355,11 +322,11 @@ impl AgentStepBuilder {
         if self.has_call(&tool_call_id) {
             return Err(build_error(format!("the step already has a tool call `{tool_call_id}`")));
         }
-        self.step.tool_calls.get_or_insert_with(Vec::new).push(ToolCall {
-            tool_call_id,
-            function_name: function_name.into(),
+        self.step.tool_calls.push(draft::ToolCall {
+            id: tool_call_id,
+            name: function_name.into(),
             arguments,
-            extra: None,
+            extra: JsonObject::new(),
         });
         Ok(self)
     }
@@ -375,7 +342,8 @@ impl AgentStepBuilder {
         content: impl Into<Message>,
     ) -> Result<AgentStepBuilder> {
         self.check_call(tool_call_id)?;
-        push_result(&mut self.step, Some(tool_call_id.to_owned()), Some(content.into()), None);
+        let content = Some(content.into());
+        push_result(&mut self.step, Some(tool_call_id.to_owned()), content, Ref::None);
         Ok(self)
     }
 
@@ -392,18 +360,13 @@ impl AgentStepBuilder {
         content: Option<Message>,
     ) -> Result<AgentStepBuilder> {
         self.check_call(tool_call_id)?;
-        let reference = SubagentTrajectoryRef {
-            session_id: None,
-            trajectory_id: Some(trajectory_id.into()),
-            trajectory_path: None,
-            extra: None,
-        };
-        push_result(&mut self.step, Some(tool_call_id.to_owned()), content, Some(reference));
+        let reference = Ref::Embedded(trajectory_id.into());
+        push_result(&mut self.step, Some(tool_call_id.to_owned()), content, reference);
         Ok(self)
     }
 
     fn has_call(&self, tool_call_id: &str) -> bool {
-        self.step.tool_calls().iter().any(|call| call.tool_call_id == tool_call_id)
+        self.step.tool_calls.iter().any(|call| call.id == tool_call_id)
     }
 
     fn check_call(&self, tool_call_id: &str) -> Result<()> {
@@ -446,37 +409,44 @@ fn final_metrics(steps: &[Step]) -> FinalMetrics {
     }
 }
 
-fn empty_step(source: StepSource, message: Message) -> Step {
-    Step {
-        step_id: 0,
-        timestamp: None,
-        source,
-        model_name: None,
-        reasoning_effort: None,
-        message,
-        reasoning_content: None,
-        tool_calls: None,
-        observation: None,
-        metrics: None,
-        llm_call_count: None,
-        is_copied_context: None,
-        extra: None,
+fn draft_step(source: StepSource, message: Message) -> draft::Step {
+    let mut step = draft::Step::new(source);
+    step.parts = parts(message);
+    step
+}
+
+/// A message as the draft's parts: a text as one text part, a list of parts as given (so it is
+/// written as a list).
+fn parts(message: Message) -> Vec<Part> {
+    match message {
+        Message::Text(text) => vec![Part::Text(text)],
+        Message::Parts(parts) => parts.into_iter().map(Part::Content).collect(),
     }
 }
 
+/// The subagent a result refers to, if any.
+enum Ref {
+    None,
+    /// Embedded in the trajectory, by `trajectory_id`.
+    Embedded(String),
+    /// Stored elsewhere, by `trajectory_path`.
+    Stored(String),
+}
+
 fn push_result(
-    step: &mut Step,
+    step: &mut draft::Step,
     source_call_id: Option<String>,
     content: Option<Message>,
-    reference: Option<SubagentTrajectoryRef>,
+    reference: Ref,
 ) {
-    let observation = step.observation.get_or_insert_with(|| Observation { results: Vec::new() });
-    observation.results.push(ObservationResult {
-        source_call_id,
-        content,
-        subagent_trajectory_ref: reference.map(|reference| vec![reference]),
-        extra: None,
-    });
+    let mut result =
+        ObsResult { source_call_id, content: content.map(parts), ..ObsResult::default() };
+    match reference {
+        Ref::None => {}
+        Ref::Embedded(trajectory_id) => result.subagent_refs.push(trajectory_id),
+        Ref::Stored(trajectory_path) => result.subagent_paths.push(trajectory_path),
+    }
+    step.results.push(result);
 }
 
 fn build_error(reason: String) -> Error {

@@ -1,6 +1,6 @@
 //! The mutable draft of a trajectory that every writer of ATIF in the workspace fills (the log
-//! importers, the captures from traffic and in process), and its one conversion into the
-//! typed model.
+//! importers, the captures from traffic and in process, the public builder), and its one
+//! conversion into the typed model.
 //!
 //! A writer fills a [`Trajectory`] in whatever order its input comes (steps, tool calls joined
 //! to their results by id, metrics, subagents) and converts it at the end with
@@ -27,6 +27,9 @@ pub enum Part {
         /// Where the image is.
         path: String,
     },
+    /// A part as ATIF writes it (the builder's); a message holding one is written as a list of
+    /// parts, even when all are text.
+    Content(crate::ContentPart),
 }
 
 /// A tool call as the model made it.
@@ -51,6 +54,8 @@ pub struct ObsResult {
     pub content: Option<Vec<Part>>,
     /// The `trajectory_id`s of embedded subagents it refers to, in one result.
     pub subagent_refs: Vec<String>,
+    /// The `trajectory_path`s of subagent trajectories stored elsewhere, after the embedded.
+    pub subagent_paths: Vec<String>,
     /// The result's `extra` (left out when empty).
     pub extra: Map<String, Value>,
 }
@@ -510,16 +515,19 @@ impl Step {
 
 impl ObsResult {
     fn into_atif(self) -> crate::ObservationResult {
-        let refs: Vec<crate::SubagentTrajectoryRef> = self
-            .subagent_refs
-            .into_iter()
-            .map(|id| crate::SubagentTrajectoryRef {
-                session_id: None,
-                trajectory_id: Some(id),
-                trajectory_path: None,
-                extra: None,
-            })
-            .collect();
+        let embedded = self.subagent_refs.into_iter().map(|id| crate::SubagentTrajectoryRef {
+            session_id: None,
+            trajectory_id: Some(id),
+            trajectory_path: None,
+            extra: None,
+        });
+        let stored = self.subagent_paths.into_iter().map(|path| crate::SubagentTrajectoryRef {
+            session_id: None,
+            trajectory_id: None,
+            trajectory_path: Some(path),
+            extra: None,
+        });
+        let refs: Vec<crate::SubagentTrajectoryRef> = embedded.chain(stored).collect();
         crate::ObservationResult {
             source_call_id: self.source_call_id,
             content: self.content.map(|parts| message(parts, "\n")),
@@ -552,7 +560,7 @@ fn message(mut parts: Vec<Part>, separator: &str) -> crate::Message {
             .into_iter()
             .filter_map(|p| match p {
                 Part::Text(text) => Some(text),
-                Part::Image { .. } => None,
+                Part::Image { .. } | Part::Content(_) => None,
             })
             .collect();
         return crate::Message::Text(texts.join(separator));
@@ -564,6 +572,7 @@ fn message(mut parts: Vec<Part>, separator: &str) -> crate::Message {
             Part::Image { media_type, path } => {
                 crate::ContentPart::Image { source: crate::ImageSource { media_type, path } }
             }
+            Part::Content(part) => part,
         })
         .collect();
     crate::Message::Parts(parts)

@@ -89,6 +89,7 @@ fn one_ref_each(mut result: ObsResult) -> Vec<ObsResult> {
             source_call_id: result.source_call_id.clone(),
             content: result.content.clone().filter(|_| idx == 0 || !answers_call),
             subagent_refs: vec![reference],
+            subagent_paths: Vec::new(),
             extra: result.extra.clone(),
         })
         .collect()

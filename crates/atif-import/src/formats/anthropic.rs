@@ -266,6 +266,7 @@ fn tool_result(block: &Value) -> ObsResult {
         source_call_id: Some(call_id.to_owned()),
         content: Some(content),
         subagent_refs: Vec::new(),
+        subagent_paths: Vec::new(),
         extra,
     }
 }
@@ -315,7 +316,7 @@ fn text_of(parts: &[Part]) -> String {
         .iter()
         .filter_map(|p| match p {
             Part::Text(text) => Some(text.as_str()),
-            Part::Image { .. } => None,
+            Part::Image { .. } | Part::Content(_) => None,
         })
         .collect::<Vec<_>>()
         .join("\n")

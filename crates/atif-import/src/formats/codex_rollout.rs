@@ -564,6 +564,7 @@ impl State {
                     source_call_id: Some(call_id.into_owned()),
                     content: Some(content),
                     subagent_refs: Vec::new(),
+                    subagent_paths: Vec::new(),
                     extra,
                 };
                 self.push_output(line, result, timestamp, ctx);
@@ -769,6 +770,7 @@ fn tool_output(item_type: &str, call_id: String, payload: &mut Value) -> ObsResu
         source_call_id: Some(call_id),
         content: Some(content),
         subagent_refs: Vec::new(),
+        subagent_paths: Vec::new(),
         extra,
     }
 }

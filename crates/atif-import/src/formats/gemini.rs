@@ -455,7 +455,7 @@ fn text_of(content: &Value) -> String {
         .into_iter()
         .filter_map(|p| match p {
             Part::Text(t) => Some(t),
-            Part::Image { .. } => None,
+            Part::Image { .. } | Part::Content(_) => None,
         })
         .collect::<Vec<_>>()
         .join("\n")

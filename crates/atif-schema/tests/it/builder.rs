@@ -136,6 +136,45 @@ fn a_system_step_may_refer_to_embedded_subagents_it_started() {
 }
 
 #[test]
+fn messages_given_as_parts_stay_parts_and_stored_subagents_are_referred_to_by_path() {
+    let parts = Message::Parts(vec![
+        ContentPart::Text { text: "one".into() },
+        ContentPart::Text { text: "two".into() },
+    ]);
+    let built = TrajectoryBuilder::new(agent())
+        .step(
+            StepBuilder::user(parts)
+                .result("context")
+                .stored_subagent_result("runs/child.json", Some("child done".into())),
+        )
+        .agent_step(
+            AgentStepBuilder::new("ok")
+                .reasoning_effort(atif_schema::ReasoningEffort::Text("high".into()))
+                .copied_context(),
+        )
+        .notes("two steps")
+        .build()
+        .unwrap();
+    let written = built.to_value();
+    assert_eq!(
+        written["steps"][0],
+        json!({
+            "step_id": 1, "source": "user",
+            "message": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}],
+            "observation": {"results": [
+                {"content": "context"},
+                {"content": "child done", "subagent_trajectory_ref": [{"trajectory_path": "runs/child.json"}]}
+            ]}
+        })
+    );
+    assert_eq!(
+        written["steps"][1],
+        json!({"step_id": 2, "source": "agent", "message": "ok", "reasoning_effort": "high", "is_copied_context": true})
+    );
+    assert_eq!(written["notes"], "two steps");
+}
+
+#[test]
 fn the_builder_refuses_what_would_make_an_invalid_trajectory() {
     let step = || AgentStepBuilder::new("x").tool_call("c1", "f", json!({})).unwrap();
     let message = build_error(step().tool_result("c2", "r"));

@@ -427,6 +427,7 @@ impl<'t> Builder<'t> {
                 source_call_id: Some(call.id),
                 content: call.content.map(|text| vec![Part::Text(text)]),
                 subagent_refs: call.subagents,
+                subagent_paths: Vec::new(),
                 extra: call.extra,
             };
             if let Some(orphan) = self.draft.add_result(result) {
