@@ -1,5 +1,6 @@
 //! Comparing two Shapes field by field, and the unified diff of two canonical texts.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 
@@ -159,11 +160,31 @@ fn step_keys(shape: &Shape) -> Option<Vec<StepKey<'_>>> {
 /// One item changed: what happened to it, the step it happened in, and the item.
 type Atom = (&'static str, u64, String);
 
+/// A step of one run, or of both: its index in the golden run's steps, in the actual run's.
+type StepPair = (Option<usize>, Option<usize>);
+
+/// The root steps of two Shapes as their sources and calls, and their pairing (see
+/// [`paired_steps`]): made once for every field whose changes are named by step.
+struct PairedSteps<'a> {
+    golden: Vec<StepKey<'a>>,
+    actual: Vec<StepKey<'a>>,
+    pairs: Vec<StepPair>,
+}
+
+impl<'a> PairedSteps<'a> {
+    /// The steps of both Shapes, paired, or `None` when a Shape does not say which step made
+    /// each call (a Shape read from JSON).
+    fn of(golden: &'a Shape, actual: &'a Shape) -> Option<PairedSteps<'a>> {
+        let (golden, actual) = (step_keys(golden)?, step_keys(actual)?);
+        let pairs = paired_steps(&golden, &actual);
+        Some(PairedSteps { golden, actual, pairs })
+    }
+}
+
 /// The step-named changes of `sources` and of `functions` between two Shapes (see
-/// [`Delta::step_edits`]): the steps are aligned by source and calls, then each step removed,
-/// added or paired with another is told apart.
-fn step_edits(golden: &Shape, actual: &Shape) -> Option<(String, String)> {
-    let (golden_steps, actual_steps) = (step_keys(golden)?, step_keys(actual)?);
+/// [`Delta::step_edits`]): each step removed, added or paired with another is told apart.
+fn step_edits(steps: &PairedSteps<'_>) -> (String, String) {
+    let (golden_steps, actual_steps) = (&steps.golden, &steps.actual);
     let mut sources: Vec<Atom> = Vec::new();
     let mut functions: Vec<Atom> = Vec::new();
     let removed = |idx: usize, sources: &mut Vec<Atom>, functions: &mut Vec<Atom>| {
@@ -178,7 +199,7 @@ fn step_edits(golden: &Shape, actual: &Shape) -> Option<(String, String)> {
         sources.push(("added", step, (*source).to_owned()));
         functions.extend(calls.iter().map(|call| ("added", step, (*call).to_owned())));
     };
-    for pair in paired_steps(&golden_steps, &actual_steps) {
+    for &pair in &steps.pairs {
         match pair {
             (Some(g), None) => removed(g, &mut sources, &mut functions),
             (None, Some(a)) => added(a, &mut sources, &mut functions),
@@ -188,32 +209,37 @@ fn step_edits(golden: &Shape, actual: &Shape) -> Option<(String, String)> {
                 if g_source != a_source {
                     sources.push(("replaced", a as u64 + 1, format!("{g_source} with {a_source}")));
                 }
-                call_edits(g_calls, a_calls, (g as u64 + 1, a as u64 + 1), &mut functions);
+                // Steps paired as equal (the common ends, most of a long run) have no edits.
+                if g_calls != a_calls {
+                    call_edits(g_calls, a_calls, (g as u64 + 1, a as u64 + 1), &mut functions);
+                }
             }
             (None, None) => {}
         }
     }
-    Some((told(sources, "steps"), told(functions, "calls")))
+    (told(sources, "steps"), told(functions, "calls"))
 }
 
 /// The step-named changes of `tool_errors` (see [`Delta::step_edits`]): `step 3 bash failed`
 /// for an error the golden run's partner step did not have, `step 3 bash no longer failed` for
 /// one it lost, with the steps paired as for `functions`. A step of one run alone is named by
 /// the `sources` delta already, so its errors count only when it is the run's.
-fn tool_error_edits(golden: &Shape, actual: &Shape) -> Option<String> {
-    let (golden_steps, actual_steps) = (step_keys(golden)?, step_keys(actual)?);
+fn tool_error_edits(golden: &Shape, actual: &Shape, steps: &PairedSteps<'_>) -> Option<String> {
     let (golden_errors, actual_errors) = (errors_by_step(golden)?, errors_by_step(actual)?);
-    let at = |errors: &[(u64, String)], step: usize| -> Vec<String> {
-        let step = step as u64 + 1;
-        errors.iter().filter(|(s, _)| *s == step).map(|(_, name)| name.clone()).collect()
+    let at = |errors: &HashMap<u64, Vec<&str>>, step: usize| -> Vec<String> {
+        let names = errors.get(&(step as u64 + 1)).map_or(&[][..], Vec::as_slice);
+        names.iter().map(|name| (*name).to_owned()).collect()
     };
     let mut edits = Vec::new();
-    for pair in paired_steps(&golden_steps, &actual_steps) {
+    for &pair in &steps.pairs {
         let (lost, gained, step) = match pair {
             (Some(g), Some(a)) => (at(&golden_errors, g), at(&actual_errors, a), a),
             (None, Some(a)) => (Vec::new(), at(&actual_errors, a), a),
             _ => continue,
         };
+        if lost.is_empty() && gained.is_empty() {
+            continue;
+        }
         let step = thousands(step as u64 + 1);
         let mut lost = lost;
         for name in gained {
@@ -234,11 +260,17 @@ fn tool_error_edits(golden: &Shape, actual: &Shape) -> Option<String> {
     (!shown.is_empty()).then(|| shown.join("; "))
 }
 
-/// Each entry of a Shape's `tool_errors` with its step, or `None` when the Shape does not say
-/// which step each came from (a Shape read from JSON).
-fn errors_by_step(shape: &Shape) -> Option<Vec<(u64, String)>> {
-    (shape.tool_error_steps.len() == shape.tool_errors.len())
-        .then(|| shape.tool_error_steps.iter().copied().zip(shape.tool_errors.clone()).collect())
+/// The names in a Shape's `tool_errors` by their step, in their order, or `None` when the
+/// Shape does not say which step each came from (a Shape read from JSON).
+fn errors_by_step(shape: &Shape) -> Option<HashMap<u64, Vec<&str>>> {
+    if shape.tool_error_steps.len() != shape.tool_errors.len() {
+        return None;
+    }
+    let mut by_step: HashMap<u64, Vec<&str>> = HashMap::new();
+    for (&step, name) in shape.tool_error_steps.iter().zip(&shape.tool_errors) {
+        by_step.entry(step).or_default().push(name);
+    }
+    Some(by_step)
 }
 
 /// The most cells of the table that pairs the differing middle of two step lists; past it the
@@ -252,10 +284,11 @@ const MAX_PAIRING_CELLS: usize = 1 << 21;
 /// weighted longest common subsequence). So a step that lost its call pairs with itself, and a
 /// step inserted among many alike is found where it is, not wherever a plain alignment of equal
 /// items would put it.
-fn paired_steps(
-    golden: &[StepKey<'_>],
-    actual: &[StepKey<'_>],
-) -> Vec<(Option<usize>, Option<usize>)> {
+fn paired_steps(golden: &[StepKey<'_>], actual: &[StepKey<'_>]) -> Vec<StepPair> {
+    // Each step as two numbers, equal where the steps (their sources) are: the pairing then
+    // compares numbers, not strings and lists of strings.
+    let (golden_ids, actual_ids) = step_ids(golden, actual);
+    let (golden, actual) = (&golden_ids[..], &actual_ids[..]);
     let prefix = golden.iter().zip(actual).take_while(|(g, a)| g == a).count();
     let suffix = golden[prefix..]
         .iter()
@@ -265,8 +298,7 @@ fn paired_steps(
         .count();
     let (golden_mid, actual_mid) =
         (&golden[prefix..golden.len() - suffix], &actual[prefix..actual.len() - suffix]);
-    let mut pairs: Vec<(Option<usize>, Option<usize>)> =
-        (0..prefix).map(|idx| (Some(idx), Some(idx))).collect();
+    let mut pairs: Vec<StepPair> = (0..prefix).map(|idx| (Some(idx), Some(idx))).collect();
     let cells = (golden_mid.len() + 1).saturating_mul(actual_mid.len() + 1);
     if cells <= MAX_PAIRING_CELLS {
         pairs.extend(
@@ -293,23 +325,43 @@ fn paired_steps(
     pairs
 }
 
-/// The weighted longest common subsequence of two short step lists (see [`paired_steps`]).
-fn weighted_pairs(
-    golden: &[StepKey<'_>],
-    actual: &[StepKey<'_>],
-) -> Vec<(Option<usize>, Option<usize>)> {
-    let weight = |g: &StepKey<'_>, a: &StepKey<'_>| match (g == a, g.0 == a.0) {
-        (true, _) => 4,
-        (false, true) => 2,
-        (false, false) => 1,
+/// A step as numbers: its source and calls together, and its source alone; two steps get the
+/// same number where they are equal.
+type StepId = (usize, usize);
+
+/// The [`StepId`] of each step of `golden` and `actual`.
+fn step_ids<'k>(
+    golden: &'k [StepKey<'k>],
+    actual: &'k [StepKey<'k>],
+) -> (Vec<StepId>, Vec<StepId>) {
+    let mut keys: HashMap<&'k StepKey<'k>, usize> = HashMap::new();
+    let mut sources: HashMap<&'k str, usize> = HashMap::new();
+    let mut id_of = |step: &'k StepKey<'k>| -> StepId {
+        let (n_keys, n_sources) = (keys.len(), sources.len());
+        (*keys.entry(step).or_insert(n_keys), *sources.entry(step.0).or_insert(n_sources))
     };
+    let golden = golden.iter().map(&mut id_of).collect();
+    let actual = actual.iter().map(&mut id_of).collect();
+    (golden, actual)
+}
+
+/// The weighted longest common subsequence of two short step lists (see [`paired_steps`]).
+fn weighted_pairs(golden: &[StepId], actual: &[StepId]) -> Vec<StepPair> {
+    // 4 for the same calls (and so the same source), 2 for the same source, 1 for neither.
+    let weight = |g: &StepId, a: &StepId| 1 + u32::from(g.1 == a.1) + 2 * u32::from(g.0 == a.0);
     let width = actual.len() + 1;
-    // best[i * width + j]: the best score pairing golden[i..] with actual[j..].
+    // best[i * width + j]: the best score pairing golden[i..] with actual[j..]; the last row
+    // and the last column are 0.
     let mut best = vec![0u32; (golden.len() + 1) * width];
-    for i in (0..golden.len()).rev() {
-        for j in (0..actual.len()).rev() {
-            let pair = best[(i + 1) * width + j + 1] + weight(&golden[i], &actual[j]);
-            best[i * width + j] = pair.max(best[(i + 1) * width + j]).max(best[i * width + j + 1]);
+    for (i, g) in golden.iter().enumerate().rev() {
+        let (row, below) = best[i * width..(i + 2) * width].split_at_mut(width);
+        // The cell to the right of the one being filled, `row[j + 1]`.
+        let mut right = 0;
+        let cells = row.iter_mut().zip(actual).zip(below.windows(2));
+        for ((cell, a), down) in cells.rev() {
+            // down[0] pairs neither step, down[1] pairs golden[i] with actual[j].
+            right = (down[1] + weight(g, a)).max(down[0]).max(right);
+            *cell = right;
         }
     }
     let (mut i, mut j) = (0, 0);
@@ -334,7 +386,24 @@ fn weighted_pairs(
 
 /// The changes from one step's calls to its partner's: removals named with the golden step,
 /// additions and replacements with the actual one.
-fn call_edits(golden: &[&str], actual: &[&str], (g_step, a_step): (u64, u64), out: &mut Vec<Atom>) {
+fn call_edits(golden: &[&str], actual: &[&str], steps: (u64, u64), out: &mut Vec<Atom>) {
+    let (g_step, a_step) = steps;
+    // Most steps make one call or none; their edit is the one the alignment would find.
+    match (golden, actual) {
+        ([], _) => out.extend(actual.iter().map(|a| ("added", a_step, (*a).to_owned()))),
+        (_, []) => out.extend(golden.iter().map(|g| ("removed", g_step, (*g).to_owned()))),
+        ([g], [a]) if g != a => out.push(("replaced", a_step, format!("{g} with {a}"))),
+        _ => aligned_call_edits(golden, actual, steps, out),
+    }
+}
+
+/// [`call_edits`] by aligning the two lists of calls.
+fn aligned_call_edits(
+    golden: &[&str],
+    actual: &[&str],
+    (g_step, a_step): (u64, u64),
+    out: &mut Vec<Atom>,
+) {
     for op in aligned(golden, actual) {
         let (_, old, new) = op.as_tag_tuple();
         if matches!(op, similar::DiffOp::Equal { .. }) {
@@ -456,6 +525,8 @@ pub fn diff(golden_shape: &Shape, actual_shape: &Shape, options: &DiffOptions) -
     let golden_fields = golden_shape.fields();
     let actual_fields = actual_shape.fields();
     let mut deltas = Vec::new();
+    // The steps are paired once, for every field whose changes are named by step.
+    let mut steps = None;
     let mut edits = None;
     let mut content = Vec::new();
     for ((field, golden), (_, actual)) in golden_fields.into_iter().zip(actual_fields) {
@@ -470,14 +541,19 @@ pub fn diff(golden_shape: &Shape, actual_shape: &Shape, options: &DiffOptions) -
         }
         let step_edits = match field.as_str() {
             "sources" | "functions" => {
-                // Both fields come from one alignment of the steps, made once.
-                let edits = edits.get_or_insert_with(|| step_edits(golden_shape, actual_shape));
+                let steps =
+                    steps.get_or_insert_with(|| PairedSteps::of(golden_shape, actual_shape));
+                let edits = edits.get_or_insert_with(|| steps.as_ref().map(step_edits));
                 edits.as_ref().map(|(sources, functions)| match field.as_str() {
                     "sources" => sources.clone(),
                     _ => functions.clone(),
                 })
             }
-            "tool_errors" => tool_error_edits(golden_shape, actual_shape),
+            "tool_errors" => {
+                let steps =
+                    steps.get_or_insert_with(|| PairedSteps::of(golden_shape, actual_shape));
+                steps.as_ref().and_then(|steps| tool_error_edits(golden_shape, actual_shape, steps))
+            }
             _ => None,
         };
         let delta = Delta { field, golden, actual, step_edits };
@@ -558,5 +634,184 @@ impl<'de> Deserialize<'de> for OrderedFields {
             }
         }
         deserializer.deserialize_map(FieldsVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    use super::*;
+
+    /// A root step for the tests: its source, the functions it calls, the ones that failed.
+    type TestStep = (usize, Vec<usize>, Vec<usize>);
+
+    const SOURCES: [&str; 3] = ["user", "agent", "system"];
+    const FUNCTIONS: [&str; 4] = ["read_file", "grep", "bash", "edit"];
+
+    /// A Shape whose root steps are `steps`; only the fields the step edits read are set.
+    fn shape_of(steps: &[TestStep]) -> Shape {
+        let mut shape = Shape {
+            step_count: steps.len() as u64,
+            sources: Vec::new(),
+            llm_calls: 0,
+            functions: Vec::new(),
+            tool_errors: Vec::new(),
+            subagents: Vec::new(),
+            models: Vec::new(),
+            crashed: false,
+            prompt_tokens: None,
+            completion_tokens: None,
+            content_hash: String::new(),
+            function_steps: Vec::new(),
+            tool_error_steps: Vec::new(),
+        };
+        for (idx, (source, calls, errors)) in steps.iter().enumerate() {
+            let step = idx as u64 + 1;
+            shape.sources.push(SOURCES[*source].to_owned());
+            for &call in calls {
+                shape.functions.push(FUNCTIONS[call].to_owned());
+                shape.function_steps.push(step);
+            }
+            for &error in errors {
+                shape.tool_errors.push(FUNCTIONS[error].to_owned());
+                shape.tool_error_steps.push(step);
+            }
+        }
+        shape
+    }
+
+    /// Short runs of few kinds of steps, so that the two runs share many and differ in many.
+    fn runs() -> impl Strategy<Value = (Vec<TestStep>, Vec<TestStep>)> {
+        let step = (0..SOURCES.len(), vec(0..FUNCTIONS.len(), 0..3), vec(0..FUNCTIONS.len(), 0..2));
+        let run = vec(step, 0..24);
+        (run.clone(), run)
+    }
+
+    /// The pairing as first written: every cell compares the two steps' strings.
+    fn pairing_by_strings(golden: &[StepKey<'_>], actual: &[StepKey<'_>]) -> Vec<StepPair> {
+        let prefix = golden.iter().zip(actual).take_while(|(g, a)| g == a).count();
+        let suffix = golden[prefix..]
+            .iter()
+            .rev()
+            .zip(actual[prefix..].iter().rev())
+            .take_while(|(g, a)| g == a)
+            .count();
+        let (golden_mid, actual_mid) =
+            (&golden[prefix..golden.len() - suffix], &actual[prefix..actual.len() - suffix]);
+        let weight = |g: &StepKey<'_>, a: &StepKey<'_>| match (g == a, g.0 == a.0) {
+            (true, _) => 4,
+            (false, true) => 2,
+            (false, false) => 1,
+        };
+        let (n, m) = (golden_mid.len(), actual_mid.len());
+        let mut best = vec![vec![0u32; m + 1]; n + 1];
+        for i in (0..n).rev() {
+            for j in (0..m).rev() {
+                let pair = best[i + 1][j + 1] + weight(&golden_mid[i], &actual_mid[j]);
+                best[i][j] = pair.max(best[i + 1][j]).max(best[i][j + 1]);
+            }
+        }
+        let mut pairs: Vec<StepPair> = (0..prefix).map(|idx| (Some(idx), Some(idx))).collect();
+        let (mut i, mut j) = (0, 0);
+        while i < n && j < m {
+            if best[i][j] == best[i + 1][j + 1] + weight(&golden_mid[i], &actual_mid[j]) {
+                pairs.push((Some(prefix + i), Some(prefix + j)));
+                (i, j) = (i + 1, j + 1);
+            } else if best[i][j] == best[i + 1][j] {
+                pairs.push((Some(prefix + i), None));
+                i += 1;
+            } else {
+                pairs.push((None, Some(prefix + j)));
+                j += 1;
+            }
+        }
+        pairs.extend((i..n).map(|g| (Some(prefix + g), None)));
+        pairs.extend((j..m).map(|a| (None, Some(prefix + a))));
+        let (golden_end, actual_end) = (golden.len() - suffix, actual.len() - suffix);
+        pairs.extend((0..suffix).map(|k| (Some(golden_end + k), Some(actual_end + k))));
+        pairs
+    }
+
+    /// The tool errors' edits as first written: the errors of a step found by scanning them all.
+    fn tool_error_edits_by_scanning(golden: &Shape, actual: &Shape) -> Vec<String> {
+        let steps = PairedSteps::of(golden, actual).expect("the test's Shapes know their steps");
+        let at = |shape: &Shape, step: usize| -> Vec<String> {
+            let step = step as u64 + 1;
+            let errors = shape.tool_error_steps.iter().zip(&shape.tool_errors);
+            errors.filter(|(s, _)| **s == step).map(|(_, name)| name.clone()).collect()
+        };
+        let mut edits = Vec::new();
+        for &pair in &steps.pairs {
+            let (mut lost, gained, step) = match pair {
+                (Some(g), Some(a)) => (at(golden, g), at(actual, a), a),
+                (None, Some(a)) => (Vec::new(), at(actual, a), a),
+                _ => continue,
+            };
+            let step = thousands(step as u64 + 1);
+            for name in gained {
+                match lost.iter().position(|l| *l == name) {
+                    Some(idx) => drop(lost.remove(idx)),
+                    None => edits.push(format!("step {step} {name} failed")),
+                }
+            }
+            edits.extend(
+                lost.into_iter().map(|name| format!("step {step} {name} no longer failed")),
+            );
+        }
+        edits
+    }
+
+    #[test]
+    fn a_step_of_one_call_or_none_gets_the_edits_its_alignment_would_give() {
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 500, failure_persistence: None, ..Config::default() },
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[5; 32]),
+        );
+        let calls = vec(0..3usize, 0..4);
+        runner
+            .run(&(calls.clone(), calls), |(golden, actual)| {
+                let golden: Vec<&str> = golden.into_iter().map(|idx| FUNCTIONS[idx]).collect();
+                let actual: Vec<&str> = actual.into_iter().map(|idx| FUNCTIONS[idx]).collect();
+                let (mut fast, mut general) = (Vec::new(), Vec::new());
+                call_edits(&golden, &actual, (3, 4), &mut fast);
+                aligned_call_edits(&golden, &actual, (3, 4), &mut general);
+                prop_assert_eq!(fast, general);
+                Ok(())
+            })
+            .unwrap();
+    }
+
+    #[test]
+    fn steps_are_paired_by_their_numbers_exactly_as_by_their_strings() {
+        let mut runner = TestRunner::new_with_rng(
+            Config { cases: 1000, failure_persistence: None, ..Config::default() },
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[22; 32]),
+        );
+        runner
+            .run(&runs(), |(golden, actual)| {
+                let (golden, actual) = (shape_of(&golden), shape_of(&actual));
+                let steps = PairedSteps::of(&golden, &actual).expect("steps are known");
+                prop_assert_eq!(&steps.pairs, &pairing_by_strings(&steps.golden, &steps.actual));
+                // Past the table's size the steps are aligned alone; as numbers, the same way.
+                let (golden_ids, actual_ids) = step_ids(&steps.golden, &steps.actual);
+                prop_assert_eq!(
+                    aligned(&golden_ids, &actual_ids),
+                    aligned(&steps.golden, &steps.actual)
+                );
+                let edits = tool_error_edits_by_scanning(&golden, &actual);
+                let mut told: Vec<String> = edits.iter().take(MAX_STEP_EDITS).cloned().collect();
+                if edits.len() > MAX_STEP_EDITS {
+                    let more = edits.len() - MAX_STEP_EDITS;
+                    let plural = if more == 1 { "" } else { "s" };
+                    told.push(format!("and {more} more change{plural}; see what moved"));
+                }
+                let expected = (!told.is_empty()).then(|| told.join("; "));
+                prop_assert_eq!(tool_error_edits(&golden, &actual, &steps), expected);
+                Ok(())
+            })
+            .unwrap();
     }
 }
