@@ -12,8 +12,8 @@ export interface GoldenOptions {
   compareContent?: boolean;
   /** `--volatile`: keys removed at every depth. */
   volatile?: string | string[];
-  /** `--redact`: insta-style selectors to redact. */
-  redact?: string | string[];
+  /** `--selector`: insta-style selectors whose values are removed, or replaced with `SELECTOR=TEXT`. */
+  selectors?: string | string[];
   /** `--mask`: `REGEX=REPLACEMENT` masks of string values. */
   masks?: string | string[];
   /** `--keep-subagent-order`. */

@@ -13,7 +13,7 @@ const FLAGS = {
   tokenTolerance: ["--token-tolerance", "number"],
   compareContent: ["--no-content", "content"],
   volatile: ["--volatile", "strings"],
-  redact: ["--redact", "strings"],
+  selectors: ["--selector", "strings"],
   masks: ["--mask", "strings"],
   keepSubagentOrder: ["--keep-subagent-order", "flag"],
   secretPatterns: ["--secret-pattern", "strings"],

@@ -19,7 +19,7 @@ def _hermetic_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in (
         "CI",
         "ATIF_GOLDEN",
-        "ATIF_GOLDEN_REPORT",
+        "ATIF_GOLDEN_LOG",
         "OPENAI_BASE_URL",
         "ANTHROPIC_BASE_URL",
         "OPENAI_API_KEY",

@@ -26,7 +26,12 @@ NOT_KEYWORDS = {
     "--junit": "pytest writes JUnit XML itself (--junitxml)",
 }
 # The flag each keyword gives `atif check`, where the names differ.
-FLAG_OF = {"compare_content": "--no-content", "masks": "--mask", "secret_patterns": "--secret-pattern"}
+FLAG_OF = {
+    "compare_content": "--no-content",
+    "masks": "--mask",
+    "secret_patterns": "--secret-pattern",
+    "selectors": "--selector",
+}
 
 
 def calls(order=(("lookup", {"city": "a", "n": 1.0}), ("fetch", {"url": "x"})), tokens=100, extra_step=False):
@@ -108,9 +113,9 @@ CASES = {
         {"compare_content": False}, "atif_compare_content = false", run(), run(message="hello 456")
     ),
     "volatile": Case({"volatile": ["trace_id"]}, "atif_volatile = trace_id", run(), run(trace_id="x2")),
-    "redact": Case(
-        {"redact": ".steps[].extra.request_id"},
-        "atif_redact = .steps[].extra.request_id",
+    "selectors": Case(
+        {"selectors": ".steps[].extra.request_id"},
+        "atif_selectors = .steps[].extra.request_id",
         run(),
         run(request_id="r2"),
     ),

@@ -395,7 +395,7 @@ fn cargo_test(krate: &Path, vars: &[(&str, &str)]) -> Output {
         .env_remove("CI")
         .env_remove("ATIF_RECORD")
         .env_remove("ATIF_GOLDEN")
-        .env_remove("ATIF_GOLDEN_REPORT")
+        .env_remove("ATIF_GOLDEN_LOG")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_MANIFEST_DIR");
     for (name, value) in vars {

@@ -332,7 +332,7 @@ impl Sandbox {
             .current_dir(self.dir.path())
             .env("PATH", &self.path)
             .stdin(Stdio::null());
-        for name in ["CI", "ATIF_GOLDEN", "ATIF_GOLDEN_REPORT", "ATIF_RECORD", "CLICOLOR_FORCE"] {
+        for name in ["CI", "ATIF_GOLDEN", "ATIF_GOLDEN_LOG", "ATIF_RECORD", "CLICOLOR_FORCE"] {
             bash.env_remove(name);
         }
         bash

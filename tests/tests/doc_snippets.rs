@@ -266,7 +266,7 @@ fn cargo(krate: &Path, args: &[&str], vars: &[(&str, &str)]) -> Output {
         .env_remove("ATIF_LIVE")
         .env_remove("ATIF_RECORD")
         .env_remove("ATIF_GOLDEN")
-        .env_remove("ATIF_GOLDEN_REPORT")
+        .env_remove("ATIF_GOLDEN_LOG")
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_MANIFEST_DIR");
     for (name, value) in vars {

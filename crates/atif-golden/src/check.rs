@@ -7,7 +7,7 @@ use atif_normalize::{MatchOptions, MatchOutcome, NormalizedDocument};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::report::{self, OutcomeKind};
+use crate::check_log::{self, OutcomeKind};
 use crate::{Error, MODE_ENV, Mode, Result, Settings, file};
 
 /// What a successful [`check`] did.
@@ -49,7 +49,7 @@ impl Outcome {
         }
     }
 
-    /// The kind of outcome, as recorded in the golden report.
+    /// The kind of outcome, as recorded in the check log.
     pub fn kind(&self) -> OutcomeKind {
         match self {
             Outcome::Matched { .. } => OutcomeKind::Matched,
@@ -276,7 +276,7 @@ impl GoldenFile {
         }
     }
 
-    /// The check, run for `test` (see [`check_named`]), and recorded in the report file.
+    /// The check, run for `test` (see [`check_named`]), and recorded in the check log.
     fn check_as(self, actual: Input, settings: &Settings, test: Option<&Test<'_>>) -> Checked {
         // Called from a test harness thread, the thread's name is the test's name; elsewhere
         // (the CLI, a custom harness) the golden's file stem is the best name there is.
@@ -302,7 +302,7 @@ impl GoldenFile {
             Ok(Outcome::Changed { erased, .. }) => Some(erased.as_str()),
             _ => None,
         };
-        let result = report::record(settings, kind, &path, &name, erased).and(result);
+        let result = check_log::record(settings, kind, &path, &name, erased).and(result);
         Checked { result, redacted }
     }
 }

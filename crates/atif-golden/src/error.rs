@@ -158,13 +158,13 @@ pub enum Error {
         #[source]
         source: atif_normalize::Error,
     },
-    /// A line of a golden report file is not a report entry.
+    /// A line of the check log is not a check log entry.
     #[error(
-        "line {line} of golden report {} is not a report entry: expected a JSON object with `outcome`, `path` and `test`",
+        "line {line} of check log {} is not a check log entry: expected a JSON object with `outcome`, `path` and `test`",
         path.display()
     )]
-    InvalidReport {
-        /// The report file.
+    InvalidCheckLog {
+        /// The check log.
         path: PathBuf,
         /// The 1-based line number.
         line: usize,

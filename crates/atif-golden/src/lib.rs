@@ -65,6 +65,7 @@
 #![forbid(unsafe_code)]
 
 mod check;
+mod check_log;
 mod command;
 mod error;
 mod file;
@@ -74,7 +75,6 @@ mod mode;
 mod name;
 mod pending;
 mod project;
-mod report;
 mod settings;
 mod update;
 
@@ -90,21 +90,21 @@ pub use settings::{Settings, SettingsBindDropGuard};
 
 /// The review workflow behind `atif golden`: find the pending `<name>.json.new` files a failing
 /// check left, show each one's report, accept or reject it, run a test suite in update mode and
-/// list what it wrote, and the outcome report that a run of tests leaves for `atif golden`.
+/// list what it wrote, and the check log that a run of tests leaves for `atif golden`.
 ///
 /// A test author needs none of it: [`check`], [`assert_golden!`] and [`Settings`] are the
 /// test's side; this is the reviewer's.
 pub mod review {
+    pub use crate::check_log::{CheckLogEntry, OutcomeKind, append_check_log, read_check_log};
     pub use crate::file::{
         PENDING_SUFFIX, accept_pending, golden_for_pending, pending_path, reject_pending,
     };
-    pub use crate::mode::REPORT_ENV;
+    pub use crate::mode::LOG_ENV;
     pub use crate::pending::{
         FOLD_LINES, Pending, PendingStatus, Review, Tally, accept, find_pending,
         find_stale_temp_files_under, reject, remove_stale_temp_files_under, review,
         review_interactively,
     };
-    pub use crate::report::{OutcomeKind, ReportEntry, append_report, read_report};
     pub use crate::update::{UpdateSummary, run_update};
 }
 

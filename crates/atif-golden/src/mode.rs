@@ -10,10 +10,10 @@ pub use atif_fs::is_ci;
 /// The environment variable that selects the [`Mode`]: `check`, `review`, `update` or `auto`.
 pub const MODE_ENV: &str = "ATIF_GOLDEN";
 
-/// The environment variable naming a report file that every check appends one line to
+/// The environment variable naming the check log, the file every check appends one line to
 /// (set by [`run_update`](crate::review::run_update), behind `atif golden update`; see
-/// [`append_report`](crate::review::append_report)).
-pub const REPORT_ENV: &str = "ATIF_GOLDEN_REPORT";
+/// [`append_check_log`](crate::review::append_check_log)).
+pub const LOG_ENV: &str = "ATIF_GOLDEN_LOG";
 
 /// What a check is allowed to write.
 ///

@@ -28,7 +28,7 @@ thread_local! {
 /// | `update_command`     | `None`: `ATIF_GOLDEN=update cargo test <test name>`           |
 /// | `full_diff_command`  | `None`: `atif diff --full GOLDEN PENDING` when a pending file was written |
 /// | `max_diff_places`    | `3` changed places (steps, subagents) in a failure's diff     |
-/// | `report_file`        | `None`: the file named by `ATIF_GOLDEN_REPORT`, if set        |
+/// | `log_file`           | `None`: the check log named by `ATIF_GOLDEN_LOG`, if set      |
 /// | `project_file`       | `true`: [`assert_golden!`](crate::assert_golden) applies `atif.toml`, found upward from the crate's folder |
 /// | `live`               | `None`: live runs ([`LiveEnvelope`](crate::LiveEnvelope)) are allowed unless `CI` is set and `ATIF_LIVE` is not `1` |
 /// | `match_options`      | `None`: a run matches when its Shape does; with match modes, when [`match_runs`](atif_normalize::match_runs) passes it |
@@ -54,7 +54,7 @@ pub struct Settings {
     update_command: Option<String>,
     full_diff_command: Option<String>,
     max_diff_places: usize,
-    report_file: Option<PathBuf>,
+    log_file: Option<PathBuf>,
     project_file: bool,
     live: Option<bool>,
     match_options: Option<MatchOptions>,
@@ -82,7 +82,7 @@ impl Default for Settings {
             update_command: None,
             full_diff_command: None,
             max_diff_places: 3,
-            report_file: None,
+            log_file: None,
             project_file: true,
             set_here: SetHere::default(),
             live: None,
@@ -239,16 +239,16 @@ impl Settings {
         self.max_diff_places
     }
 
-    /// Sets the report file each check appends a line to; `None` (the default) uses the file
-    /// named by `ATIF_GOLDEN_REPORT`, and no report when that is unset.
-    pub fn set_report_file(&mut self, report: Option<PathBuf>) -> &mut Settings {
-        self.report_file = report;
+    /// Sets the check log, the file each check appends a line to; `None` (the default) uses the
+    /// file named by `ATIF_GOLDEN_LOG`, and no check log when that is unset.
+    pub fn set_log_file(&mut self, log: Option<PathBuf>) -> &mut Settings {
+        self.log_file = log;
         self
     }
 
-    /// The report file set on these settings, if any.
-    pub fn report_file(&self) -> Option<&Path> {
-        self.report_file.as_deref()
+    /// The check log set on these settings, if any.
+    pub fn log_file(&self) -> Option<&Path> {
+        self.log_file.as_deref()
     }
 
     /// Allows (`Some(true)`) or refuses (`Some(false)`) live runs whatever the environment;

@@ -1,4 +1,4 @@
-//! Update runs: a test command run with `ATIF_GOLDEN=update` and a report file, and the
+//! Update runs: a test command run with `ATIF_GOLDEN=update` and a check log, and the
 //! summary of what its checks did to the goldens (created, changed, unchanged, failed, and the
 //! goldens no test touched).
 
@@ -7,9 +7,9 @@ use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::mode::REPORT_ENV;
+use crate::check_log::{CheckLogEntry, OutcomeKind};
+use crate::mode::LOG_ENV;
 use crate::pending::{relative, walk};
-use crate::report::{OutcomeKind, ReportEntry};
 use crate::{Error, MODE_ENV, Result};
 
 /// What one update run did to the goldens under its folder.
@@ -39,7 +39,7 @@ pub struct UpdateSummary {
 }
 
 /// Runs `command` (a test run: `cargo test`, `pytest`, ...) with `ATIF_GOLDEN=update` and a
-/// report file that every check appends to, then sums up what the checks did to the goldens
+/// check log that every check appends to, then sums up what the checks did to the goldens
 /// under `root`. `filtered` says the command runs only some tests, so goldens it did not touch
 /// may still be in use and are not listed as deletion candidates.
 ///
@@ -47,17 +47,17 @@ pub struct UpdateSummary {
 /// standard output can carry the summary alone.
 ///
 /// # Errors
-/// [`Error::Io`] when the command cannot be started or the report cannot be read.
+/// [`Error::Io`] when the command cannot be started or the check log cannot be read.
 pub fn run_update(root: &Path, mut command: Command, filtered: bool) -> Result<UpdateSummary> {
-    // The report names goldens by absolute path.
+    // The check log names goldens by absolute path.
     let root = &std::path::absolute(root).map_err(|source| Error::io("find", root, source))?;
-    let report_dir = tempfile::tempdir()
+    let log_dir = tempfile::tempdir()
         .map_err(|source| Error::io("create a temporary folder for", root, source))?;
-    let report = report_dir.path().join("golden-report.jsonl");
-    command.env(MODE_ENV, "update").env(REPORT_ENV, &report).stdout(std::io::stderr());
+    let log = log_dir.path().join("check-log.jsonl");
+    command.env(MODE_ENV, "update").env(LOG_ENV, &log).stdout(std::io::stderr());
     let program = PathBuf::from(command.get_program());
     let status = command.status().map_err(|source| Error::io("run", &program, source))?;
-    let entries = crate::report::read_report(&report)?;
+    let entries = crate::check_log::read_check_log(&log)?;
     let unlisted_reason = match (filtered, status.success()) {
         (true, _) => Some("filtered run"),
         (false, false) => Some("some tests failed"),
@@ -115,14 +115,14 @@ impl fmt::Display for UpdateSummary {
     }
 }
 
-/// Folds the report entries (last entry per golden wins, a `matched` one only when nothing
+/// Folds the check log's entries (last entry per golden wins, a `matched` one only when nothing
 /// else was recorded) into a summary; paths outside `root` (tests that check goldens in temp
 /// folders) are left out. Only tests that updated a golden count as its owners, so a test that
 /// merely reads another test's golden is no duplicate. With `all_goldens`, every golden file no
 /// entry names is a deletion candidate.
 pub(crate) fn summarize(
     root: &Path,
-    entries: &[ReportEntry],
+    entries: &[CheckLogEntry],
     all_goldens: Option<&[PathBuf]>,
 ) -> UpdateSummary {
     let mut last: BTreeMap<PathBuf, OutcomeKind> = BTreeMap::new();
@@ -167,8 +167,8 @@ pub(crate) fn summarize(
 }
 
 /// Every golden file (`*.json`, not hidden) in the `tests/golden` folders under `root` and in
-/// the folders of the goldens the report names (inside `root`, outside `target/`), sorted.
-pub(crate) fn golden_files(root: &Path, entries: &[ReportEntry]) -> Result<Vec<PathBuf>> {
+/// the folders of the goldens the check log names (inside `root`, outside `target/`), sorted.
+pub(crate) fn golden_files(root: &Path, entries: &[CheckLogEntry]) -> Result<Vec<PathBuf>> {
     let mut dirs: BTreeSet<PathBuf> = walk(root)?.golden_dirs.into_iter().collect();
     for entry in entries {
         let Ok(inside) = entry.path.strip_prefix(root) else { continue };
@@ -234,8 +234,8 @@ mod tests {
         root
     }
 
-    fn entry(outcome: OutcomeKind, path: PathBuf, test: &str) -> ReportEntry {
-        ReportEntry { outcome, path, test: test.to_owned(), erased: None }
+    fn entry(outcome: OutcomeKind, path: PathBuf, test: &str) -> CheckLogEntry {
+        CheckLogEntry { outcome, path, test: test.to_owned(), erased: None }
     }
 
     #[test]
@@ -283,7 +283,7 @@ mod tests {
     }
 
     #[test]
-    fn goldens_in_a_custom_folder_are_found_through_the_report() {
+    fn goldens_in_a_custom_folder_are_found_through_the_check_log() {
         let root = project();
         let custom = root.path().join("crates/b/tests/goldens");
         let mut update = Settings::new();

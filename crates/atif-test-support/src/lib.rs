@@ -130,11 +130,11 @@ pub fn atif_binary() -> PathBuf {
 }
 
 /// The real `atif` binary with `args`, and none of the variables that change what it writes
-/// (`ATIF_GOLDEN`, `ATIF_GOLDEN_REPORT`, `CI`) inherited from the environment the tests run in,
+/// (`ATIF_GOLDEN`, `ATIF_GOLDEN_LOG`, `CI`) inherited from the environment the tests run in,
 /// so that `atif golden update` or a CI runner cannot change a test's outcome.
 pub fn atif_command(args: &[&str]) -> Command {
     let mut command = Command::new(atif_binary());
-    command.args(args).env_remove("ATIF_GOLDEN").env_remove("ATIF_GOLDEN_REPORT").env_remove("CI");
+    command.args(args).env_remove("ATIF_GOLDEN").env_remove("ATIF_GOLDEN_LOG").env_remove("CI");
     command
 }
 

@@ -68,7 +68,7 @@ class GoldenOptions:
     token_tolerance: Optional[float] = None
     compare_content: bool = True
     volatile: tuple[str, ...] = ()
-    redact: tuple[str, ...] = ()
+    selectors: tuple[str, ...] = ()
     masks: tuple[str, ...] = ()
     keep_subagent_order: bool = False
     secret_patterns: tuple[str, ...] = ()
@@ -87,7 +87,7 @@ class GoldenOptions:
         unknown = sorted(set(given) - {field.name for field in fields(self)})
         if unknown:
             raise AtifError(f"atif_golden() got unknown option(s): {', '.join(unknown)}")
-        for name in ("volatile", "redact", "masks", "secret_patterns", "arguments_for"):
+        for name in ("volatile", "selectors", "masks", "secret_patterns", "arguments_for"):
             if name in given:
                 given[name] = _strings(name, given[name])
         for name in ("token_tolerance", "number_tolerance"):
@@ -112,7 +112,7 @@ class GoldenOptions:
             args.append("--no-content")
         for flag, values in (
             ("--volatile", self.volatile),
-            ("--redact", self.redact),
+            ("--selector", self.selectors),
             ("--mask", self.masks),
             ("--secret-pattern", self.secret_patterns),
         ):

@@ -140,8 +140,8 @@ pub(crate) struct NormalizeArgs {
     pub(crate) volatile: Vec<String>,
     /// Remove the values at this insta-style selector (`.steps[].extra.request_id`,
     /// `.**.request_id`), or replace them with a string with `SELECTOR=REPLACEMENT`; repeatable.
-    #[arg(long = "redact", value_name = "SELECTOR[=REPLACEMENT]")]
-    pub(crate) redact: Vec<String>,
+    #[arg(long = "selector", value_name = "SELECTOR[=REPLACEMENT]")]
+    pub(crate) selectors: Vec<String>,
     /// Replace every match of REGEX in string values with REPLACEMENT (split at the last `=`);
     /// repeatable, applied in order after the default address masker.
     #[arg(long = "mask", value_name = "REGEX=REPLACEMENT")]
@@ -208,14 +208,14 @@ impl NormalizeArgs {
         for key in &self.volatile {
             options.add_volatile_key(key.clone());
         }
-        for spec in &self.redact {
-            let (selector, redaction) = match split_redaction(spec) {
+        for spec in &self.selectors {
+            let (selector, action) = match split_selector(spec) {
                 Some((selector, replacement)) => {
                     (selector, SelectorAction::Replace(replacement.to_owned().into()))
                 }
                 None => (spec.as_str(), SelectorAction::Remove),
             };
-            options.add_selector(selector, redaction).context("--redact")?;
+            options.add_selector(selector, action).context("--selector")?;
         }
         for spec in &self.mask {
             let Some((pattern, replacement)) = spec.rsplit_once('=') else {
@@ -357,7 +357,7 @@ impl SecretArgs {
 
 /// Splits `SELECTOR=REPLACEMENT` at the first `=` outside a quoted key (`.["a=b"]=x`), or
 /// returns `None` when there is no such `=`.
-fn split_redaction(spec: &str) -> Option<(&str, &str)> {
+fn split_selector(spec: &str) -> Option<(&str, &str)> {
     let mut in_quotes = false;
     let mut escaped = false;
     for (idx, c) in spec.char_indices() {

@@ -1,5 +1,5 @@
 //! Tests of `atif check`: the real binary on files in a temp dir, with `ATIF_GOLDEN`, `CI` and
-//! `ATIF_GOLDEN_REPORT` set explicitly for each run (never inherited from the caller).
+//! `ATIF_GOLDEN_LOG` set explicitly for each run (never inherited from the caller).
 #![allow(clippy::unwrap_used, reason = "test helpers")]
 
 use std::path::Path;
@@ -270,9 +270,9 @@ fn normalisation_flags_apply_to_both_sides() {
         stdout(&strict).starts_with("agent behaviour changed (1 difference(s)):\n  content_hash: ")
     );
 
-    let args = ["golden.json", "run.json", "--redact", ".steps[].extra.request_id"];
-    let redacted = atif_check(dir.path(), &[CI], &args);
-    assert_eq!(redacted.status.code(), Some(0), "{}{}", stdout(&redacted), stderr(&redacted));
+    let args = ["golden.json", "run.json", "--selector", ".steps[].extra.request_id"];
+    let selected = atif_check(dir.path(), &[CI], &args);
+    assert_eq!(selected.status.code(), Some(0), "{}{}", stdout(&selected), stderr(&selected));
     let args = ["golden.json", "run.json", "--volatile", "request_id"];
     let volatile = atif_check(dir.path(), &[CI], &args);
     assert_eq!(volatile.status.code(), Some(0), "{}{}", stdout(&volatile), stderr(&volatile));
@@ -358,7 +358,7 @@ fn the_actual_can_come_from_standard_input() {
         .args(["check", "golden.json", "-"])
         .env_remove("ATIF_GOLDEN")
         .env("CI", "true")
-        .env_remove("ATIF_GOLDEN_REPORT")
+        .env_remove("ATIF_GOLDEN_LOG")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -400,9 +400,9 @@ fn a_run_from_standard_input_is_suggested_piped_in_again() {
 #[test]
 fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intact() {
     // One process per test, as under nextest: each writes its own golden into the shared
-    // folder and appends to the shared report at the same time.
+    // folder and appends to the shared check log at the same time.
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("report.jsonl");
+    let log = dir.path().join("check-log.jsonl");
     for idx in 0..32 {
         write(dir.path(), &format!("run_{idx}.json"), &trajectory(idx % 5 + 1, "grep", "a"));
     }
@@ -418,7 +418,7 @@ fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intac
                 ])
                 .env_remove("ATIF_GOLDEN")
                 .env("CI", "true")
-                .env("ATIF_GOLDEN_REPORT", &report)
+                .env("ATIF_GOLDEN_LOG", &log)
                 .stdout(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
@@ -429,7 +429,7 @@ fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intac
         assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
     }
     assert_eq!(file_names(&dir.path().join("golden")).len(), 32);
-    assert_eq!(atif_golden::review::read_report(&report).unwrap().len(), 32);
+    assert_eq!(atif_golden::review::read_check_log(&log).unwrap().len(), 32);
     for idx in 0..32 {
         write(dir.path(), "rerun.json", &trajectory(idx % 5 + 1, "grep", "b"));
         let output =
@@ -439,20 +439,20 @@ fn thirty_two_processes_updating_thirty_two_goldens_in_one_folder_all_land_intac
 }
 
 #[test]
-fn every_check_appends_a_line_to_the_report_file_when_one_is_named() {
+fn every_check_appends_a_line_to_the_check_log_when_one_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("report.jsonl");
-    let report_env = ("ATIF_GOLDEN_REPORT", report.to_str().unwrap());
+    let log = dir.path().join("check-log.jsonl");
+    let log_env = ("ATIF_GOLDEN_LOG", log.to_str().unwrap());
     write(dir.path(), "run.json", &trajectory(1, "grep", "a"));
-    atif_check(dir.path(), &[CI, report_env], &["golden.json", "run.json"]);
-    atif_check(dir.path(), &[CI, report_env], &["--update", "golden.json", "run.json"]);
-    atif_check(dir.path(), &[CI, report_env], &["golden.json", "run.json"]);
-    let entries = atif_golden::review::read_report(&report).unwrap();
+    atif_check(dir.path(), &[CI, log_env], &["golden.json", "run.json"]);
+    atif_check(dir.path(), &[CI, log_env], &["--update", "golden.json", "run.json"]);
+    atif_check(dir.path(), &[CI, log_env], &["golden.json", "run.json"]);
+    let entries = atif_golden::review::read_check_log(&log).unwrap();
     let outcomes: Vec<String> = entries
         .iter()
         .map(|entry| format!("{:?} {} {}", entry.outcome, entry.path.display(), entry.test))
         .collect();
-    // The report names goldens by absolute path, so a reader anywhere can place them.
+    // The check log names goldens by absolute path, so a reader anywhere can place them.
     let golden = dir.path().join("golden.json");
     let golden = golden.display();
     assert_eq!(

@@ -382,7 +382,7 @@ fn cargo_test(dir: &Path, steps: u32) -> (bool, String) {
         .env("STEPS", steps.to_string())
         .env_remove("CI")
         .env_remove("ATIF_GOLDEN")
-        .env_remove("ATIF_GOLDEN_REPORT")
+        .env_remove("ATIF_GOLDEN_LOG")
         .output()
         .unwrap();
     (output.status.success(), format!("{}{}", stdout(&output), stderr(&output)))

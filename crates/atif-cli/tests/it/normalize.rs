@@ -87,7 +87,7 @@ fn normalize_reads_standard_input_for_a_dash() {
 }
 
 #[test]
-fn normalize_flags_add_volatile_keys_redactions_maskers_and_keep_subagent_order() {
+fn normalize_flags_add_volatile_keys_selectors_maskers_and_keep_subagent_order() {
     let dir = tempfile::tempdir().unwrap();
     let mut doc = run(1, "grep", "a");
     doc["subagent_trajectories"] = json!([
@@ -100,7 +100,7 @@ fn normalize_flags_add_volatile_keys_redactions_maskers_and_keep_subagent_order(
         path_str(&file),
         "--volatile",
         "request_id",
-        "--redact",
+        "--selector",
         ".steps[].message=[msg]",
         "--mask",
         "cli-(agent)=CLI-$1",
@@ -153,8 +153,8 @@ fn normalize_errors_exit_2_and_name_the_file_and_the_problem() {
     for (args, message) in [
         (vec!["normalize", path_str(&missing)], format!("error: cannot read {}: ", missing.display())),
         (
-            vec!["normalize", path_str(&valid), "--redact", "steps"],
-            "error: --redact: invalid selector `steps`: expected `.` or `[` starting a selector at column 1, found `s`".to_owned(),
+            vec!["normalize", path_str(&valid), "--selector", "steps"],
+            "error: --selector: invalid selector `steps`: expected `.` or `[` starting a selector at column 1, found `s`".to_owned(),
         ),
         (
             vec!["normalize", path_str(&valid), "--mask", "(=x"],
@@ -190,7 +190,7 @@ fn normalize_errors_exit_2_and_name_the_file_and_the_problem() {
 }
 
 #[test]
-fn a_redaction_replacement_is_split_at_the_first_equals_sign_outside_a_quoted_key() {
+fn a_selector_replacement_is_split_at_the_first_equals_sign_outside_a_quoted_key() {
     let dir = tempfile::tempdir().unwrap();
     let mut doc = run(1, "grep", "a");
     doc["extra"] = json!({"a=b": 1, "c": "x=y"});
@@ -198,9 +198,9 @@ fn a_redaction_replacement_is_split_at_the_first_equals_sign_outside_a_quoted_ke
     let output = atif(&[
         "normalize",
         path_str(&file),
-        "--redact",
+        "--selector",
         r#".extra["a=b"]=one=1"#,
-        "--redact",
+        "--selector",
         ".extra.c",
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));

@@ -156,21 +156,21 @@ fn unreadable_golden(settings: &Settings) {
 }
 
 #[test]
-fn each_assertion_appends_its_test_and_outcome_to_the_report() {
+fn each_assertion_appends_its_test_and_outcome_to_the_check_log() {
     let dir = tempfile::tempdir().unwrap();
-    let report = dir.path().join("report.jsonl");
+    let log = dir.path().join("check-log.jsonl");
     let mut settings = update_in(&dir.path().join("golden"));
-    settings.set_report_file(Some(report.clone()));
+    settings.set_log_file(Some(log.clone()));
     assert_golden!(name: "first", run(1, "grep", "a"), &settings);
     assert_golden!(name: "second", run(1, "grep", "a"), &settings);
-    let entries = atif_golden::review::read_report(&report).unwrap();
+    let entries = atif_golden::review::read_check_log(&log).unwrap();
     let seen: Vec<_> = entries
         .iter()
         .map(|entry| {
             (entry.outcome, entry.path.file_name().unwrap().to_string_lossy().into_owned())
         })
         .collect();
-    let prefix = "it__macros__each_assertion_appends_its_test_and_outcome_to_the_report";
+    let prefix = "it__macros__each_assertion_appends_its_test_and_outcome_to_the_check_log";
     assert_eq!(
         seen,
         [
@@ -179,7 +179,10 @@ fn each_assertion_appends_its_test_and_outcome_to_the_report() {
         ]
     );
     for entry in &entries {
-        assert_eq!(entry.test, "macros::each_assertion_appends_its_test_and_outcome_to_the_report");
+        assert_eq!(
+            entry.test,
+            "macros::each_assertion_appends_its_test_and_outcome_to_the_check_log"
+        );
     }
 }
 

@@ -135,11 +135,11 @@ fn an_update_run_sums_up_what_the_checks_of_a_real_test_command_did() {
     for golden in [&kept, &gone] {
         check(golden, run(1, "grep", "a"), &settings(Mode::Update)).unwrap();
     }
-    // A test command in another language: it appends one report line, as `atif check` does,
-    // and checks that it runs in update mode.
+    // A test command in another language: it appends one line to the check log, as `atif check`
+    // does, and checks that it runs in update mode.
     let line = format!(r#"{{"outcome":"changed","path":"{}","test":"t"}}"#, kept.display());
     let script = format!(
-        "test \"$ATIF_GOLDEN\" = update && printf '%s\\n' '{line}' >> \"$ATIF_GOLDEN_REPORT\""
+        "test \"$ATIF_GOLDEN\" = update && printf '%s\\n' '{line}' >> \"$ATIF_GOLDEN_LOG\""
     );
     let mut command = std::process::Command::new("sh");
     command.args(["-c", &script]);

@@ -1,6 +1,6 @@
-//! The golden report: one JSON line per check, appended by every test process, read by
-//! `atif golden update` ([`run_update`](crate::run_update)) to say which goldens were created,
-//! changed or left alone.
+//! The check log: one JSON line per check, appended by every test process, read by
+//! `atif golden update` ([`run_update`](crate::review::run_update)) to say which goldens were
+//! created, changed or left alone.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Error, Result};
 
-/// What a check did to its golden, as recorded in the report.
+/// What a check did to its golden, as recorded in the check log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
@@ -26,9 +26,9 @@ pub enum OutcomeKind {
     Failed,
 }
 
-/// One line of a golden report.
+/// One line of the check log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReportEntry {
+pub struct CheckLogEntry {
     /// What happened to the golden.
     pub outcome: OutcomeKind,
     /// The golden file.
@@ -36,49 +36,49 @@ pub struct ReportEntry {
     /// The test that checked it (its harness name, or the golden file's stem).
     pub test: String,
     /// For a changed golden, the unified diff of what the update erased (test harnesses hide
-    /// the output of passing tests, so the report carries it to `atif golden update`).
+    /// the output of passing tests, so the check log carries it to `atif golden update`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erased: Option<String>,
 }
 
-/// Appends `entry` to the report file at `report` as one JSON line.
+/// Appends `entry` to the check log at `log` as one JSON line.
 ///
 /// Safe for many processes and threads at once: the file is opened in append mode and each
 /// line goes out in a single `write_all` of one buffer; on Linux and macOS an append-mode write
 /// to a local file is not interleaved with other appends.
 ///
 /// # Errors
-/// [`Error::Io`] when the report cannot be opened or written.
-pub fn append_report(report: &Path, entry: &ReportEntry) -> Result<()> {
+/// [`Error::Io`] when the check log cannot be opened or written.
+pub fn append_check_log(log: &Path, entry: &CheckLogEntry) -> Result<()> {
     let mut line = serde_json::to_vec(entry).map_err(|source| Error::Serialize { source })?;
     line.push(b'\n');
     let mut file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(report)
-        .map_err(|source| Error::io("open golden report", report, source))?;
-    file.write_all(&line).map_err(|source| Error::io("append to golden report", report, source))
+        .open(log)
+        .map_err(|source| Error::io("open check log", log, source))?;
+    file.write_all(&line).map_err(|source| Error::io("append to check log", log, source))
 }
 
-/// Reads every entry of the report file at `report`, in the order written. A missing file is
-/// an empty report (no test checked a golden).
+/// Reads every entry of the check log at `log`, in the order written. A missing file is an
+/// empty log (no test checked a golden).
 ///
 /// # Errors
-/// [`Error::Io`] when it cannot be read, [`Error::InvalidReport`] naming the line that is not
+/// [`Error::Io`] when it cannot be read, [`Error::InvalidCheckLog`] naming the line that is not
 /// an entry.
-pub fn read_report(report: &Path) -> Result<Vec<ReportEntry>> {
-    let text = match std::fs::read_to_string(report) {
+pub fn read_check_log(log: &Path) -> Result<Vec<CheckLogEntry>> {
+    let text = match std::fs::read_to_string(log) {
         Ok(text) => text,
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(source) => return Err(Error::io("read golden report", report, source)),
+        Err(source) => return Err(Error::io("read check log", log, source)),
     };
     let mut entries = Vec::new();
     for (idx, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let entry = serde_json::from_str(line).map_err(|source| Error::InvalidReport {
-            path: report.to_owned(),
+        let entry = serde_json::from_str(line).map_err(|source| Error::InvalidCheckLog {
+            path: log.to_owned(),
             line: idx + 1,
             source,
         })?;
@@ -87,8 +87,8 @@ pub fn read_report(report: &Path) -> Result<Vec<ReportEntry>> {
     Ok(entries)
 }
 
-/// Appends to the settings' report file, else to the one named by `ATIF_GOLDEN_REPORT`, when
-/// either is set.
+/// Appends to the settings' check log, else to the one named by `ATIF_GOLDEN_LOG`, when either
+/// is set.
 pub(crate) fn record(
     settings: &crate::Settings,
     outcome: OutcomeKind,
@@ -96,19 +96,19 @@ pub(crate) fn record(
     test: &str,
     erased: Option<&str>,
 ) -> Result<()> {
-    let report = match settings.report_file() {
-        Some(report) => report.as_os_str().to_owned(),
-        None => std::env::var_os(crate::mode::REPORT_ENV).unwrap_or_default(),
+    let log = match settings.log_file() {
+        Some(log) => log.as_os_str().to_owned(),
+        None => std::env::var_os(crate::mode::LOG_ENV).unwrap_or_default(),
     };
-    if report.is_empty() {
+    if log.is_empty() {
         return Ok(());
     }
     // Absolute, so the reader can tell which goldens are under its folder wherever the test
     // process ran (`atif check tests/golden/x.json` from a script, say).
     let path = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
     let entry =
-        ReportEntry { outcome, path, test: test.to_owned(), erased: erased.map(str::to_owned) };
-    append_report(Path::new(&report), &entry)
+        CheckLogEntry { outcome, path, test: test.to_owned(), erased: erased.map(str::to_owned) };
+    append_check_log(Path::new(&log), &entry)
 }
 
 #[cfg(test)]
@@ -116,18 +116,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn entries_round_trip_through_the_report_file() {
+    fn entries_round_trip_through_the_check_log() {
         let dir = tempfile::tempdir().unwrap();
-        let report = dir.path().join("report.jsonl");
-        assert_eq!(read_report(&report).unwrap(), Vec::new());
+        let log = dir.path().join("check-log.jsonl");
+        assert_eq!(read_check_log(&log).unwrap(), Vec::new());
         let entries = vec![
-            ReportEntry {
+            CheckLogEntry {
                 outcome: OutcomeKind::Created,
                 path: "/g/a.json".into(),
                 test: "a".into(),
                 erased: None,
             },
-            ReportEntry {
+            CheckLogEntry {
                 outcome: OutcomeKind::Unchanged,
                 path: "/g/b\tc.json".into(),
                 test: "b".into(),
@@ -135,10 +135,10 @@ mod tests {
             },
         ];
         for entry in &entries {
-            append_report(&report, entry).unwrap();
+            append_check_log(&log, entry).unwrap();
         }
-        assert_eq!(read_report(&report).unwrap(), entries);
-        let text = std::fs::read_to_string(&report).unwrap();
+        assert_eq!(read_check_log(&log).unwrap(), entries);
+        let text = std::fs::read_to_string(&log).unwrap();
         assert_eq!(
             text.lines().next().unwrap(),
             r#"{"outcome":"created","path":"/g/a.json","test":"a"}"#
@@ -148,34 +148,34 @@ mod tests {
     #[test]
     fn concurrent_appends_never_interleave() {
         let dir = tempfile::tempdir().unwrap();
-        let report = dir.path().join("report.jsonl");
+        let log = dir.path().join("check-log.jsonl");
         std::thread::scope(|scope| {
             for thread in 0..16 {
-                let report = &report;
+                let log = &log;
                 scope.spawn(move || {
                     for idx in 0..50 {
-                        let entry = ReportEntry {
+                        let entry = CheckLogEntry {
                             outcome: OutcomeKind::Changed,
                             path: format!("/golden/{thread}/{idx}/{}.json", "x".repeat(200)).into(),
                             test: format!("t{thread}_{idx}"),
                             erased: Some("-x\n".repeat(idx)),
                         };
-                        append_report(report, &entry).unwrap();
+                        append_check_log(log, &entry).unwrap();
                     }
                 });
             }
         });
-        let entries = read_report(&report).unwrap();
+        let entries = read_check_log(&log).unwrap();
         assert_eq!(entries.len(), 16 * 50);
     }
 
     #[test]
     fn a_broken_line_is_an_error_naming_its_number() {
         let dir = tempfile::tempdir().unwrap();
-        let report = dir.path().join("report.jsonl");
-        std::fs::write(&report, "{\"outcome\":\"created\",\"path\":\"a\",\"test\":\"t\"}\nnope\n")
+        let log = dir.path().join("check-log.jsonl");
+        std::fs::write(&log, "{\"outcome\":\"created\",\"path\":\"a\",\"test\":\"t\"}\nnope\n")
             .unwrap();
-        let err = read_report(&report).unwrap_err();
-        assert!(err.to_string().starts_with("line 2 of golden report "), "{err}");
+        let err = read_check_log(&log).unwrap_err();
+        assert!(err.to_string().starts_with("line 2 of check log "), "{err}");
     }
 }
