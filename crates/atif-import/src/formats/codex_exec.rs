@@ -65,8 +65,13 @@ pub(crate) fn import(records: &mut Records<'_>, ctx: &mut Context) -> Result<Tra
         let record = record?;
         let value = &record.value;
         let record_type = value.get("type").and_then(Value::as_str).unwrap_or("");
-        let what = format_args!("{record_type} record");
-        if !ctx.has_shape(record.line, what, value, shape(record_type))? {
+        // Written in the call: a `format_args!` kept in a variable needs Rust 1.89.
+        if !ctx.has_shape(
+            record.line,
+            format_args!("{record_type} record"),
+            value,
+            shape(record_type),
+        )? {
             continue;
         }
         match record_type {

@@ -170,13 +170,19 @@ impl State {
         let payload_type = value.pointer("/payload/type").and_then(Value::as_str).unwrap_or("");
         let members = shape(record_type);
         if !members.is_empty() {
-            let what = format_args!("{record_type} record");
-            if !ctx.has_shape(line, what, &value, members)? {
+            if !ctx.has_shape(line, format_args!("{record_type} record"), &value, members)? {
                 return Ok(());
             }
             let members = payload_shape(record_type, payload_type);
-            let what = format_args!("{record_type}/{payload_type}");
-            if !members.is_empty() && !ctx.has_shape(line, what, &value["payload"], members)? {
+            let payload = &value["payload"];
+            if !members.is_empty()
+                && !ctx.has_shape(
+                    line,
+                    format_args!("{record_type}/{payload_type}"),
+                    payload,
+                    members,
+                )?
+            {
                 return Ok(());
             }
         }

@@ -295,8 +295,8 @@ pub(crate) fn import_stream(records: &mut Records<'_>, ctx: &mut Context) -> Res
         let value = &record.value;
         let field = |key: &str| value.get(key).and_then(Value::as_str);
         let event_type = field("type").unwrap_or("");
-        let what = format_args!("{event_type} event");
-        if !ctx.has_shape(record.line, what, value, stream_shape(event_type, field("role")))? {
+        let members = stream_shape(event_type, field("role"));
+        if !ctx.has_shape(record.line, format_args!("{event_type} event"), value, members)? {
             continue;
         }
         match event_type {

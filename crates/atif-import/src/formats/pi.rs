@@ -207,8 +207,12 @@ impl Reader {
         value: &Value,
         ctx: &mut Context,
     ) -> Result<()> {
-        let what = format_args!("{entry_type} entry");
-        if !ctx.has_shape(line, what, value, entry_shape(entry_type))? {
+        if !ctx.has_shape(
+            line,
+            format_args!("{entry_type} entry"),
+            value,
+            entry_shape(entry_type),
+        )? {
             return Ok(());
         }
         let field = |key: &str| value.get(key).and_then(Value::as_str);
