@@ -5,8 +5,8 @@
 //! live in atif-schema (`support::draft`), where both captures and the builder fill it too, so
 //! the rules that make the output valid are written once.
 
-/// The format modules say `Source::Agent`: the draft's sources are the model's own.
-pub(crate) use atif_schema::StepSource as Source;
+/// The draft's step sources are the model's own.
+pub(crate) use atif_schema::StepSource;
 pub(crate) use atif_schema::support::draft::{
     FinalMetrics, Metrics, ObsResult, Part, Step, ToolCall, Trajectory,
 };

@@ -453,7 +453,7 @@ fn record_paths(trajectory: &mut Trajectory, format: Format, options: &ImportOpt
         trajectory
             .steps
             .iter()
-            .filter(|step| step.source != crate::draft::Source::Agent)
+            .filter(|step| step.source != crate::draft::StepSource::Agent)
             .flat_map(|step| &step.parts)
             .filter_map(|part| match part {
                 crate::draft::Part::Text(text) => Some(text.as_str()),

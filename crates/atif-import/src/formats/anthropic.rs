@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::context::Context;
-use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_part};
+use crate::draft::{Metrics, ObsResult, Part, Step, StepSource, ToolCall, Trajectory, image_part};
 use crate::formats::common::{Kind, Member, required};
 
 /// What an assistant or user record holds: a message object whose content is text or a list
@@ -72,7 +72,7 @@ impl Claude {
             Some(&idx) => idx,
             None => {
                 let mut step = if synthetic {
-                    let mut step = Step::new(Source::Agent);
+                    let mut step = Step::new(StepSource::Agent);
                     step.llm_call_count = Some(0);
                     step
                 } else {
@@ -222,7 +222,7 @@ impl Claude {
         if parts.is_empty() {
             return Ok(());
         }
-        let mut step = Step::new(Source::User);
+        let mut step = Step::new(StepSource::User);
         step.set_timestamp(timestamp);
         if flags.meta {
             step.extra.insert("meta".into(), Value::Bool(true));

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::Result;
 use crate::context::Context;
-use crate::draft::{Part, Source, Step, Trajectory};
+use crate::draft::{Part, Step, StepSource, Trajectory};
 use crate::formats::anthropic::{Claude, UserFlags};
 use crate::lines::{Record, Records};
 
@@ -343,7 +343,7 @@ fn system(trajectory: &mut Trajectory, value: &Value, ctx: &mut Context) {
     let subtype = value.get("subtype").and_then(Value::as_str).unwrap_or("");
     match subtype {
         "compact_boundary" => {
-            let mut step = Step::new(Source::System);
+            let mut step = Step::new(StepSource::System);
             let text =
                 value.get("content").and_then(Value::as_str).unwrap_or("Conversation compacted");
             step.parts.push(Part::Text(text.to_owned()));

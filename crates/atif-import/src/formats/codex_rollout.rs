@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::Result;
 use crate::context::Context;
 use crate::draft::{
-    FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory, image_url_part,
+    FinalMetrics, Metrics, ObsResult, Part, Step, StepSource, ToolCall, Trajectory, image_url_part,
 };
 use crate::formats::common::{Kind, Member, optional, required};
 use crate::lines::{Fast, Record, Records};
@@ -228,7 +228,7 @@ impl State {
     /// A `compacted` record: the context was replaced by a summary, a system step.
     fn compacted(&mut self, payload: &Value, timestamp: Option<&str>) {
         self.open_call = None;
-        let mut step = Step::new(Source::System);
+        let mut step = Step::new(StepSource::System);
         let text = payload.get("message").and_then(Value::as_str).unwrap_or("");
         step.parts.push(Part::Text(text.to_owned()));
         step.set_timestamp(timestamp);
@@ -460,7 +460,8 @@ impl State {
             }
             role => {
                 self.open_call = None;
-                let source = if role == Some("user") { Source::User } else { Source::System };
+                let source =
+                    if role == Some("user") { StepSource::User } else { StepSource::System };
                 let mut step = Step::new(source);
                 step.parts = parts;
                 step.set_timestamp(timestamp);
@@ -476,7 +477,7 @@ impl State {
     /// to the model, like a user message, with its sender and recipient kept.
     fn agent_message(&mut self, payload: &Value, timestamp: Option<&str>) {
         self.open_call = None;
-        let mut step = Step::new(Source::User);
+        let mut step = Step::new(StepSource::User);
         step.parts = content_parts(payload.get("content"));
         step.set_timestamp(timestamp);
         step.extra.insert("role".into(), "agent_message".into());

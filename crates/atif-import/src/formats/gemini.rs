@@ -7,7 +7,9 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::context::{At, Context};
-use crate::draft::{FinalMetrics, Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::draft::{
+    FinalMetrics, Metrics, ObsResult, Part, Step, StepSource, ToolCall, Trajectory,
+};
 use crate::formats::common::{
     Kind, Member, object_arguments, optional, required, text_parts, type_name, u64_field,
 };
@@ -179,7 +181,7 @@ fn session_message(
                 ctx.ignore("user/functionResponse");
                 return Ok(());
             }
-            let mut step = Step::new(Source::User);
+            let mut step = Step::new(StepSource::User);
             step.set_timestamp(message.get("timestamp"));
             step.parts = content_parts(content);
             trajectory.push(step);
@@ -217,7 +219,7 @@ fn session_message(
             trajectory.push_error("error", &text, message.get("timestamp"));
         }
         "info" | "warning" => {
-            let mut step = Step::new(Source::System);
+            let mut step = Step::new(StepSource::System);
             step.set_timestamp(message.get("timestamp"));
             step.parts = content_parts(content);
             step.extra.insert("type".into(), record_type.into());
@@ -314,7 +316,7 @@ pub(crate) fn import_stream(records: &mut Records<'_>, ctx: &mut Context) -> Res
             }
             "message" => {
                 current = None;
-                let mut step = Step::new(Source::User);
+                let mut step = Step::new(StepSource::User);
                 step.set_timestamp(value.get("timestamp"));
                 step.parts = content_parts(value.get("content").unwrap_or(&Value::Null));
                 trajectory.push(step);

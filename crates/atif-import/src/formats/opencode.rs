@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::context::{At, Context};
-use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::draft::{Metrics, ObsResult, Part, Step, StepSource, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, millis_to_iso, object_arguments, optional, required, type_name, u64_field,
 };
@@ -210,7 +210,7 @@ impl Reader {
         ctx: &mut Context,
     ) -> Result<()> {
         self.current = None;
-        let mut step = Step::new(Source::User);
+        let mut step = Step::new(StepSource::User);
         step.timestamp = millis_to_iso(timestamp);
         for (n, part) in parts.iter().enumerate() {
             let part_type = part.get("type").and_then(Value::as_str).unwrap_or("");

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::Result;
 use crate::context::Context;
-use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::draft::{Metrics, ObsResult, Part, Step, StepSource, ToolCall, Trajectory};
 use crate::formats::common::{
     Kind, Member, millis_to_iso, object_arguments, optional, required, text_parts, type_name,
     u64_field,
@@ -220,14 +220,14 @@ impl Reader {
             "model_change" => self.model = field("modelId").map(str::to_owned),
             "thinking_level_change" | "label" | "session_info" | "custom" => ctx.ignore(entry_type),
             "compaction" | "branch_summary" => {
-                let mut step = Step::new(Source::System);
+                let mut step = Step::new(StepSource::System);
                 step.set_timestamp(value.get("timestamp"));
                 step.parts.push(Part::Text(field("summary").unwrap_or("").to_owned()));
                 step.extra.insert("type".into(), entry_type.into());
                 self.trajectory.push(step);
             }
             "custom_message" => {
-                let mut step = Step::new(Source::System);
+                let mut step = Step::new(StepSource::System);
                 step.set_timestamp(value.get("timestamp"));
                 step.parts = content(value.get("content"));
                 step.extra.insert("type".into(), entry_type.into());
@@ -260,7 +260,7 @@ impl Reader {
         let timestamp = millis_to_iso(message.get("timestamp"));
         match field("role").unwrap_or("") {
             "user" => {
-                let mut step = Step::new(Source::User);
+                let mut step = Step::new(StepSource::User);
                 step.timestamp = timestamp;
                 step.parts = content(message.get("content"));
                 self.trajectory.push(step);
@@ -286,14 +286,14 @@ impl Reader {
                 }
             }
             "bashExecution" => {
-                let mut step = Step::new(Source::User);
+                let mut step = Step::new(StepSource::User);
                 step.timestamp = timestamp;
                 step.parts.push(Part::Text(format!("!{}", field("command").unwrap_or(""))));
                 step.extra.insert("bash_execution".into(), message.clone());
                 self.trajectory.push(step);
             }
             role @ ("custom" | "branchSummary" | "compactionSummary") => {
-                let mut step = Step::new(Source::System);
+                let mut step = Step::new(StepSource::System);
                 step.timestamp = timestamp;
                 step.parts = match message.get("summary").and_then(Value::as_str) {
                     Some(summary) => vec![Part::Text(summary.to_owned())],

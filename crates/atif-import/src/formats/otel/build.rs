@@ -19,7 +19,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::{Map, Value, json};
 
 use crate::context::Context;
-use crate::draft::{Metrics, ObsResult, Part, Source, Step, ToolCall, Trajectory};
+use crate::draft::{Metrics, ObsResult, Part, Step, StepSource, ToolCall, Trajectory};
 use crate::formats::common::millis_to_iso;
 use crate::formats::otel::dialect::{self, Kind, MsgPart};
 use crate::formats::otel::otlp::Span;
@@ -282,7 +282,7 @@ impl<'t> Builder<'t> {
                 (!texts.is_empty()).then(|| texts.join("\n\n"))
             };
             if let Some(system) = call.system.clone().or_else(from_messages) {
-                let mut step = Step::new(Source::System);
+                let mut step = Step::new(StepSource::System);
                 step.parts.push(Part::Text(system));
                 step.set_timestamp(timestamp);
                 self.draft.push(step);
@@ -315,7 +315,7 @@ impl<'t> Builder<'t> {
                 }
             }
             if !texts.is_empty() {
-                let mut step = Step::new(Source::User);
+                let mut step = Step::new(StepSource::User);
                 step.parts.extend(texts.into_iter().map(Part::Text));
                 step.set_timestamp(timestamp);
                 self.draft.push(step);
@@ -404,10 +404,10 @@ impl<'t> Builder<'t> {
     /// A call made from a tool span the model's output does not show (content off): on the
     /// last agent step, or a step of its own when there is none.
     fn call_from_span(&mut self, run: &dialect::ToolRun, span_name: &str) -> usize {
-        let step_idx = match self.draft.steps.iter().rposition(|s| s.source == Source::Agent) {
+        let step_idx = match self.draft.steps.iter().rposition(|s| s.source == StepSource::Agent) {
             Some(idx) => idx,
             None => {
-                let mut step = Step::new(Source::Agent);
+                let mut step = Step::new(StepSource::Agent);
                 step.llm_call_count = Some(0);
                 self.draft.push(step)
             }
