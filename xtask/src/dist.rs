@@ -180,7 +180,7 @@ fn binary_tarball(binary: &Path, root: &Path, out: &Path, name: &str) -> anyhow:
     copy(binary, &staging.join(exe("atif")))?;
     copy(&root.join("README.md"), &staging.join("README.md"))?;
     let tarball = out.join(format!("{name}.tar.gz"));
-    crate::e2e::run(Command::new("tar").arg("-czf").arg(&tarball).arg("-C").arg(out).arg(name))?;
+    crate::run(Command::new("tar").arg("-czf").arg(&tarball).arg("-C").arg(out).arg(name))?;
     std::fs::remove_dir_all(&staging)
         .with_context(|| format!("cannot remove {}", staging.display()))?;
     Ok(tarball)

@@ -7,12 +7,15 @@ mod e2e;
 mod fuzz;
 mod golden;
 mod man;
+mod npm;
 mod real_model;
 mod schema;
 mod typescript;
 
 use std::path::PathBuf;
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, bail};
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -27,7 +30,13 @@ commands:
                            check they are current)
   e2e-setup                install the pinned agent CLIs (npm), Python packages (venv) and
                            real model (Gemma 3 270M on llama-cpp-python, a venv of its own) of
-                           the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache)
+                           the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache);
+                           the npm sets with `npm ci` from tests/e2e/npm/<set>/package-lock.json
+  e2e-lock [--fresh] [SET]...
+                           write tests/e2e/npm/<set>/package.json from the pins of
+                           tests/e2e/<set>.txt and relock it (npm install --package-lock-only),
+                           keeping what the pins still allow unless --fresh; sets: agent-clis,
+                           typescript, otel-js (default all)
   dist [--profile P] [--out DIR]
                            build, for this machine, the binary tarball, the Python wheel
                            and the npm packages (main and platform) into DIR (default
@@ -51,6 +60,7 @@ fn main() -> ExitCode {
         "man" => man::run(rest),
         "schema" => schema::run(rest),
         "e2e-setup" => e2e::setup(rest),
+        "e2e-lock" => npm::lock(rest),
         "dist" => dist::run(rest),
         "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {
@@ -75,4 +85,14 @@ fn main() -> ExitCode {
 fn project_root() -> PathBuf {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
+}
+
+/// Runs `command`, failing with its name when it cannot start or exits non-zero.
+fn run(command: &mut Command) -> anyhow::Result<()> {
+    let program = command.get_program().to_string_lossy().into_owned();
+    let status = command.status().with_context(|| format!("cannot run `{program}`"))?;
+    if !status.success() {
+        bail!("`{program}` failed ({status})");
+    }
+    Ok(())
 }
