@@ -5,7 +5,11 @@
 #![forbid(unsafe_code)]
 
 mod cmd;
+mod flags;
+mod input;
+mod origin;
 mod output;
+mod status;
 
 use std::process::ExitCode;
 
@@ -107,7 +111,7 @@ fn main() -> ExitCode {
         }
     };
     output::init(cli.color, cli.quiet);
-    cmd::common::set_max_input_bytes(cli.max_input_bytes);
+    input::set_max_input_bytes(cli.max_input_bytes);
     run(&cli)
 }
 
@@ -140,7 +144,7 @@ fn run(cli: &Cli) -> ExitCode {
         Err(err) => {
             // When standard error fails too, the exit status is all that is left to say it.
             let _ = output::error(|out| writeln!(out, "error: {err:#}"));
-            ExitCode::from(cmd::common::exit_status(&err))
+            ExitCode::from(status::exit_status(&err))
         }
     }
 }
@@ -151,7 +155,7 @@ fn run(cli: &Cli) -> ExitCode {
 fn run_line(args: &[String]) -> cmd::harness::LineOutcome {
     let (code, captured) = output::capture(|| match Cli::try_parse_from(args) {
         Ok(cli) => {
-            let code = cmd::common::with_command_line(args, cli.max_input_bytes, || run(&cli));
+            let code = input::with_command_line(args, cli.max_input_bytes, || run(&cli));
             cmd::harness::code_of(code)
         }
         Err(err) => {

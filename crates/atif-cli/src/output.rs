@@ -1,4 +1,5 @@
-//! The one way the `atif` command writes to standard output and standard error.
+//! The one way the `atif` command writes its output: standard output, standard error, and the
+//! file of `-o/--output`, written atomically.
 //!
 //! Every write returns its error instead of panicking (`println!` panics on a full disk). A
 //! reader that stops early (`atif diff a b | head`) closes the pipe: that is not an error, the
@@ -11,6 +12,7 @@
 
 use std::cell::RefCell;
 use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -236,6 +238,38 @@ fn line_style(line: &str) -> Style {
     } else {
         Style::new()
     }
+}
+
+/// The `-o/--output FILE` flag of the commands that print a document.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct OutputArgs {
+    /// Write to FILE instead of standard output, atomically: a killed run leaves the old file
+    /// (or none), never a truncated one. A symlink is followed and kept.
+    #[arg(short, long, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// Runs `write` on the output file (atomically) or on standard output.
+    pub(crate) fn write(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> anyhow::Result<()> {
+        match &self.output {
+            Some(path) => write_atomically(path, write),
+            None => out(write),
+        }
+    }
+}
+
+/// Writes a file atomically through `atif_fs::write_atomic_with` (temp file beside it, then
+/// a rename), the one atomic write of the workspace, for a command that needs no path back.
+pub(crate) fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> anyhow::Result<()> {
+    atif_fs::write_atomic_with(path, write)?;
+    Ok(())
 }
 
 #[cfg(test)]

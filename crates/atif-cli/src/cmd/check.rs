@@ -10,14 +10,14 @@ use atif_view::ViewOptions;
 use serde_json::json;
 
 use crate::cmd::ci;
-use crate::cmd::common::{
-    Format, RunArgs, command_args, display_name, invalid, origin, print, read_input,
-    this_command_as,
-};
 use crate::cmd::diff::change_json;
 use crate::cmd::normalize::normalized_document;
 use crate::cmd::page::{Side, diff_page, write_diff_page};
+use crate::flags::{Format, RunArgs};
+use crate::input::{command_args, display_name, read_input, this_command_as};
+use crate::origin::origin;
 use crate::output;
+use crate::status::invalid;
 
 /// Arguments of `atif check`.
 #[derive(Debug, clap::Args)]
@@ -104,7 +104,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
                 print_json(&outcome_json(&outcome))?;
             } else if !(output::quiet() && matches!(outcome, Outcome::Matched { .. })) {
                 // `-q` leaves a match silent, as a passing test is.
-                print(|out| output::write_report(out, &format!("{outcome}\n")))?;
+                output::out(|out| output::write_report(out, &format!("{outcome}\n")))?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -112,7 +112,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             if args.format == Format::Json {
                 print_json(&failure_json(golden, &err))?;
             } else {
-                print(|out| output::write_report(out, &format!("{err}\n")))?;
+                output::out(|out| output::write_report(out, &format!("{err}\n")))?;
             }
             if let (Some(agent), Some(run), atif_golden::Error::BehaviourChanged { .. }) =
                 (&hint, again, &err)
@@ -130,7 +130,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// The settings of this check: the chosen normalise options, the tolerance and content
 /// comparison of the flags over the project file's, the commands a failure names.
-fn settings(args: &Args, chosen: crate::cmd::common::Chosen) -> Settings {
+fn settings(args: &Args, chosen: crate::flags::Chosen) -> Settings {
     let mut settings = Settings::new();
     settings
         .set_token_tolerance(args.run.compare.tolerance(&chosen.config))
@@ -181,7 +181,7 @@ fn passes_with_preset(golden: &Path, run: Vec<u8>, settings: &Settings, agent: &
 fn check_matching(
     args: &Args,
     actual: &[u8],
-    chosen: &crate::cmd::common::Chosen,
+    chosen: &crate::flags::Chosen,
 ) -> anyhow::Result<ExitCode> {
     let golden = match std::fs::read(&args.golden) {
         Ok(bytes) => bytes,
@@ -296,7 +296,7 @@ fn fed_again(subcommand: &str, flag: &str) -> String {
 }
 
 fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    print(|out| {
+    output::out(|out| {
         serde_json::to_writer_pretty(&mut *out, value)?;
         writeln!(out)
     })
@@ -308,7 +308,7 @@ fn write_check_page(
     path: &Path,
     args: &Args,
     actual: &[u8],
-    chosen: &crate::cmd::common::Chosen,
+    chosen: &crate::flags::Chosen,
     view: &ViewOptions,
 ) -> anyhow::Result<()> {
     let golden_bytes = read_input(&args.golden)?;

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 // The one escaper of the workspace, which pages use too.
 use atif_view::support::escape_markup as xml_escape;
 
-use crate::cmd::common::write_atomically;
+use crate::output::write_atomically;
 
 /// The environment variable naming the artifacts folder, as `--artifacts` does.
 pub(crate) const ARTIFACTS_ENV: &str = "ATIF_ARTIFACTS";

@@ -6,7 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::cmd::common::{print, write_atomically};
+use crate::output;
+use crate::output::write_atomically;
 
 /// Arguments of `atif completions`.
 #[derive(Debug, clap::Args)]
@@ -28,7 +29,7 @@ pub(crate) struct ManArgs {
 pub(crate) fn run(args: &Args, mut command: clap::Command) -> anyhow::Result<ExitCode> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, "atif", &mut script);
-    print(|out| out.write_all(&script))?;
+    output::out(|out| out.write_all(&script))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,11 +6,11 @@ use atif_normalize::{Delta, NormalizedDocument, StepChange, StepChangeKind};
 use atif_view::ViewOptions;
 use serde_json::{Value, json};
 
-use crate::cmd::common::{
-    Format, RunArgs, display_name, origin, print, read_input, this_command_as,
-};
 use crate::cmd::normalize::normalized_document;
 use crate::cmd::page::{Side, write_diff_page};
+use crate::flags::{Format, RunArgs};
+use crate::input::{display_name, read_input, this_command_as};
+use crate::origin::origin;
 use crate::output;
 
 /// Arguments of `atif diff`.
@@ -102,15 +102,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .set_names(Some(names.clone()));
     if args.format == Format::Json {
         let report = json_report(&golden, &actual, deltas, changes, &report_options);
-        print(|out| {
+        output::out(|out| {
             serde_json::to_writer_pretty(&mut *out, &report)?;
             writeln!(out)
         })?;
     } else if !changed {
-        print(|out| writeln!(out, "{} and {} have the same Shape", names.0, names.1))?;
+        output::out(|out| writeln!(out, "{} and {} have the same Shape", names.0, names.1))?;
     } else {
         let report = comparison.report(&report_options);
-        print(|out| output::write_report(out, &report))?;
+        output::out(|out| output::write_report(out, &report))?;
     }
     Ok(ExitCode::from(u8::from(changed)))
 }

@@ -9,10 +9,11 @@ use atif_normalize::NormalizeOptions;
 
 use atif_view::ViewOptions;
 
-use crate::cmd::common::{
-    Format, invalid, load_trajectory, print, project_config, this_command_as, write_atomically,
-};
+use crate::flags::{Format, project_config};
+use crate::input::{load_trajectory, this_command_as};
 use crate::output;
+use crate::output::write_atomically;
+use crate::status::invalid;
 
 /// Arguments of `atif envelope`.
 #[derive(Debug, clap::Args)]
@@ -205,12 +206,12 @@ fn read_envelope(golden: &Path, command: &str) -> anyhow::Result<Envelope> {
 
 fn print_verdict(verdict: &Verdict, format: Format) -> anyhow::Result<()> {
     match format {
-        Format::Json => print(|out| {
+        Format::Json => output::out(|out| {
             serde_json::to_writer_pretty(&mut *out, verdict)?;
             writeln!(out)
         }),
         // `-q` leaves a run with no clear change silent, as a passing test is.
         Format::Text if output::quiet() && verdict.verdict == Conclusion::NoClearChange => Ok(()),
-        Format::Text => print(|out| write!(out, "{verdict}")),
+        Format::Text => output::out(|out| write!(out, "{verdict}")),
     }
 }

@@ -8,8 +8,9 @@ use anyhow::Context;
 use atif_golden::review::{FOLD_LINES, Pending, Review};
 use atif_golden::support::shell_word;
 
-use crate::cmd::common::{Format, invalid, print};
+use crate::flags::Format;
 use crate::output;
+use crate::status::invalid;
 
 /// Arguments of `atif golden`.
 #[derive(Debug, clap::Args)]
@@ -112,11 +113,11 @@ fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
     match format {
         Format::Json => {
             let json = pending_json(&at.dir, &reviews, &stale);
-            print(|out| writeln!(out, "{json:#}"))?;
+            output::out(|out| writeln!(out, "{json:#}"))?;
         }
         Format::Text => {
             if reviews.is_empty() {
-                print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+                output::out(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
             }
             for review in &reviews {
                 let golden = relative(&at.dir, &review.golden);
@@ -125,15 +126,17 @@ fn pending(at: &Where, format: Format) -> anyhow::Result<ExitCode> {
                     atif_golden::review::PendingStatus::Same => "no behaviour change".to_owned(),
                     _ => review.deltas.join("; "),
                 };
-                print(|out| writeln!(out, "{}: {summary}", golden.display()))?;
+                output::out(|out| writeln!(out, "{}: {summary}", golden.display()))?;
             }
             for path in &stale {
                 let path = relative(&at.dir, path).display();
-                print(|out| writeln!(out, "{path}: temporary file of a writer that is gone"))?;
+                output::out(|out| {
+                    writeln!(out, "{path}: temporary file of a writer that is gone")
+                })?;
             }
             if !stale.is_empty() {
                 let command = command_for("clean", at);
-                print(|out| writeln!(out, "remove the temporary files with `{command}`"))?;
+                output::out(|out| writeln!(out, "remove the temporary files with `{command}`"))?;
             }
         }
     }
@@ -183,7 +186,7 @@ fn pending_json(dir: &Path, reviews: &[Review], stale: &[PathBuf]) -> serde_json
 fn review(at: &Where, interactive: bool) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
     if found.is_empty() {
-        print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+        output::out(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
         return Ok(ExitCode::SUCCESS);
     }
     if interactive || (std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
@@ -193,7 +196,7 @@ fn review(at: &Where, interactive: bool) -> anyhow::Result<ExitCode> {
         let tally =
             atif_golden::review::review_interactively(&found, &at.dir, &mut input, &mut output)
                 .map_err(refused)?;
-        print(|out| {
+        output::out(|out| {
             writeln!(
                 out,
                 "{} accepted, {} rejected, {} skipped",
@@ -211,10 +214,10 @@ fn review(at: &Where, interactive: bool) -> anyhow::Result<ExitCode> {
             let (n_more, pending) = (lines.len() - FOLD_LINES, item.pending.display());
             text.push_str(&format!("... {n_more} more lines (the whole run is in {pending})\n"));
         }
-        print(|out| output::write_report(out, &text))?;
+        output::out(|out| output::write_report(out, &text))?;
     }
     let (accept, reject) = (command_for("accept", at), command_for("reject", at));
-    print(|out| {
+    output::out(|out| {
         writeln!(
             out,
             "\n{} pending (no terminal, so nothing was asked); accept with `{accept}`, reject with `{reject}`",
@@ -228,11 +231,11 @@ fn review(at: &Where, interactive: bool) -> anyhow::Result<ExitCode> {
 fn accept(at: &Where) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
     if found.is_empty() {
-        print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+        output::out(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
     }
     for item in &found {
         let golden = atif_golden::review::accept(item).map_err(refused)?;
-        print(|out| writeln!(out, "accepted {}", relative(&at.dir, &golden).display()))?;
+        output::out(|out| writeln!(out, "accepted {}", relative(&at.dir, &golden).display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -241,11 +244,13 @@ fn accept(at: &Where) -> anyhow::Result<ExitCode> {
 fn reject(at: &Where) -> anyhow::Result<ExitCode> {
     let found = find(at)?;
     if found.is_empty() {
-        print(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
+        output::out(|out| writeln!(out, "no pending golden files{}", filter_note(at)))?;
     }
     for item in &found {
         atif_golden::review::reject(item)?;
-        print(|out| writeln!(out, "rejected {}", relative(&at.dir, &item.pending).display()))?;
+        output::out(|out| {
+            writeln!(out, "rejected {}", relative(&at.dir, &item.pending).display())
+        })?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -258,10 +263,10 @@ fn clean(at: &Where) -> anyhow::Result<ExitCode> {
     let removed =
         atif_golden::review::remove_stale_temp_files_under(&at.dir, at.filter.as_deref())?;
     if removed.is_empty() {
-        print(|out| writeln!(out, "no stale temporary files{}", filter_note(at)))?;
+        output::out(|out| writeln!(out, "no stale temporary files{}", filter_note(at)))?;
     }
     for path in &removed {
-        print(|out| writeln!(out, "removed {}", relative(&at.dir, path).display()))?;
+        output::out(|out| writeln!(out, "removed {}", relative(&at.dir, path).display()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -289,7 +294,7 @@ fn update(args: &UpdateArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("cannot search {}: expected a folder", args.dir.display());
     }
     let summary = atif_golden::review::run_update(&args.dir, command, args.filter.is_some())?;
-    print(|out| write!(out, "golden update:\n{summary}"))?;
+    output::out(|out| write!(out, "golden update:\n{summary}"))?;
     if !summary.duplicates.is_empty() || !summary.tests_passed {
         if !summary.tests_passed {
             output::error(|err| {

@@ -31,9 +31,9 @@ use clap::Parser;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::cmd::common::exit_status;
 use crate::cmd::proxy;
 use crate::output;
+use crate::status::exit_status;
 
 /// Arguments of `atif harness` (none: it is driven through standard input).
 #[derive(Debug, clap::Args)]

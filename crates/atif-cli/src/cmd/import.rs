@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use atif_import::{Format, Import, ImportOptions};
 
-use crate::cmd::common::{
-    SecretArgs, display_name, invalid, max_input_bytes, print, read_input_expecting,
-};
+use crate::flags::SecretArgs;
+use crate::input::{display_name, max_input_bytes, read_input_expecting};
 use crate::output;
+use crate::status::invalid;
 
 /// Arguments of `atif import`.
 #[derive(Debug, Clone, clap::Args)]
@@ -128,7 +128,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
             // Streamed step by step, not built as one string; a reader that stops early
             // (`| head`) is not an error.
-            print(|out| {
+            output::out(|out| {
                 let mut out = std::io::BufWriter::new(out);
                 imported.write_json(&mut out)?;
                 writeln!(out)?;

@@ -69,7 +69,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let mut options = Options::record(args.golden.with_extension("live.script.json"));
     options.set_quiet(true).set_capture(capture_for(program));
-    options.set_max_input_bytes(crate::cmd::common::max_input_bytes());
+    options.set_max_input_bytes(crate::input::max_input_bytes());
     if let Some(upstream) = &args.upstream {
         options.set_upstream(upstream.clone());
     }

@@ -10,7 +10,10 @@ use atif_view::ViewOptions;
 
 use atif_golden::GoldenConfig;
 
-use crate::cmd::common::{Format, display_name, invalid, print};
+use crate::flags::Format;
+use crate::input::display_name;
+use crate::output;
+use crate::status::invalid;
 
 /// The match-mode flags; with any of them, the run is judged by `atif_normalize::match_runs`
 /// instead of by its Shape deltas.
@@ -143,7 +146,7 @@ pub(crate) fn judge(
     let options = args.to_options(config)?;
     let outcome = match_runs(&golden, &actual, &options);
     match format {
-        Format::Json => print(|out| {
+        Format::Json => output::out(|out| {
             let value = serde_json::json!({
                 "passed": outcome.passed(),
                 "sequence": options.sequence().as_str(),
@@ -153,7 +156,7 @@ pub(crate) fn judge(
             serde_json::to_writer_pretty(&mut *out, &value)?;
             writeln!(out)
         })?,
-        _ => print(|out| write!(out, "{outcome}"))?,
+        _ => output::out(|out| write!(out, "{outcome}"))?,
     }
     Ok(Judged { outcome, modes: args.describe(config) })
 }

@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use atif_proxy::{McpOptions, McpTarget, Operation};
 
-use crate::cmd::common::invalid;
 use crate::cmd::proxy::{DriftArgs, interrupted, runtime};
 use crate::output;
+use crate::status::invalid;
 
 /// Arguments of `atif mcp`.
 #[derive(Debug, clap::Args)]

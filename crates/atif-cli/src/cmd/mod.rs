@@ -2,7 +2,6 @@
 
 pub(crate) mod check;
 pub(crate) mod ci;
-pub(crate) mod common;
 pub(crate) mod completions;
 pub(crate) mod diff;
 pub(crate) mod envelope;

@@ -4,7 +4,10 @@ use std::process::ExitCode;
 
 use atif_normalize::{NormalizeOptions, NormalizedDocument};
 
-use crate::cmd::common::{NormalizeArgs, OutputArgs, display_name, invalid, read_input};
+use crate::flags::NormalizeArgs;
+use crate::input::{display_name, read_input};
+use crate::output::OutputArgs;
+use crate::status::invalid;
 
 /// Arguments of `atif normalize`.
 #[derive(Debug, clap::Args)]

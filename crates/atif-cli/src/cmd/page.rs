@@ -6,8 +6,8 @@ use std::path::Path;
 use atif_normalize::{DiffOptions, NormalizeOptions};
 use atif_view::ViewOptions;
 
-use crate::cmd::common::write_atomically;
 use crate::cmd::normalize::normalized_document;
+use crate::output::write_atomically;
 
 /// One side of a comparison: its bytes and the name the page gives it.
 pub(crate) struct Side<'a> {

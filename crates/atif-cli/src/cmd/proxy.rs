@@ -10,8 +10,9 @@ use anyhow::Context;
 use atif_proxy::{DriftPolicy, Options, Proxy};
 use atif_wire::CaptureOptions;
 
-use crate::cmd::common::{invalid, max_input_bytes};
+use crate::input::max_input_bytes;
 use crate::output;
+use crate::status::invalid;
 
 /// Arguments of `atif record`.
 #[derive(Debug, clap::Args)]

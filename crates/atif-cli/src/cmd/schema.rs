@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use atif_schema::{SchemaVersion, json_schema_text};
 
-use crate::cmd::common::print;
+use crate::output;
 
 /// Arguments of `atif schema`.
 #[derive(Debug, clap::Args)]
@@ -18,7 +18,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let version = args.atif_version.unwrap_or(SchemaVersion::LATEST);
     let text = json_schema_text(version);
-    print(|stdout| stdout.write_all(text.as_bytes()))?;
+    output::out(|stdout| stdout.write_all(text.as_bytes()))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -10,7 +10,10 @@ use atif_wire::support::gemini_model_from_path;
 use atif_wire::{Content, HttpExchange, LlmResponse, Protocol, parse_response, parse_stream};
 use serde_json::{Value, json};
 
-use crate::cmd::common::{Format, invalid, print, read_input_expecting};
+use crate::flags::Format;
+use crate::input::read_input_expecting;
+use crate::output;
+use crate::status::invalid;
 
 /// Arguments of `atif script`.
 #[derive(Debug, clap::Args)]
@@ -62,8 +65,8 @@ fn show(file: &str, format: Format) -> anyhow::Result<ExitCode> {
     // What is shown is redacted like what is saved: a listing gets pasted into issues too.
     let script = atif_replay::redact_script(&script, &[])?;
     match format {
-        Format::Text => print(|out| out.write_all(render(&script).as_bytes()))?,
-        Format::Json => print(|out| {
+        Format::Text => output::out(|out| out.write_all(render(&script).as_bytes()))?,
+        Format::Json => output::out(|out| {
             serde_json::to_writer_pretty(&mut *out, &script_json(&script))?;
             writeln!(out)
         })?,
@@ -82,7 +85,7 @@ fn redact(file: &str, patterns: &[String]) -> anyhow::Result<ExitCode> {
         Ok(false) => "nothing to redact",
         Err(err) => return Err(invalid_input(err)),
     };
-    print(|out| writeln!(out, "{file}: {said}"))?;
+    output::out(|out| writeln!(out, "{file}: {said}"))?;
     Ok(ExitCode::SUCCESS)
 }
 

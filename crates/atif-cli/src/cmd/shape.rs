@@ -2,8 +2,10 @@
 
 use std::process::ExitCode;
 
-use crate::cmd::common::{Format, NormalizeArgs, print, read_input};
 use crate::cmd::normalize::normalized_document;
+use crate::flags::{Format, NormalizeArgs};
+use crate::input::read_input;
+use crate::output;
 
 /// Arguments of `atif shape`.
 #[derive(Debug, clap::Args)]
@@ -25,7 +27,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let bytes = read_input(&args.file)?;
     let options = args.normalize.to_options("shape", Some(&args.file), Some(&bytes))?.options;
     let shape = normalized_document(&bytes, &args.file, &options)?.shape();
-    print(|out| match args.format {
+    output::out(|out| match args.format {
         Format::Json => {
             serde_json::to_writer_pretty(&mut *out, &shape)?;
             writeln!(out)

@@ -5,8 +5,10 @@ use std::process::ExitCode;
 
 use atif_schema::{ValidateOptions, validate};
 
-use crate::cmd::common::{OutputArgs, display_name, invalid, load_trajectory};
+use crate::input::{display_name, load_trajectory};
 use crate::output;
+use crate::output::OutputArgs;
+use crate::status::invalid;
 
 /// Arguments of `atif upgrade`.
 #[derive(Debug, clap::Args)]

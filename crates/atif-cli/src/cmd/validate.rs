@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use atif_schema::{Profile, ValidateOptions, Validation, validate_bytes};
 use serde::Serialize;
 
-use crate::cmd::common::{Format, exit_status, print, read_input};
+use crate::flags::Format;
+use crate::input::read_input;
 use crate::output;
+use crate::status::exit_status;
 
 /// Arguments of `atif validate`.
 #[derive(Debug, clap::Args)]
@@ -100,7 +102,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             json
         }
     };
-    print(|stdout| stdout.write_all(output.as_bytes()))?;
+    output::out(|stdout| stdout.write_all(output.as_bytes()))?;
     let code = if unreadable {
         2
     } else if reports.iter().any(|(_, _, valid)| !valid) {

@@ -3,9 +3,11 @@
 use std::path::{Component, Path};
 use std::process::ExitCode;
 
-use crate::cmd::common::{NormalizeArgs, OutputArgs, read_input};
 use crate::cmd::normalize::normalized_document;
+use crate::flags::NormalizeArgs;
+use crate::input::read_input;
 use crate::output;
+use crate::output::OutputArgs;
 
 /// The largest image file a page embeds; a larger one is shown as its path.
 const MAX_IMAGE_BYTES: u64 = 16 << 20;
