@@ -8,24 +8,11 @@ use std::process::{Command, ExitCode};
 use anyhow::{Context, bail};
 
 use crate::npm::{self, Pin, stale_packages};
+use crate::pip;
 use crate::{project_root, run};
 
 /// Where Debian's `chromium` package puts the browser the page tests drive.
 const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// The pinned Python packages (relative to the project root).
-const REQUIREMENTS: &str = "tests/e2e/requirements.txt";
-
-/// The agent frameworks whose OpenTelemetry traces `atif import` reads (docs/otel.md), at exact
-/// versions, for the venv `$ATIF_E2E_CACHE/otel-venv`.
-const OTEL_REQUIREMENTS: &str = "tests/e2e/otel-requirements.txt";
-
-/// Google ADK (docs/otel.md), at exact versions, for the venv `$ATIF_E2E_CACHE/adk-venv`: it
-/// requires an older OpenTelemetry SDK than the frameworks of [`OTEL_REQUIREMENTS`].
-const ADK_REQUIREMENTS: &str = "tests/e2e/adk-requirements.txt";
-
-/// Written in the venv once the requirements are installed: a copy of the requirements file.
-const REQUIREMENTS_STAMP: &str = ".atif-requirements.txt";
 
 /// The cache's folder that each OpenCode sandbox gets as its config folder's packages.
 ///
@@ -57,53 +44,40 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
     }
 
     let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    install_venv(&root, &cache, &base, REQUIREMENTS, "venv", "the Python SDK tests")?;
-    // A venv of its own: the agent frameworks pin their own versions of the SDKs above.
-    install_venv(
-        &root,
-        &cache,
-        &base,
-        OTEL_REQUIREMENTS,
-        "otel-venv",
-        "the agent framework tests",
-    )?;
-    install_venv(&root, &cache, &base, ADK_REQUIREMENTS, "adk-venv", "the Google ADK tests")?;
+    for venv in &pip::VENVS {
+        pip::install(&root, &cache, &base, venv)?;
+    }
     crate::real_model::install(&root, &cache, &base)?;
     install_chromium()?;
     println!("e2e-setup: ready; tests find the cache at {}", cache.display());
     Ok(ExitCode::SUCCESS)
 }
 
-/// Creates the venv `cache/<name>` with the interpreter `base` and installs the pinned packages
-/// of `requirements` (relative to the root) into it, unless its stamp says they are there.
-fn install_venv(
-    root: &Path,
-    cache: &Path,
-    base: &str,
-    requirements: &str,
-    name: &str,
-    what: &str,
-) -> anyhow::Result<()> {
-    let requirements_path = root.join(requirements);
-    let pins = std::fs::read_to_string(&requirements_path)
-        .with_context(|| format!("cannot read {}", requirements_path.display()))?;
-    let venv = cache.join(name);
-    let python = venv_python(&venv);
-    if !python.exists() {
-        println!("e2e-setup: creating the Python venv {}", venv.display());
-        run(Command::new(base).args(["-m", "venv"]).arg(&venv))
-            .with_context(|| format!("`{base} -m venv` is needed for {what}"))?;
+/// `cargo xtask e2e-lock [--fresh] [SET]...`: writes the locks of the npm sets
+/// (`crate::npm::lock_set`) and the constraints of the venvs (`crate::pip::lock`) again, of
+/// the sets named (an npm set's name, or a requirements file's stem) or of all.
+pub(crate) fn lock(args: &[String]) -> anyhow::Result<ExitCode> {
+    let fresh = args.iter().any(|arg| arg == "--fresh");
+    let names: Vec<&str> =
+        args.iter().map(String::as_str).filter(|arg| *arg != "--fresh").collect();
+    let known: Vec<&str> = npm::SETS
+        .iter()
+        .map(|set| set.name)
+        .chain(pip::VENVS.iter().map(pip::Venv::name))
+        .collect();
+    if let Some(unknown) = names.iter().find(|name| !known.contains(name)) {
+        bail!("e2e-lock: no set `{unknown}`; the sets are {}", known.join(", "));
     }
-    let stamp = venv.join(REQUIREMENTS_STAMP);
-    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(pins.as_str()) {
-        println!("e2e-setup: Python packages already installed in {}", venv.display());
-        return Ok(());
+    let wanted = |name: &str| names.is_empty() || names.contains(&name);
+    let root = project_root();
+    for set in npm::SETS.iter().filter(|set| wanted(set.name)) {
+        npm::lock_set(&root, set, fresh)?;
     }
-    println!("e2e-setup: installing {requirements} into {}", venv.display());
-    run(Command::new(&python)
-        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r"])
-        .arg(&requirements_path))?;
-    std::fs::write(&stamp, &pins).with_context(|| format!("cannot write {}", stamp.display()))
+    let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    for venv in pip::VENVS.iter().filter(|venv| wanted(venv.name())) {
+        pip::lock(&root, &base, venv)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Installs [`OPENCODE_PLUGIN`] at OpenCode's version into the cache's [`OPENCODE_CONFIG`]
@@ -142,14 +116,6 @@ fn cache_dir(root: &Path) -> PathBuf {
     }
 }
 
-fn venv_python(venv: &Path) -> PathBuf {
-    if cfg!(windows) {
-        venv.join("Scripts").join("python.exe")
-    } else {
-        venv.join("bin").join("python")
-    }
-}
-
 /// Installs headless Chromium from the distribution (`apt-get install chromium`, Debian's
 /// package) for the browser tests of the HTML pages, unless it is already there. It is a
 /// system package, not a pinned one: the tests need a current browser, not a version of it.
@@ -165,4 +131,21 @@ fn install_chromium() -> anyhow::Result<()> {
         .args(["install", "-y", "-qq", "--no-install-recommends", "chromium"])
         .env("DEBIAN_FRONTEND", "noninteractive"))
     .context("cannot install Chromium with apt-get")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "test code")]
+
+    use super::*;
+
+    #[test]
+    fn an_unknown_set_is_refused_naming_the_sets() {
+        let err = lock(&["--fresh".to_owned(), "pythn".to_owned()]).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "e2e-lock: no set `pythn`; the sets are agent-clis, typescript, otel-js, \
+             requirements, otel-requirements, adk-requirements"
+        );
+    }
 }

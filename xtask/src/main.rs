@@ -8,6 +8,7 @@ mod fuzz;
 mod golden;
 mod man;
 mod npm;
+mod pip;
 mod real_model;
 mod schema;
 mod typescript;
@@ -33,10 +34,13 @@ commands:
                            the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache);
                            the npm sets with `npm ci` from tests/e2e/npm/<set>/package-lock.json
   e2e-lock [--fresh] [SET]...
-                           write tests/e2e/npm/<set>/package.json from the pins of
-                           tests/e2e/<set>.txt and relock it (npm install --package-lock-only),
-                           keeping what the pins still allow unless --fresh; sets: agent-clis,
-                           typescript, otel-js (default all)
+                           npm sets (agent-clis, typescript, otel-js): write
+                           tests/e2e/npm/<set>/package.json from the pins of tests/e2e/<set>.txt
+                           and relock it (npm install --package-lock-only), keeping what the
+                           pins still allow unless --fresh; venvs (requirements,
+                           otel-requirements, adk-requirements): write
+                           tests/e2e/constraints/<set>.txt from a fresh venv's pip freeze;
+                           default all
   dist [--profile P] [--out DIR]
                            build, for this machine, the binary tarball, the Python wheel
                            and the npm packages (main and platform) into DIR (default
@@ -60,7 +64,7 @@ fn main() -> ExitCode {
         "man" => man::run(rest),
         "schema" => schema::run(rest),
         "e2e-setup" => e2e::setup(rest),
-        "e2e-lock" => npm::lock(rest),
+        "e2e-lock" => e2e::lock(rest),
         "dist" => dist::run(rest),
         "fuzz" => fuzz::run(rest),
         "-h" | "--help" | "help" => {

@@ -9,11 +9,11 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::Command;
 
 use anyhow::{Context, bail};
 
-use crate::{project_root, run};
+use crate::run;
 
 /// One npm set: its pins, its committed lock, and the cache's folder it is installed into.
 #[derive(Debug)]
@@ -136,26 +136,12 @@ pub(crate) fn install(root: &Path, cache: &Path, set: &NpmSet) -> anyhow::Result
     Ok(())
 }
 
-/// `cargo xtask e2e-lock [--fresh] [SET]...`: writes each set's `package.json` from its pins
-/// and its `package-lock.json` with `npm install --package-lock-only`.
+/// Writes the `package.json` of `set` from its pins and its `package-lock.json` with
+/// `npm install --package-lock-only` (`cargo xtask e2e-lock`).
 ///
 /// Starting from the committed lock, npm keeps every resolution the pins still allow, so a
-/// changed pin moves only its own part of the tree; `--fresh` resolves every package anew.
-pub(crate) fn lock(args: &[String]) -> anyhow::Result<ExitCode> {
-    let fresh = args.iter().any(|arg| arg == "--fresh");
-    let names: Vec<&String> = args.iter().filter(|arg| *arg != "--fresh").collect();
-    if let Some(unknown) = names.iter().find(|name| !SETS.iter().any(|set| set.name == **name)) {
-        let known: Vec<&str> = SETS.iter().map(|set| set.name).collect();
-        bail!("e2e-lock: no npm set `{unknown}`; the sets are {}", known.join(", "));
-    }
-    let root = project_root();
-    for set in SETS.iter().filter(|set| names.is_empty() || names.iter().any(|n| *n == set.name)) {
-        lock_set(&root, set, fresh)?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn lock_set(root: &Path, set: &NpmSet, fresh: bool) -> anyhow::Result<()> {
+/// changed pin moves only its own part of the tree; `fresh` resolves every package anew.
+pub(crate) fn lock_set(root: &Path, set: &NpmSet, fresh: bool) -> anyhow::Result<()> {
     let pins = read_pins(root, set)?;
     let work = root.join("target").join("e2e-lock").join(set.name);
     remove_dir_if_present(&work)?;
@@ -500,6 +486,7 @@ mod tests {
     #![allow(clippy::unwrap_used, reason = "test code")]
 
     use super::*;
+    use crate::project_root;
 
     fn pin(name: &str, version: &str) -> Pin {
         Pin { name: name.to_owned(), version: version.to_owned() }
@@ -684,15 +671,6 @@ mod tests {
         assert!(node_modules(&prefix).join("new").exists());
         assert!(!node_modules(&prefix).join("old").exists());
         assert!(staging.join("node_modules.old").join("old").exists());
-    }
-
-    #[test]
-    fn an_unknown_set_is_refused_naming_the_sets() {
-        let err = super::lock(&["--fresh".to_owned(), "pythn".to_owned()]).unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "e2e-lock: no npm set `pythn`; the sets are agent-clis, typescript, otel-js"
-        );
     }
 
     #[test]
