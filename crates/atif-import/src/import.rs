@@ -1,150 +1,16 @@
-//! The import entry point, its options, and the statistics it reports.
+//! The import entry points, [`import`] and [`import_runs`], and what they return, [`Import`].
 
 use std::path::{Path, PathBuf};
 
-use atif_schema::{Expected, LoadOptions};
-use atif_secrets::{Redactions, Scanner};
+use atif_secrets::Redactions;
 use serde_json::Value;
 
 use crate::context::{Context, Stats};
 use crate::draft::Trajectory;
 use crate::format::{Format, detect_records};
 use crate::lines::Records;
+use crate::options::ImportOptions;
 use crate::{Error, Result};
-
-/// What the bounded loader says a log should be, in an error about bytes that cannot be one.
-const AGENT_LOG: Expected =
-    Expected::new("an agent log", "JSON or JSON Lines, starting with `{` or `[`");
-
-/// How [`import`] reads a log.
-///
-/// The default detects the format from the content and skips unknown record types.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportOptions {
-    format: Option<Format>,
-    strict: bool,
-    cwd: Option<String>,
-    home: Option<String>,
-    run: Option<usize>,
-    secrets: Option<Scanner>,
-    load: LoadOptions,
-}
-
-impl Default for ImportOptions {
-    fn default() -> ImportOptions {
-        ImportOptions {
-            format: None,
-            strict: false,
-            cwd: None,
-            home: None,
-            run: None,
-            secrets: Some(Scanner::default()),
-            load: *LoadOptions::new().set_expected(AGENT_LOG),
-        }
-    }
-}
-
-impl ImportOptions {
-    /// The default options: detect the format, not strict, secrets redacted.
-    pub fn new() -> ImportOptions {
-        ImportOptions::default()
-    }
-
-    /// Forces a format (`None`, the default, detects it from the first records).
-    pub fn set_format(&mut self, format: Option<Format>) -> &mut ImportOptions {
-        self.format = format;
-        self
-    }
-
-    /// The forced format, if any.
-    pub fn format(&self) -> Option<Format> {
-        self.format
-    }
-
-    /// Makes an unknown record type, a record without the shape its format gives it, or a line
-    /// that is not a JSON object an error instead of a skipped, counted record (default
-    /// `false`).
-    pub fn set_strict(&mut self, strict: bool) -> &mut ImportOptions {
-        self.strict = strict;
-        self
-    }
-
-    /// Whether unknown and malformed records are errors.
-    pub fn strict(&self) -> bool {
-        self.strict
-    }
-
-    /// The run's working directory, recorded as `extra.cwd` in place of the one the log
-    /// names (default: the log's own, if it names one).
-    pub fn set_cwd(&mut self, cwd: Option<&str>) -> &mut ImportOptions {
-        self.cwd = cwd.map(str::to_owned);
-        self
-    }
-
-    /// The working directory given with [`set_cwd`](ImportOptions::set_cwd).
-    pub fn cwd(&self) -> Option<&str> {
-        self.cwd.as_deref()
-    }
-
-    /// The run's home folder, recorded as `extra.home` (default: the one the log reveals, in a
-    /// path to the agent's own folder such as `~/.codex/skills`, or the folder a session file
-    /// was read from).
-    pub fn set_home(&mut self, home: Option<&str>) -> &mut ImportOptions {
-        self.home = home.map(str::to_owned);
-        self
-    }
-
-    /// Picks the `run`-th run (from 1) of a log that holds several (Claude Code stream-json
-    /// captured from several `claude -p` calls into one file). The default, `None`, imports a
-    /// log of one run and refuses a log of several with [`Error::SeveralRuns`].
-    pub fn set_run(&mut self, run: Option<usize>) -> &mut ImportOptions {
-        self.run = run;
-        self
-    }
-
-    /// The run asked for with [`set_run`](ImportOptions::set_run).
-    pub fn run(&self) -> Option<usize> {
-        self.run
-    }
-
-    /// The home folder given with [`set_home`](ImportOptions::set_home).
-    pub fn home(&self) -> Option<&str> {
-        self.home.as_deref()
-    }
-
-    /// Sets the scanner whose secrets become `<redacted:KIND>` markers in the trajectory
-    /// (default: the default [`Scanner`]); `None` keeps them, for a local investigation only.
-    pub fn set_secret_scanner(&mut self, scanner: Option<Scanner>) -> &mut ImportOptions {
-        self.secrets = scanner;
-        self
-    }
-
-    /// Sets the most bytes [`import_path`](crate::import_path) reads from one file (default
-    /// [`atif_schema::DEFAULT_MAX_INPUT_BYTES`], 4 GiB); a larger file is [`Error::Load`].
-    /// Files are read through atif-schema's bounded reader, which also stops at the first byte
-    /// of binary data, so `/dev/zero` or an image fails at once.
-    pub fn set_max_input_bytes(&mut self, max_bytes: u64) -> &mut ImportOptions {
-        self.load.set_max_bytes(max_bytes);
-        self
-    }
-
-    /// The most bytes read from one file.
-    pub fn max_input_bytes(&self) -> u64 {
-        self.load.max_bytes()
-    }
-
-    /// How a log is read: the size limit, and what the loader's errors say a log should be
-    /// (JSON or JSON Lines). A caller that reads the bytes itself, such as standard input,
-    /// reads them with these.
-    pub fn load_options(&self) -> &LoadOptions {
-        &self.load
-    }
-
-    /// The secret scanner, or `None` when secrets are kept.
-    pub fn secret_scanner(&self) -> Option<&Scanner> {
-        self.secrets.as_ref()
-    }
-}
 
 /// The key of `agent.extra` where an import records the log format it read
 /// ([`Format::name`]), beside `agent.name`, the agent ([`Format::agent`]).
@@ -398,7 +264,7 @@ fn import_raw_runs(
         None => import_records(&bytes, options)?,
     };
     for trajectory in &mut runs {
-        record_paths(trajectory, format, options);
+        crate::run_dirs::record_paths(trajectory, format, options);
     }
     Ok((runs, format, stats))
 }
@@ -436,62 +302,4 @@ fn import_records(
         }
     }
     Ok((runs, format, ctx.stats))
-}
-
-/// Records the run's working directory and home in `extra.cwd` and `extra.home`, so the
-/// normaliser can write them as `<cwd>` and `<home>`: the ones the options give, else the ones
-/// the log states (Gemini CLI's session context lists the workspace; each agent's own folder,
-/// `<home>/.codex/…`, shows up in its injected context).
-fn record_paths(trajectory: &mut Trajectory, format: Format, options: &ImportOptions) {
-    if let Some(cwd) = &options.cwd {
-        trajectory.extra.insert("cwd".into(), cwd.clone().into());
-    }
-    if let Some(home) = &options.home {
-        trajectory.extra.insert("home".into(), home.clone().into());
-    }
-    let context_texts = || {
-        trajectory
-            .steps
-            .iter()
-            .filter(|step| step.source != crate::draft::StepSource::Agent)
-            .flat_map(|step| &step.parts)
-            .filter_map(|part| match part {
-                crate::draft::Part::Text(text) => Some(text.as_str()),
-                crate::draft::Part::Image { .. } | crate::draft::Part::Content(_) => None,
-            })
-    };
-    let cwd = match trajectory.extra.contains_key("cwd") {
-        true => None,
-        false => {
-            context_texts().find_map(|text| line_after(text, "- **Workspace Directories:**\n  - "))
-        }
-    };
-    let home = match (trajectory.extra.contains_key("home"), format.home_marker()) {
-        (false, Some(marker)) => context_texts().find_map(|text| path_before(text, marker)),
-        _ => None,
-    };
-    if let Some(cwd) = cwd {
-        trajectory.extra.insert("cwd".into(), cwd.into());
-    }
-    if let Some(home) = home {
-        trajectory.extra.insert("home".into(), home.into());
-    }
-}
-
-/// The rest of the line that follows `prefix` in `text`.
-fn line_after(text: &str, prefix: &str) -> Option<String> {
-    let start = text.find(prefix)? + prefix.len();
-    let line = text[start..].lines().next()?.trim();
-    line.starts_with('/').then(|| line.to_owned())
-}
-
-/// The absolute path written just before `marker` in `text` (`/home/ann` in
-/// `` `/home/ann/.codex/skills` ``).
-pub(crate) fn path_before(text: &str, marker: &str) -> Option<String> {
-    let end = text.find(marker)?;
-    let start = text[..end]
-        .rfind(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | '=' | ':' | ','))
-        .map_or(0, |idx| idx + 1);
-    let path = &text[start..end];
-    (path.starts_with('/') && path.len() > 1).then(|| path.to_owned())
 }

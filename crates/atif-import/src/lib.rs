@@ -58,13 +58,16 @@ mod json;
 mod latest;
 mod lines;
 mod media;
+mod options;
 mod path;
+mod run_dirs;
 mod walk;
 
 pub use context::Stats;
 pub use error::{Error, Result};
 pub use format::{Format, detect};
-pub use import::{Import, ImportOptions, LOG_FORMAT_KEY, import, import_runs};
+pub use import::{Import, LOG_FORMAT_KEY, import, import_runs};
 pub use latest::{AGENTS, latest_session};
 pub use media::write_media;
+pub use options::ImportOptions;
 pub use path::{import_path, read_log};

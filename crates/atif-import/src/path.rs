@@ -11,8 +11,9 @@ use crate::context::{Context, Stats};
 use crate::draft::Trajectory;
 use crate::format::Format;
 use crate::formats::claude_code;
-use crate::import::{Import, ImportOptions, import_raw};
+use crate::import::{Import, import_raw};
 use crate::lines::Records;
+use crate::options::ImportOptions;
 use crate::{Error, Result};
 
 /// Imports a log file, or a Claude Code session folder, with the subagents kept in other files.
@@ -45,7 +46,7 @@ pub fn import_path(path: &Path, options: &ImportOptions) -> Result<Import> {
         // A session file read where the agent keeps it: `<home>/.codex/sessions/…`.
         let home = format
             .home_marker()
-            .and_then(|marker| crate::import::path_before(main.to_str()?, marker));
+            .and_then(|marker| crate::run_dirs::path_before(main.to_str()?, marker));
         if let Some(home) = home {
             trajectory.extra.insert("home".into(), home.into());
         }
