@@ -83,8 +83,7 @@ pub use error::{Error, Result};
 pub use live::{LIVE_ENV, LiveEnvelope, LiveOutcome};
 #[doc(hidden)]
 pub use macros::__private;
-pub use mode::{MODE_ENV, Mode, is_ci};
-pub use name::{current_test_name, golden_file_name};
+pub use mode::{MODE_ENV, Mode};
 pub use project::{GoldenConfig, PROJECT_FILE, ProjectConfig};
 pub use settings::{Settings, SettingsBindDropGuard};
 

@@ -5,10 +5,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use atif_envelope::{Conclusion, Envelope, Run, ToolOrder, Verdict, VerdictOptions, compare};
+use atif_fs::is_ci;
 use atif_normalize::MatchOptions;
 use serde::Serialize;
 
-use crate::{Error, MODE_ENV, Mode, Result, Settings, is_ci};
+use crate::{Error, MODE_ENV, Mode, Result, Settings};
 
 /// The environment variable that allows live runs on CI, where they are refused otherwise:
 /// live runs call the model and cost money. `ATIF_LIVE=1` allows them.
@@ -264,7 +265,7 @@ pub(crate) fn refuse_live(
 /// The envelope golden's file name for an assertion in the function at `function_path`:
 /// the golden's name with `.envelope.json` for `.json`.
 pub(crate) fn envelope_file_name(function_path: &str, name: Option<&str>) -> String {
-    let golden = crate::golden_file_name(function_path, name);
+    let golden = crate::name::golden_file_name(function_path, name);
     let stem = golden.strip_suffix(".json").unwrap_or(&golden);
     format!("{stem}.envelope.json")
 }

@@ -207,7 +207,7 @@ pub mod __private {
         runs: u32,
         settings: &Settings,
     ) -> crate::Result<crate::LiveEnvelope> {
-        let test = crate::current_test_name(function_path);
+        let test = crate::name::current_test_name(function_path);
         let dir = settings.resolved_golden_dir(Path::new(manifest_dir));
         let path = dir.join(crate::live::envelope_file_name(function_path, name));
         let settings = &super::with_project_file(settings, Path::new(manifest_dir), &path)?;
@@ -248,7 +248,7 @@ pub(crate) fn assert_value(
     settings: &Settings,
 ) -> Result<Outcome> {
     let Caller { manifest_dir, package, function_path } = *caller;
-    let test = crate::current_test_name(function_path);
+    let test = crate::name::current_test_name(function_path);
     let case = crate::name::parametrised_case(function_path, std::thread::current().name());
     let name = match (case, name) {
         (Some(case), Some(name)) => Some(format!("{case}__{name}")),
@@ -256,7 +256,7 @@ pub(crate) fn assert_value(
         (None, name) => name.map(str::to_owned),
     };
     let dir = settings.resolved_golden_dir(manifest_dir);
-    let path = dir.join(crate::golden_file_name(function_path, name.as_deref()));
+    let path = dir.join(crate::name::golden_file_name(function_path, name.as_deref()));
     let settings = &with_project_file(settings, manifest_dir, &path)?;
     crate::name::claim(&path, &test)?;
     let who = crate::check::Test { name: &test, package: Some(package) };

@@ -1,11 +1,10 @@
 //! What a check may write: the mode, read from `ATIF_GOLDEN` and `CI`.
 
-use crate::{Error, Result};
+// Whether a value of `CI` means "running on CI": the rule lives in atif-fs, so that
+// atif-replay's record modes share it.
+use atif_fs::is_ci;
 
-/// Whether this value of the `CI` variable means "running on CI": set, and not `0`, `false`
-/// (any case) or empty. The rule lives in `atif-fs` so that `atif-replay`'s record modes share
-/// it.
-pub use atif_fs::is_ci;
+use crate::{Error, Result};
 
 /// The environment variable that selects the [`Mode`]: `check`, `review`, `update` or `auto`.
 pub const MODE_ENV: &str = "ATIF_GOLDEN";

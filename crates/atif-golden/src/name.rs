@@ -15,7 +15,7 @@ use crate::{Error, Result};
 /// every run of characters outside `[A-Za-z0-9_.-]` becomes `_`, and runs of dots or a leading
 /// dot become `_` too, so the result is always one plain file name inside the golden folder
 /// (`../../etc/passwd` cannot escape it).
-pub fn golden_file_name(function_path: &str, name: Option<&str>) -> String {
+pub(crate) fn golden_file_name(function_path: &str, name: Option<&str>) -> String {
     let mut stem = function_segments(function_path).join("__");
     if let Some(name) = name {
         stem.push_str("__");
@@ -30,7 +30,7 @@ pub fn golden_file_name(function_path: &str, name: Option<&str>) -> String {
 ///
 /// It is what `cargo test` accepts as a filter, so failure messages can name
 /// `ATIF_GOLDEN=update cargo test <test name>`.
-pub fn current_test_name(function_path: &str) -> String {
+pub(crate) fn current_test_name(function_path: &str) -> String {
     match std::thread::current().name() {
         Some(name) if name != "main" => name.to_owned(),
         _ => {

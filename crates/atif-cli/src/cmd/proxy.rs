@@ -534,7 +534,7 @@ fn mode_name(options: &Options) -> &'static str {
 
 /// Refuses to overwrite a script on CI, where a recording must never replace the committed one.
 fn refuse_overwrite_on_ci(script: &std::path::Path) -> anyhow::Result<()> {
-    if atif_golden::is_ci(std::env::var("CI").ok().as_deref()) && script.exists() {
+    if atif_fs::is_ci(std::env::var("CI").ok().as_deref()) && script.exists() {
         anyhow::bail!(
             "refusing to overwrite {} on CI (CI is set): record on your machine and commit the \
              script, or delete it first",
