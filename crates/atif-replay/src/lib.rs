@@ -77,8 +77,6 @@ mod script;
 mod script_client;
 mod secrets;
 
-/// The credential shapes redacted by default, as `(kind, regex)`: those of `atif-secrets`.
-pub use atif_secrets::DEFAULT_PATTERNS as DEFAULT_SECRET_PATTERNS;
 /// The model-call types of `atif-wire` that this crate's API speaks (the [`LlmClient`] seam,
 /// scripts, capture), so that an agent needs no second import for them.
 pub use atif_wire::{
