@@ -605,6 +605,47 @@ fn ci_finds_the_build_folder_where_cargo_puts_it() {
 }
 
 #[test]
+fn ci_checks_every_library_alone_with_the_declared_minimum_rust() {
+    let root = workspace_root();
+    let libraries: BTreeSet<String> = std::fs::read_dir(root.join("crates"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|dir| dir.join("src/lib.rs").is_file())
+        .map(|dir| dir.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(libraries.contains("atif-schema") && libraries.len() > 5, "{libraries:?}");
+    let ci = std::fs::read_to_string(root.join(".ci/run")).unwrap();
+    assert_eq!(
+        msrv_checked_crates(&ci),
+        libraries,
+        ".ci/run's loop of `cargo \"+$msrv\" check -p \"$crate\" --lib --no-default-features` \
+         must name every crate under crates/ that has a lib.rs"
+    );
+    // A positive control: a loop that leaves a library out is caught.
+    let without_view = ci.replacen(" atif-view", "", 1);
+    assert_ne!(msrv_checked_crates(&without_view), libraries);
+}
+
+/// The crates of `.ci/run`'s `for crate in ...; do` loop whose body checks one crate alone with
+/// the minimum Rust and no optional feature.
+fn msrv_checked_crates(ci: &str) -> BTreeSet<String> {
+    let ci = ci.replace("\\\n", " ");
+    let lines: Vec<&str> = ci.lines().collect();
+    let check = lines
+        .iter()
+        .position(|line| {
+            line.contains("\"+$msrv\" check") && line.contains("--no-default-features")
+        })
+        .expect(".ci/run checks each library alone with the minimum Rust");
+    let header = lines[..check]
+        .iter()
+        .rev()
+        .find_map(|line| line.trim().strip_prefix("for crate in "))
+        .expect("the check runs in a `for crate in ...; do` loop");
+    header.trim_end_matches("; do").split_whitespace().map(str::to_owned).collect()
+}
+
+#[test]
 fn what_a_user_makes_beside_the_sources_is_ignored_and_never_committed() {
     // docs/python.md's `.venv`, an import's media folder (`run.json.media/`), pending goldens
     // and the build folder: git ignores each, so none is committed by accident.
