@@ -7,24 +7,12 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
 
-use crate::npm::{self, Pin, stale_packages};
+use crate::npm;
 use crate::pip;
 use crate::{project_root, run};
 
 /// Where Debian's `chromium` package puts the browser the page tests drive.
 const CHROMIUM: &str = "/usr/bin/chromium";
-
-/// The cache's folder that each OpenCode sandbox gets as its config folder's packages.
-///
-/// On every start OpenCode installs `@opencode-ai/plugin`, at its own version, into each config
-/// folder it reads (`~/.config/opencode`), from the npm registry, unless the folder already
-/// holds it: a `node_modules` folder, and a `package-lock.json` naming every dependency of
-/// `package.json`. The tests copy this folder's `package.json` and `package-lock.json` into the
-/// sandbox and link its `node_modules`, so OpenCode never asks the registry at test time.
-const OPENCODE_CONFIG: &str = "opencode-config";
-
-/// The package OpenCode installs into its config folder, at the version of `opencode-ai`.
-const OPENCODE_PLUGIN: &str = "@opencode-ai/plugin";
 
 pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
     if let Some(arg) = args.first() {
@@ -37,10 +25,6 @@ pub(crate) fn setup(args: &[String]) -> anyhow::Result<ExitCode> {
 
     for set in &npm::SETS {
         npm::install(&root, &cache, set)?;
-    }
-    let agent_clis = npm::read_pins(&root, &npm::SETS[0])?;
-    if let Some(opencode) = agent_clis.iter().find(|pin| pin.name == "opencode-ai") {
-        install_opencode_config(&cache, &opencode.version)?;
     }
 
     let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
@@ -80,34 +64,6 @@ pub(crate) fn lock(args: &[String]) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Installs [`OPENCODE_PLUGIN`] at OpenCode's version into the cache's [`OPENCODE_CONFIG`]
-/// folder, as OpenCode itself would (exact version, no install scripts), unless it is there.
-fn install_opencode_config(cache: &Path, version: &str) -> anyhow::Result<()> {
-    let folder = cache.join(OPENCODE_CONFIG);
-    let pin = Pin { name: OPENCODE_PLUGIN.to_owned(), version: version.to_owned() };
-    let stale = || {
-        !folder.join("package-lock.json").exists()
-            || !stale_packages(&folder, std::slice::from_ref(&pin)).is_empty()
-    };
-    if !stale() {
-        println!("e2e-setup: OpenCode's config packages already installed in {}", folder.display());
-        return Ok(());
-    }
-    println!("e2e-setup: installing {} into {}", pin.spec(), folder.display());
-    std::fs::create_dir_all(&folder)
-        .with_context(|| format!("cannot create {}", folder.display()))?;
-    run(Command::new("npm")
-        .args(["install", "--no-audit", "--no-fund", "--save-exact", "--ignore-scripts"])
-        .arg("--prefix")
-        .arg(&folder)
-        .arg(pin.spec()))
-    .context("npm (Node.js 20 or later) is needed for OpenCode's config packages")?;
-    if stale() {
-        bail!("npm finished but {} is not installed in {}", pin.spec(), folder.display());
-    }
-    Ok(())
-}
-
 /// `$ATIF_E2E_CACHE`, or `target/e2e-cache` in the project.
 fn cache_dir(root: &Path) -> PathBuf {
     match std::env::var_os("ATIF_E2E_CACHE") {
@@ -144,7 +100,7 @@ mod tests {
         let err = lock(&["--fresh".to_owned(), "pythn".to_owned()]).unwrap_err().to_string();
         assert_eq!(
             err,
-            "e2e-lock: no set `pythn`; the sets are agent-clis, typescript, otel-js, \
+            "e2e-lock: no set `pythn`; the sets are agent-clis, typescript, otel-js, opencode-config, \
              requirements, otel-requirements, adk-requirements"
         );
     }

@@ -34,10 +34,11 @@ commands:
                            the end-to-end tests into $ATIF_E2E_CACHE (default target/e2e-cache);
                            the npm sets with `npm ci` from tests/e2e/npm/<set>/package-lock.json
   e2e-lock [--fresh] [SET]...
-                           npm sets (agent-clis, typescript, otel-js): write
-                           tests/e2e/npm/<set>/package.json from the pins of tests/e2e/<set>.txt
-                           and relock it (npm install --package-lock-only), keeping what the
-                           pins still allow unless --fresh; venvs (requirements,
+                           npm sets (agent-clis, typescript, otel-js, opencode-config):
+                           write tests/e2e/npm/<set>/package.json from the pins of
+                           tests/e2e/<set>.txt and relock it (npm install
+                           --package-lock-only), keeping what the pins still allow unless
+                           --fresh; venvs (requirements,
                            otel-requirements, adk-requirements): write
                            tests/e2e/constraints/<set>.txt from a fresh venv's pip freeze;
                            default all

@@ -24,16 +24,41 @@ pub(crate) struct NpmSet {
     pub(crate) prefix: &'static str,
     /// What the set is, for messages.
     pub(crate) what: &'static str,
+    /// Whether `npm ci` runs the packages' install scripts.
+    pub(crate) scripts: bool,
 }
 
 /// Every npm set, in the order `cargo xtask e2e-setup` installs them.
-pub(crate) const SETS: [NpmSet; 3] = [
+pub(crate) const SETS: [NpmSet; 4] = [
     // The agent CLIs and MCP reference servers, in `$ATIF_E2E_CACHE/node_modules`.
-    NpmSet { name: "agent-clis", prefix: "", what: "agent CLIs" },
+    NpmSet { name: "agent-clis", prefix: "", what: "agent CLIs", scripts: true },
     // The TypeScript package's test runners and SDKs.
-    NpmSet { name: "typescript", prefix: "typescript", what: "TypeScript test packages" },
+    NpmSet {
+        name: "typescript",
+        prefix: "typescript",
+        what: "TypeScript test packages",
+        scripts: true,
+    },
     // The Vercel AI SDK 7 and the OpenTelemetry JS SDK: `ai` 7 beside the TypeScript set's 5.
-    NpmSet { name: "otel-js", prefix: "otel-js", what: "Vercel AI SDK tracing packages" },
+    NpmSet {
+        name: "otel-js",
+        prefix: "otel-js",
+        what: "Vercel AI SDK tracing packages",
+        scripts: true,
+    },
+    // What each OpenCode sandbox gets as its config folder's packages. On every start OpenCode
+    // installs `@opencode-ai/plugin`, at its own version, into each config folder it reads
+    // (`~/.config/opencode`), from the npm registry, unless the folder already holds it: a
+    // `node_modules` folder, and a `package-lock.json` naming every dependency of
+    // `package.json`. The tests copy this folder's `package.json` and `package-lock.json` into
+    // the sandbox and link its `node_modules`, so OpenCode never asks the registry at test
+    // time. Installed as OpenCode installs it, without install scripts.
+    NpmSet {
+        name: "opencode-config",
+        prefix: "opencode-config",
+        what: "OpenCode config packages",
+        scripts: false,
+    },
 ];
 
 /// The folder of the cache where a set's new tree is installed before it replaces the old one,
@@ -119,11 +144,13 @@ pub(crate) fn install(root: &Path, cache: &Path, set: &NpmSet) -> anyhow::Result
     std::fs::create_dir_all(&staging)
         .with_context(|| format!("cannot create {}", staging.display()))?;
     committed.write_into(&staging)?;
-    run(Command::new("npm")
-        .args(["ci", "--no-audit", "--no-fund", "--prefix"])
-        .arg(&staging)
-        .current_dir(&staging))
-    .with_context(|| format!("npm (Node.js 20 or later) is needed for the {}", set.what))?;
+    let mut npm_ci = Command::new("npm");
+    npm_ci.args(["ci", "--no-audit", "--no-fund"]);
+    if !set.scripts {
+        npm_ci.arg("--ignore-scripts");
+    }
+    run(npm_ci.arg("--prefix").arg(&staging).current_dir(&staging))
+        .with_context(|| format!("npm (Node.js 20 or later) is needed for the {}", set.what))?;
     if let Some(pin) = stale_packages(&staging, &pins).first() {
         bail!("npm ci finished but {} is not installed in {}", pin.spec(), staging.display());
     }
@@ -532,6 +559,18 @@ mod tests {
         let typescript = read_pins(&root, typescript()).unwrap();
         assert!(typescript.iter().any(|pin| pin.name == "vitest"), "{typescript:?}");
         assert!(typescript.iter().any(|pin| pin.name == "jest"), "{typescript:?}");
+    }
+
+    #[test]
+    fn opencode_s_config_packages_are_at_opencode_s_version() {
+        // OpenCode installs its plugin at its own version unless it is there: another version
+        // would send it to the registry on every start.
+        let root = project_root();
+        let set = |name: &str| SETS.iter().find(|set| set.name == name).unwrap();
+        let agent_clis = read_pins(&root, set("agent-clis")).unwrap();
+        let opencode = agent_clis.iter().find(|pin| pin.name == "opencode-ai").unwrap();
+        let config = read_pins(&root, set("opencode-config")).unwrap();
+        assert_eq!(config, [pin("@opencode-ai/plugin", &opencode.version)]);
     }
 
     #[test]
