@@ -536,6 +536,84 @@ mod tests {
         serde_json::json!({ "lockfileVersion": 3, "packages": packages }).to_string()
     }
 
+    /// A package tarball `name-version.tgz` made by `npm pack` in `dir`, as `file:` URL.
+    fn packed(dir: &Path, name: &str, version: &str) -> String {
+        let source = dir.join(format!("{name}-{version}"));
+        std::fs::create_dir_all(&source).unwrap();
+        let manifest = format!(r#"{{"name":"{name}","version":"{version}"}}"#);
+        std::fs::write(source.join("package.json"), manifest).unwrap();
+        run(Command::new("npm")
+            .args(["pack", "--silent", "--pack-destination"])
+            .arg(dir)
+            .current_dir(&source))
+        .unwrap();
+        format!("file:{}", dir.join(format!("{name}-{version}.tgz")).display())
+    }
+
+    /// A set of one pin whose lock resolves it from `resolved`, committed under `root`.
+    fn commit_probe(root: &Path, set: &NpmSet, version: &str, resolved: &str) {
+        let pins = [pin("atif-probe", version)];
+        std::fs::create_dir_all(root.join("tests/e2e/npm/probe")).unwrap();
+        std::fs::write(root.join(set.pins_path()), format!("atif-probe@{version}\n")).unwrap();
+        let mut lock: serde_json::Value = serde_json::from_str(&lock_json(
+            &[("atif-probe", version)],
+            &[("atif-probe", version)],
+        ))
+        .unwrap();
+        lock["packages"]["node_modules/atif-probe"]["resolved"] = resolved.into();
+        let committed = Committed { manifest: set.manifest(&pins), lock: lock.to_string() };
+        committed.write_into(&root.join(set.lock_dir())).unwrap();
+    }
+
+    #[test]
+    fn a_set_installs_from_its_lock_once_and_a_failed_npm_ci_leaves_the_tree_in_place() {
+        // Real npm, offline: the lock resolves the package from a local tarball.
+        if Command::new("npm").arg("--version").output().is_err() {
+            // As the end-to-end tests do (`tests::e2e`): `.ci/run` sets ATIF_E2E_REQUIRED.
+            let required = std::env::var("ATIF_E2E_REQUIRED")
+                .is_ok_and(|value| !matches!(value.as_str(), "" | "0" | "false"));
+            assert!(!required, "ATIF_E2E_REQUIRED is set but npm is not installed");
+            eprintln!("skipped: npm (Node.js 20 or later) is not installed");
+            return;
+        }
+        const PROBE: NpmSet =
+            NpmSet { name: "probe", prefix: "probe", what: "probe packages", scripts: false };
+        let dir = tempfile::tempdir().unwrap();
+        let (root, cache) = (dir.path().join("root"), dir.path().join("cache"));
+        let prefix = cache.join("probe");
+        let installed_version = || {
+            let manifest = node_modules(&prefix).join("atif-probe").join("package.json");
+            let manifest: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+            manifest["version"].as_str().unwrap().to_owned()
+        };
+        let marker = node_modules(&prefix).join("marker");
+
+        commit_probe(&root, &PROBE, "1.0.0", &packed(dir.path(), "atif-probe", "1.0.0"));
+        install(&root, &cache, &PROBE).unwrap();
+        assert_eq!(installed_version(), "1.0.0");
+        assert!(!cache.join(STAGING).exists(), "the staging folder is cleaned up");
+        // The same lock again: nothing is installed, so a file npm ci would remove stays.
+        std::fs::write(&marker, "").unwrap();
+        install(&root, &cache, &PROBE).unwrap();
+        assert!(marker.exists());
+
+        // A relock npm cannot install fails and leaves the installed tree as it was.
+        commit_probe(&root, &PROBE, "1.0.1", "file:/nonexistent/atif-probe-1.0.1.tgz");
+        let err = format!("{:#}", install(&root, &cache, &PROBE).unwrap_err());
+        assert!(err.contains("`npm` failed"), "{err}");
+        assert_eq!(installed_version(), "1.0.0");
+        assert!(marker.exists());
+
+        // A relock npm can install replaces the tree.
+        commit_probe(&root, &PROBE, "1.0.1", &packed(dir.path(), "atif-probe", "1.0.1"));
+        install(&root, &cache, &PROBE).unwrap();
+        assert_eq!(installed_version(), "1.0.1");
+        assert!(!marker.exists());
+        let lock = std::fs::read_to_string(root.join("tests/e2e/npm/probe/package-lock.json"));
+        assert_eq!(std::fs::read_to_string(prefix.join("package-lock.json")).ok(), lock.ok());
+    }
+
     #[test]
     fn pins_are_read_with_scopes_and_comments() {
         let pins = parse_pins("# comment\n\n@openai/codex@0.169.0\nopencode-ai@1.18.33\n").unwrap();
