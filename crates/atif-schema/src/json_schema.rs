@@ -1,8 +1,9 @@
 //! JSON Schemas (Draft 2020-12) for every ATIF version, generated from the typed model.
 //!
 //! The typed model is the v1.8 superset; [`json_schema`] generates its schema with schemars and
-//! then removes what arrived after the requested version (see [`field_since`]), so each schema
-//! accepts exactly the fields of its version. The schemas check structure (required fields,
+//! then removes what arrived after the requested version (see
+//! [`ObjectType::field_since`](crate::ObjectType::field_since)), so each schema accepts exactly
+//! the fields of its version. The schemas check structure (required fields,
 //! types, closed objects, enumerations); rules that relate fields to each other (step ids in
 //! order, agent-only fields, call joins) are the validator's job.
 
@@ -28,17 +29,6 @@ pub fn json_schema(version: SchemaVersion) -> Value {
     let mut root = generator.into_root_schema_for::<Trajectory>().to_value();
     restrict(&mut root, version);
     root
-}
-
-/// The version in which `property` of the `$defs` entry `definition` arrived, as the
-/// per-version table ([`CHANGES`](crate::CHANGES)) says (v1.0 for names the table does not know).
-///
-/// A field of an object that itself arrived later (`ImageSource` in v1.6, `AudioSource` in
-/// v1.8) arrived with it.
-pub fn field_since(definition: &str, property: &str) -> SchemaVersion {
-    ObjectType::from_name(definition)
-        .and_then(|object| object.field_since(property))
-        .unwrap_or(SchemaVersion::V1_0)
 }
 
 /// The file name of a version's committed schema, e.g. `atif-v1.8.schema.json`.
@@ -377,6 +367,17 @@ impl JsonSchema for SchemaVersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The version in which `property` of the `$defs` entry `definition` arrived, as the
+    /// per-version table ([`CHANGES`](crate::CHANGES)) says (v1.0 for names it does not know).
+    ///
+    /// A field of an object that itself arrived later (`ImageSource` in v1.6, `AudioSource` in
+    /// v1.8) arrived with it.
+    fn field_since(definition: &str, property: &str) -> SchemaVersion {
+        ObjectType::from_name(definition)
+            .and_then(|object| object.field_since(property))
+            .unwrap_or(SchemaVersion::V1_0)
+    }
 
     /// Every property of a `$defs` entry, with its description.
     fn properties(schema: &Value) -> Vec<(String, String, Option<String>)> {

@@ -86,7 +86,7 @@ pub use builder::{AgentStepBuilder, StepBuilder, TrajectoryBuilder};
 pub use error::{Error, Result};
 pub use error_chain::error_chain;
 pub use field_table::{CHANGES, Change, ChangeKind, ObjectType};
-pub use json_schema::{field_since, json_schema, json_schema_file_name, json_schema_text};
+pub use json_schema::{json_schema, json_schema_file_name, json_schema_text};
 pub use load::{
     DEFAULT_MAX_INPUT_BYTES, Expected, LoadOptions, load_trajectory, parse_trajectory, read_path,
     read_reader,
