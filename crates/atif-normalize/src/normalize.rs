@@ -319,9 +319,9 @@ impl NormalizedDocument<'_> {
         self.report_explained(actual, deltas, &self.explain(actual), options)
     }
 
-    /// [`NormalizedDocument::report`] with the explanation given (see
-    /// [`report_explained`](crate::report_explained)); the deltas may come as the lines they
-    /// display as, for a caller that needs those lines too.
+    /// [`NormalizedDocument::report`] with the explanation given, `changes` (from
+    /// [`NormalizedDocument::explain`] of the same two documents); the deltas may come as the
+    /// lines they display as, for a caller that needs those lines too.
     pub fn report_explained<D: std::fmt::Display>(
         &self,
         actual: &NormalizedDocument<'_>,

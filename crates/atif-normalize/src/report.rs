@@ -143,22 +143,10 @@ pub fn report(golden: &Value, actual: &Value, deltas: &[Delta], options: &Report
     if deltas.is_empty() {
         return String::new();
     }
-    report_explained(golden, actual, deltas, &explain(golden, actual), options)
+    report_views(golden, actual, deltas, &explain(golden, actual), options)
 }
 
-/// [`report`] for a caller that already has the explanation, `changes` (from [`explain`] of
-/// the same two documents): `atif diff` explains while it hashes the run on another thread.
-pub fn report_explained(
-    golden: &Value,
-    actual: &Value,
-    deltas: &[Delta],
-    changes: &[StepChange],
-    options: &ReportOptions,
-) -> String {
-    report_views(golden, actual, deltas, changes, options)
-}
-
-/// [`report_explained`] for either tree.
+/// The report of `golden` against `actual` with the explanation given, for either tree.
 pub(crate) fn report_views<V: View, D: std::fmt::Display>(
     golden: &V,
     actual: &V,

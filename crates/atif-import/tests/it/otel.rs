@@ -557,20 +557,13 @@ fn report_with(
     actual: &[u8],
     diff_options: &atif_normalize::DiffOptions,
 ) -> Option<String> {
-    use atif_normalize::{ReportOptions, diff, explain, normalize, preset, shape};
+    use atif_normalize::{ReportOptions, diff, normalize, preset, report, shape};
 
     let options = preset("otel").unwrap();
     let golden = normalize(&check(golden), &options).unwrap();
     let actual = normalize(&check(actual), &options).unwrap();
     let deltas = diff(&shape(&golden), &shape(&actual), diff_options);
-    let changes = explain(&golden, &actual);
-    let report = atif_normalize::report_explained(
-        &golden,
-        &actual,
-        &deltas,
-        &changes,
-        &ReportOptions::default(),
-    );
+    let report = report(&golden, &actual, &deltas, &ReportOptions::default());
     (!deltas.is_empty()).then_some(report)
 }
 
