@@ -77,6 +77,7 @@ mod mcp_hybrid;
 mod mcp_state;
 mod mcp_tape;
 mod normalize;
+mod options;
 mod protocol;
 mod record;
 mod reply;
@@ -97,5 +98,6 @@ pub use limits::{
     DEFAULT_UPSTREAM_IDLE_TIMEOUT,
 };
 pub use mcp::{McpOptions, McpOutcome, McpTarget, Stop, relay_mcp};
-pub use server::{Options, Proxy, failed_path, start};
+pub use options::Options;
+pub use server::{Proxy, failed_path, start};
 pub use verdict::{MAX_KEPT, Operation, UnusedExchange, Verdict};
