@@ -3,7 +3,7 @@
 
 use crate::normalize::NormalizedDocument;
 use crate::shape::join;
-use crate::{Delta, DiffOptions, ReportOptions, Shape, StepChange};
+use crate::{Delta, DiffOptions, ReportDiff, ReportOptions, Shape, StepChange};
 
 /// Compares `actual` with `golden`: what every caller that judges a run does (`atif diff`,
 /// `atif check`, a golden check in a test, the review of a pending file).
@@ -102,7 +102,7 @@ impl Comparison<'_> {
     /// The failure report (see [`report`](crate::report)): the deltas, what moved step by step,
     /// then the unified diff, cut to a screen unless `options` asks for it whole.
     pub fn report(&self, options: &ReportOptions) -> String {
-        self.golden.report_explained(self.actual, &self.deltas, &self.changes, options)
+        self.golden.report(self.actual, &self.deltas, &self.changes, options)
     }
 
     /// [`report`](Self::report) with the deltas shown as `deltas` says (the lines a caller
@@ -112,6 +112,13 @@ impl Comparison<'_> {
         deltas: &[D],
         options: &ReportOptions,
     ) -> String {
-        self.golden.report_explained(self.actual, deltas, &self.changes, options)
+        self.golden.report(self.actual, deltas, &self.changes, options)
+    }
+
+    /// The unified diff the report shows: the first changed places, or all of the diff with
+    /// [`ReportOptions::set_full`]; for a caller that lays the report out itself (`atif diff
+    /// --format json`).
+    pub fn report_diff(&self, options: &ReportOptions) -> ReportDiff {
+        self.golden.report_diff(self.actual, &self.changes, options)
     }
 }

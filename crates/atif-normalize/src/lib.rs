@@ -86,7 +86,7 @@ pub use normalize::{
 };
 pub use options::{Masker, NormalizeOptions, SelectorAction};
 pub use preset::{PRESETS, preset};
-pub use report::{ReportDiff, ReportOptions, report, report_diff, shown_changes};
+pub use report::{ReportDiff, ReportOptions, report, shown_changes};
 pub use shape::{Shape, shape};
 
 /// What other crates of this workspace share with this one: not public API, and free to change

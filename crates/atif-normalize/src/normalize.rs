@@ -12,7 +12,7 @@ use crate::borrowed_tree::{Node, may_hold_secret};
 use crate::contract::normalize_tree;
 use crate::tree::{Object, Tree};
 use crate::view::View;
-use crate::{Delta, Error, NormalizeOptions, ReportDiff, ReportOptions, Result, Shape, StepChange};
+use crate::{Error, NormalizeOptions, ReportDiff, ReportOptions, Result, Shape, StepChange};
 
 /// Normalises a trajectory so that two runs of the same behaviour give the same document.
 ///
@@ -204,13 +204,14 @@ impl<'a> JsonDocument<'a> {
 
 /// A normalised document from [`JsonDocument::normalize`], whose strings may still borrow from
 /// the JSON text: what a golden check or `atif diff` works on, so that a run of a hundred
-/// megabytes is never copied into a `serde_json::Value`. It answers what the functions on
-/// `Value`s answer ([`shape`](crate::shape), [`explain`](crate::explain),
-/// [`report`](crate::report)), with the same results.
+/// megabytes is never copied into a `serde_json::Value`. Two of them are compared by
+/// [`compare`](crate::compare), which gives what the functions on `Value`s give
+/// ([`diff`](crate::diff), [`explain`](crate::explain), [`report`](crate::report)), with the
+/// same results.
 ///
 /// ```
 /// # fn main() -> atif_normalize::Result<()> {
-/// use atif_normalize::{DiffOptions, JsonDocument, NormalizeOptions, ReportOptions, diff};
+/// use atif_normalize::{DiffOptions, JsonDocument, NormalizeOptions, ReportOptions, compare};
 ///
 /// let options = NormalizeOptions::default();
 /// let golden_json = br#"{"schema_version": "ATIF-v1.8", "session_id": "s-1", "steps": []}"#;
@@ -221,9 +222,8 @@ impl<'a> JsonDocument<'a> {
 ///
 /// let actual_json = br#"{"schema_version": "ATIF-v1.8", "steps": [{"step_id": 1, "source": "user"}]}"#;
 /// let (actual, _) = JsonDocument::parse(actual_json)?.normalize(&options)?;
-/// let deltas = diff(&golden.shape(), &actual.shape(), &DiffOptions::default());
-/// let report = golden.report(&actual, &deltas, &ReportOptions::new());
-/// assert!(report.contains("step 1 (user) inserted"));
+/// let comparison = compare(&golden, &actual, &DiffOptions::default());
+/// assert!(comparison.report(&ReportOptions::new()).contains("step 1 (user) inserted"));
 /// assert_eq!(golden.into_value(), serde_json::json!({"schema_version": "ATIF-v1.8", "steps": []}));
 /// # Ok(())
 /// # }
@@ -301,28 +301,14 @@ impl NormalizedDocument<'_> {
     }
 
     /// How `actual` differs from this document, step by step (see [`explain`](crate::explain)).
-    pub fn explain(&self, actual: &NormalizedDocument<'_>) -> Vec<StepChange> {
+    pub(crate) fn explain(&self, actual: &NormalizedDocument<'_>) -> Vec<StepChange> {
         crate::explain::explain_views(&self.root, &actual.root)
     }
 
     /// The failure report of how `actual` differs from this document (see
-    /// [`report`](crate::report)).
-    pub fn report(
-        &self,
-        actual: &NormalizedDocument<'_>,
-        deltas: &[Delta],
-        options: &ReportOptions,
-    ) -> String {
-        if deltas.is_empty() {
-            return String::new();
-        }
-        self.report_explained(actual, deltas, &self.explain(actual), options)
-    }
-
-    /// [`NormalizedDocument::report`] with the explanation given, `changes` (from
-    /// [`NormalizedDocument::explain`] of the same two documents); the deltas may come as the
-    /// lines they display as, for a caller that needs those lines too.
-    pub fn report_explained<D: std::fmt::Display>(
+    /// [`report`](crate::report)), given the explanation `changes` of the same two documents;
+    /// the deltas may come as the lines they display as.
+    pub(crate) fn report<D: std::fmt::Display>(
         &self,
         actual: &NormalizedDocument<'_>,
         deltas: &[D],
@@ -332,8 +318,8 @@ impl NormalizedDocument<'_> {
         crate::report::report_views(&self.root, &actual.root, deltas, changes, options)
     }
 
-    /// The unified diff of a report (see [`report_diff`](crate::report_diff)).
-    pub fn report_diff(
+    /// The unified diff of a report (see [`Comparison::report_diff`](crate::Comparison::report_diff)).
+    pub(crate) fn report_diff(
         &self,
         actual: &NormalizedDocument<'_>,
         changes: &[StepChange],

@@ -226,8 +226,8 @@ pub fn shown_changes(n_changes: usize, options: &ReportOptions) -> usize {
     if options.full { n_changes } else { n_changes.min(options.max_changes) }
 }
 
-/// The unified diff a [`report`] shows, for `changes` (from [`explain`]) between `golden` and
-/// `actual`: the first changed places, or all of the diff with [`ReportOptions::set_full`].
+/// The unified diff a [`report`] shows, from [`Comparison::report_diff`](crate::Comparison::report_diff):
+/// the first changed places, or all of the diff with [`ReportOptions::set_full`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportDiff {
     /// What the diff covers, to follow `unified diff (golden -> actual)` in a title:
@@ -237,17 +237,7 @@ pub struct ReportDiff {
     pub text: String,
 }
 
-/// The unified diff of a [`report`]; see [`ReportDiff`].
-pub fn report_diff(
-    golden: &Value,
-    actual: &Value,
-    changes: &[StepChange],
-    options: &ReportOptions,
-) -> ReportDiff {
-    report_diff_views(golden, actual, changes, options)
-}
-
-/// [`report_diff`] for either tree.
+/// The unified diff of a report, for either tree; see [`ReportDiff`].
 pub(crate) fn report_diff_views<V: View>(
     golden: &V,
     actual: &V,

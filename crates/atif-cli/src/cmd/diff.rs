@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use atif_normalize::{Delta, NormalizedDocument, StepChange, StepChangeKind};
+use atif_normalize::{Comparison, Delta, StepChange, StepChangeKind};
 use atif_view::ViewOptions;
 use serde_json::{Value, json};
 
@@ -91,7 +91,6 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         write_diff_page(path, &golden, &actual, (&options, &compare), &ViewOptions::new())?;
     }
     let comparison = atif_normalize::compare(&golden, &actual, &compare);
-    let (deltas, changes) = (comparison.deltas(), comparison.changes());
     let changed = !comparison.is_same();
     let mut report_options = atif_normalize::ReportOptions::new();
     // Two runs, named as given: `atif diff` does not know which of them is a golden.
@@ -101,7 +100,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         .set_full_command(Some(this_command_as("diff", "--full")))
         .set_names(Some(names.clone()));
     if args.format == Format::Json {
-        let report = json_report(&golden, &actual, deltas, changes, &report_options);
+        let report = json_report(&comparison, &report_options);
         output::out(|out| {
             serde_json::to_writer_pretty(&mut *out, &report)?;
             writeln!(out)
@@ -117,16 +116,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 
 /// The JSON report: what the text report shows, as fields, cut the same way unless `--full`,
 /// so a long run gives a short document.
-fn json_report(
-    golden: &NormalizedDocument<'_>,
-    actual: &NormalizedDocument<'_>,
-    deltas: &[Delta],
-    changes: &[StepChange],
-    options: &atif_normalize::ReportOptions,
-) -> Value {
-    let changed = !deltas.is_empty();
+fn json_report(comparison: &Comparison<'_>, options: &atif_normalize::ReportOptions) -> Value {
+    let (deltas, changed) = (comparison.deltas(), !comparison.is_same());
     let (changes, diff) = match changed {
-        true => (changes, golden.report_diff(actual, changes, options).text),
+        true => (comparison.changes(), comparison.report_diff(options).text),
         false => (&[][..], String::new()),
     };
     let n_shown = atif_normalize::shown_changes(changes.len(), options);

@@ -3,7 +3,7 @@
 
 use atif_normalize::{
     DiffOptions, JsonDocument, NormalizeOptions, NormalizedDocument, ReportOptions, compare, diff,
-    explain, report, report_diff, shape,
+    explain, render, report, shape,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -25,26 +25,35 @@ pub(crate) fn agree(golden: &Value, actual: &Value) {
     assert_eq!((golden_doc.shape(), actual_doc.shape()), shapes);
     let deltas = diff(&shapes.0, &shapes.1, &DiffOptions::default());
     let changes = explain(&golden_value, &actual_value);
-    assert_eq!(golden_doc.explain(&actual_doc), changes, "{golden}\n{actual}");
     let mut options = ReportOptions::new();
     options.set_max_places(2).set_full_command(Some("atif diff --full a b".to_owned()));
     let expected = report(&golden_value, &actual_value, &deltas, &options);
-    assert_eq!(golden_doc.report(&actual_doc, &deltas, &options), expected);
     // The one comparison every caller makes gives the same, whatever hashes it knew before.
     let comparison = compare(&golden_doc, &actual_doc, &DiffOptions::default());
     assert_eq!((comparison.golden_shape(), comparison.actual_shape()), (&shapes.0, &shapes.1));
-    assert_eq!((comparison.deltas(), comparison.changes()), (&deltas[..], &changes[..]));
+    assert_eq!(comparison.deltas(), &deltas[..]);
+    assert_eq!(comparison.changes(), &changes[..], "{golden}\n{actual}");
     assert_eq!(comparison.is_same(), deltas.is_empty());
     assert_eq!(comparison.report(&options), expected);
+    // The diff it reports: the report's last section when cut, the whole unified diff when full.
+    let cut = comparison.report_diff(&options);
+    if deltas.is_empty() {
+        assert!(expected.is_empty());
+    } else {
+        assert!(!cut.text.is_empty(), "{expected}");
+        let section = format!("unified diff (golden -> actual){}:\n{}", cut.title, cut.text);
+        assert!(expected.ends_with(&section), "{expected}\n---\n{section}");
+    }
     options.set_full(true);
-    let expected = report_diff(&golden_value, &actual_value, &changes, &options);
-    assert_eq!(golden_doc.report_diff(&actual_doc, &changes, &options), expected);
+    let full = comparison.report_diff(&options);
+    assert_eq!(full.text, render(&golden_value, &actual_value));
+    assert!(full.title.is_empty());
     assert_eq!(golden_doc.member("schema_version"), golden_value.get("schema_version").cloned());
 
     // A document normalised from a `Value` is the same document.
     let (from_value, _) =
         NormalizedDocument::from_value(actual.clone(), &NormalizeOptions::default()).unwrap();
-    assert_eq!(golden_doc.explain(&from_value), changes);
+    assert_eq!(compare(&golden_doc, &from_value, &DiffOptions::default()).changes(), changes);
     assert_eq!(from_value.into_value(), actual_value);
 }
 
