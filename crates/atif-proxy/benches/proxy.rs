@@ -464,7 +464,7 @@ fn diagnose() -> Result {
     });
     time("redact secrets, a new scanner each time (before)", &|| {
         let mut value = request.clone();
-        atif_replay::redact_json(&mut value, &[]).unwrap();
+        atif_replay::support::redact_json(&mut value, &[]).unwrap();
     });
     let scanner = atif_secrets::Scanner::new();
     time("redact secrets, one scanner kept (now)", &|| {

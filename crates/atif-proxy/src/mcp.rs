@@ -316,7 +316,7 @@ fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) ->
     };
     script.mcp.retain(|message| message.server != name);
     script.mcp.extend(messages);
-    atif_replay::write_script_owned(path, script, masks)?;
+    atif_replay::support::write_script_owned(path, script, masks)?;
     Ok(())
 }
 

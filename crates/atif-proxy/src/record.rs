@@ -109,7 +109,7 @@ impl Recorder {
         script.recording = Some(self.recording.clone());
         script.exchanges = exchanges;
         script.mcp = mcp;
-        atif_replay::write_script_owned(path, script, &[])?;
+        atif_replay::support::write_script_owned(path, script, &[])?;
         Ok(())
     }
 

@@ -135,7 +135,7 @@ fn engines(options: &Options) -> Result<(Engine, McpState)> {
         Operation::Replay => {
             let mut load = LoadOptions::new();
             load.set_max_bytes(options.max_input_bytes);
-            let script = atif_replay::read_script_with(&options.script, &load)?;
+            let script = atif_replay::support::read_script_with(&options.script, &load)?;
             let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
             masks.extend(options.masks.iter().cloned());
             let normalizer = Normalizer::new(cwd, home, &masks)?;
@@ -185,7 +185,7 @@ fn hybrid_tools(
     }
     let mut load = LoadOptions::new();
     load.set_max_bytes(options.max_input_bytes);
-    let script = atif_replay::read_script_with(tape, &load)?;
+    let script = atif_replay::support::read_script_with(tape, &load)?;
     let mut masks = script.recording.as_ref().map(|r| r.masks.clone()).unwrap_or_default();
     masks.extend(options.masks.iter().cloned());
     let normalizer = Normalizer::new(cwd, home, &masks)?;
@@ -846,7 +846,7 @@ fn base_url(addr: SocketAddr) -> String {
 fn redacted(exchanges: Vec<HttpExchange>) -> Result<Vec<HttpExchange>> {
     let mut value = serde_json::to_value(exchanges)
         .map_err(|source| atif_replay::Error::Serialize { what: "traffic", source })?;
-    atif_replay::redact_json(&mut value, &[])?;
+    atif_replay::support::redact_json(&mut value, &[])?;
     let exchanges = serde_json::from_value(value)
         .map_err(|source| atif_replay::Error::Serialize { what: "redacted traffic", source })?;
     Ok(exchanges)

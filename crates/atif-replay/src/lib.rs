@@ -94,7 +94,16 @@ pub use record::{RecordOptions, RecordingClient};
 pub use replay::{Drift, DriftPolicy, ReplayClient, ReplayOptions};
 pub use script::{
     OLDEST_SCRIPT_VERSION, RecordedCall, Recording, SCRIPT_FORMAT, SCRIPT_VERSION, Script,
-    parse_script, read_script, read_script_with, redact_file, redact_json, redact_script,
-    request_fingerprint, write_script, write_script_owned,
+    parse_script, read_script, redact_file, redact_script, request_fingerprint, write_script,
 };
 pub use script_client::{RECORD_ENV, RecordMode, ScriptClient, ScriptOptions};
+
+/// What other crates of this workspace share with this one (the record/replay server): not
+/// public API, and free to change in any release. [`read_script`], [`write_script`] and
+/// [`redact_file`] are the ways to read, write and redact a script; the server also reads one
+/// under its own size limit, writes a large recording without a second copy of it, and redacts
+/// the bodies of the traffic it logs.
+#[doc(hidden)]
+pub mod support {
+    pub use crate::script::{read_script_with, redact_json, write_script_owned};
+}

@@ -174,19 +174,10 @@ pub(crate) fn canonical_request(request: &LlmRequest) -> Value {
     serde_json::to_value(request).unwrap_or(Value::Null)
 }
 
-/// Reads and checks a script file, through atif-schema's bounded reader with its default
-/// limit ([`atif_schema::DEFAULT_MAX_INPUT_BYTES`]); see [`read_script_with`].
-///
-/// # Errors
-///
-/// As for [`read_script_with`].
-pub fn read_script(path: &Path) -> Result<Script> {
-    read_script_with(path, &LoadOptions::new())
-}
-
-/// Reads and checks a script file through atif-schema's bounded reader: a file larger than
-/// `options`' limit is refused before a byte is read, a stream (a FIFO, `/dev/zero`) is
-/// stopped at the limit, and binary data fails at its first byte that JSON text never holds.
+/// Reads and checks a script file through atif-schema's bounded reader, with its default limit
+/// ([`atif_schema::DEFAULT_MAX_INPUT_BYTES`]): a larger file is refused before a byte is read, a
+/// stream (a FIFO, `/dev/zero`) is stopped at the limit, and binary data fails at its first byte
+/// that JSON text never holds.
 ///
 /// # Errors
 ///
@@ -194,6 +185,15 @@ pub fn read_script(path: &Path) -> Result<Script> {
 /// binary, [`Error::Parse`] (with line, column and JSON Pointer) when it is not JSON or not a
 /// script, [`Error::Invalid`] (with a JSON Pointer) when `format` or `version` is not a
 /// script's or a call is incomplete, [`Error::UnsupportedVersion`] for another format version.
+pub fn read_script(path: &Path) -> Result<Script> {
+    read_script_with(path, &LoadOptions::new())
+}
+
+/// [`read_script`] under `options`' limit (the record/replay server's own).
+///
+/// # Errors
+///
+/// As for [`read_script`].
 pub fn read_script_with(path: &Path, options: &LoadOptions) -> Result<Script> {
     let mut options = *options;
     options.set_expected(Expected::object("a replay script"));

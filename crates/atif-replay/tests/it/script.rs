@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use atif_replay::{Error, ReplayClient, read_script, read_script_with, redact_file};
+use atif_replay::support::read_script_with;
+use atif_replay::{Error, ReplayClient, read_script, redact_file};
 
 use crate::{ask, echo_model, record_to};
 
