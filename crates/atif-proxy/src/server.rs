@@ -13,7 +13,7 @@ use atif_wire::{CaptureOptions, HttpExchange, Protocol};
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, oneshot};
@@ -366,6 +366,22 @@ struct Limits {
     budget: Budget,
 }
 
+impl Limits {
+    /// Reads a request's body whole within these limits: a `Content-Length` over the limit fails
+    /// before a byte is read.
+    async fn read(
+        &self,
+        headers: &HeaderMap,
+        body: Body,
+    ) -> Result<(Bytes, Option<OwnedSemaphorePermit>), BodyError> {
+        let content_length = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+        read_body(body, content_length, self.max_body_bytes, self.body_read_timeout, &self.budget)
+            .await
+    }
+}
+
 #[derive(Debug)]
 enum Engine {
     Replay { tape: Mutex<Tape>, drift: DriftPolicy, normalizer: Normalizer },
@@ -651,19 +667,7 @@ async fn read_json(
     body: Body,
 ) -> ControlFlow<Response, (Bytes, Value, Option<OwnedSemaphorePermit>)> {
     let (method, path, protocol) = (&parts.method, parts.uri.path(), endpoint.protocol());
-    let content_length = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-    let limits = &shared.limits;
-    let read = read_body(
-        body,
-        content_length,
-        limits.max_body_bytes,
-        limits.body_read_timeout,
-        &limits.budget,
-    );
-    let (body, held) = match read.await {
+    let (body, held) = match shared.limits.read(&parts.headers, body).await {
         Ok(read) => read,
         Err(err) => return Break(body_failure(&shared.journal, protocol, method, path, err)),
     };
@@ -741,19 +745,8 @@ impl crate::mcp_http::Run for Shared {
     }
 
     async fn read_body(&self, parts: &Parts, body: Body) -> Result<Bytes, String> {
-        let content_length = parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-        let limits = &self.limits;
-        let read = read_body(
-            body,
-            content_length,
-            limits.max_body_bytes,
-            limits.body_read_timeout,
-            &limits.budget,
-        );
-        read.await.map(|(bytes, _held)| bytes).map_err(|err| match err {
+        let read = self.limits.read(&parts.headers, body).await;
+        read.map(|(bytes, _held)| bytes).map_err(|err| match err {
             BodyError::TooLarge { limit } => {
                 format!("it is larger than the limit of {limit} bytes (--max-body-bytes)")
             }
@@ -791,10 +784,7 @@ async fn mcp_report(shared: &Shared, parts: &Parts, body: Body) -> Response {
         };
         return shared.refuse(Protocol::OpenAiChat, status, &parts.method, &reason);
     }
-    let limits = &shared.limits;
-    let read =
-        read_body(body, None, limits.max_body_bytes, limits.body_read_timeout, &limits.budget);
-    let bytes = match read.await {
+    let bytes = match shared.limits.read(headers, body).await {
         Ok((bytes, _held)) => bytes,
         Err(_) => {
             let error = json!({"error": "cannot read the MCP report within the body limits"});
