@@ -318,7 +318,8 @@ impl NormalizedDocument<'_> {
         crate::report::report_views(&self.root, &actual.root, deltas, changes, options)
     }
 
-    /// The unified diff of a report (see [`Comparison::report_diff`](crate::Comparison::report_diff)).
+    /// The unified diff of a report (see
+    /// [`Comparison::report_diff`](crate::Comparison::report_diff)).
     pub(crate) fn report_diff(
         &self,
         actual: &NormalizedDocument<'_>,

@@ -226,8 +226,9 @@ pub fn shown_changes(n_changes: usize, options: &ReportOptions) -> usize {
     if options.full { n_changes } else { n_changes.min(options.max_changes) }
 }
 
-/// The unified diff a [`report`] shows, from [`Comparison::report_diff`](crate::Comparison::report_diff):
-/// the first changed places, or all of the diff with [`ReportOptions::set_full`].
+/// The unified diff a [`report`] shows, from
+/// [`Comparison::report_diff`](crate::Comparison::report_diff): the first changed places, or
+/// all of the diff with [`ReportOptions::set_full`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReportDiff {
     /// What the diff covers, to follow `unified diff (golden -> actual)` in a title:
