@@ -7,9 +7,12 @@
 //! 2. `atif replay --mcp everything`, in another directory with the server stopped, gives the
 //!    agent the same results and captures the same trajectory, byte for byte;
 //! 3. a changed tool result on the tape fails the replay naming the server and the tool;
-//! 4. the front keeps the model routes' access rules: a web page's `Origin` is refused, and a
+//! 4. `atif record --replay-tools`, the server still stopped, records the model again live
+//!    while the front answers the server from the tape: the same trajectory, a tape that
+//!    replays, and a call with new arguments counted as a miss;
+//! 5. the front keeps the model routes' access rules: a web page's `Origin` is refused, and a
 //!    server name the run does not front fails naming the ones it does;
-//! 5. the pinned Claude Code, given the front as an `"type": "http"` server, records and
+//! 6. the pinned Claude Code, given the front as an `"type": "http"` server, records and
 //!    replays the same way.
 //!
 //! Skipped with a notice where `cargo xtask e2e-setup` has not installed the server, the venv
@@ -88,13 +91,7 @@ fn a_streamable_http_server_is_recorded_on_the_tape_and_replayed_without_the_ser
     ) else {
         return;
     };
-    let provider = {
-        use atif_fake_provider::{Config, ScriptedCall};
-        let mut config = Config::default();
-        let arguments = json!({"message": "hello over http"});
-        config.set_calls(vec![ScriptedCall { name: "echo".to_owned(), arguments }]);
-        atif_fake_provider::FakeProvider::start(config).unwrap()
-    };
+    let provider = echo_provider("hello over http");
     let everything = Everything::start(&bin);
     let root = tempfile::tempdir().unwrap();
     let script = root.path().join("agent.script.json");
@@ -162,7 +159,61 @@ fn a_streamable_http_server_is_recorded_on_the_tape_and_replayed_without_the_ser
     let stderr = String::from_utf8_lossy(&drifted.stderr);
     assert!(stderr.contains("the result of tool `echo` of MCP server `everything`"), "{stderr}");
 
+    hybrid_answers_the_server_from_the_tape(&script, root.path(), &python, &stdout);
     refuses_web_pages_and_unknown_servers(&script, root.path());
+}
+
+/// The fake model, calling server-everything's `echo` with `message` once.
+fn echo_provider(message: &str) -> atif_fake_provider::FakeProvider {
+    use atif_fake_provider::{Config, ScriptedCall};
+    let mut config = Config::default();
+    let arguments = json!({"message": message});
+    config.set_calls(vec![ScriptedCall { name: "echo".to_owned(), arguments }]);
+    atif_fake_provider::FakeProvider::start(config).unwrap()
+}
+
+/// `atif record --replay-tools TAPE --mcp everything`, server-everything stopped: the model is
+/// recorded live, the front answers from the tape, and the new tape replays to the same
+/// trajectory; a call with new arguments is a miss.
+fn hybrid_answers_the_server_from_the_tape(tape: &Path, root: &Path, python: &Path, out: &str) {
+    let recorded_run = std::fs::read(root.join("recorded.trajectory.json")).unwrap();
+    let record = |message: &str, name: &str| {
+        let provider = echo_provider(message);
+        let script = root.join(format!("{name}.script.json"));
+        let run = root.join(format!("{name}.trajectory.json"));
+        let mut record = args(&[&"record", &"--script", &script, &"--trajectory", &run]);
+        record.extend(args(&[&"--replay-tools", &tape, &"--upstream", &provider.url()]));
+        record.extend(args(&[&"--mcp", &"everything", &"--"]));
+        record.extend(agent(python));
+        (atif_in(&root.join(name), record), script, run)
+    };
+    let (hybrid, script, run) = record("hello over http", "hybrid");
+    assert!(hybrid.status.success(), "hybrid: {}", e2e::describe(&hybrid));
+    assert_eq!(String::from_utf8_lossy(&hybrid.stdout), out, "the result came from the tape");
+    let stderr = String::from_utf8_lossy(&hybrid.stderr);
+    assert!(stderr.contains("MCP tool calls from the tools tape: 1 served, 0 missed"), "{stderr}");
+    assert_eq!(std::fs::read(&run).unwrap(), recorded_run);
+
+    let replayed_run = root.join("hybrid-replayed.trajectory.json");
+    let mut replay = args(&[&"replay", &"--script", &script, &"--trajectory", &replayed_run]);
+    replay.extend(args(&[&"--mcp", &"everything", &"--"]));
+    replay.extend(agent(python));
+    let replayed = atif_in(&root.join("hybrid-replayed"), replay);
+    assert!(replayed.status.success(), "replay of the hybrid tape: {}", e2e::describe(&replayed));
+    assert_eq!(std::fs::read(&replayed_run).unwrap(), recorded_run);
+
+    let (missed, script, _) = record("something new", "missed");
+    assert_eq!(missed.status.code(), Some(1), "{}", e2e::describe(&missed));
+    let stderr = String::from_utf8_lossy(&missed.stderr);
+    assert!(stderr.contains("MCP tool calls from the tools tape: 0 served, 1 missed"), "{stderr}");
+    assert!(
+        stderr.contains("MCP server `everything`: tools/call of `echo` matches no recorded call"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&missed.stdout);
+    assert!(stdout.starts_with("tool echo \"tool miss (not on the tools tape"), "{stdout}");
+    assert!(!script.exists(), "a recording with a miss never replaces the script");
+    assert!(root.join("missed.script.failed.json").exists());
 }
 
 /// `atif serve --replay --mcp everything` answers `/mcp/everything` only as it answers the

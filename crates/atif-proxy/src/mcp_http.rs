@@ -5,8 +5,8 @@
 //! Recording, every `POST`, `GET` and `DELETE` is forwarded to the server's URL with the
 //! agent's headers (its credentials are never saved) and the reply streamed back unchanged,
 //! while the messages of the POSTed body (one or a batch) and of the reply (a JSON body, or
-//! an event stream) are kept with how they travelled ([`McpVia`]). Replaying, the server is
-//! not contacted: each POSTed message is answered from the tape by the same matcher as the
+//! an event stream) are kept with how they travelled ([`McpVia`]). Replaying, and in a hybrid
+//! recording (`--replay-tools`), the server is not contacted: each POSTed message is answered from the tape by the same matcher as the
 //! stdio relay's, in a JSON body or an event stream as recorded; the server's own messages
 //! recorded on the `GET` stream go out on the agent's `GET` stream; the session id
 //! (`Mcp-Session-Id`), volatile, is never kept and a replay hands out a new one.
@@ -30,7 +30,7 @@ use crate::mcp_state::McpState;
 use crate::mcp_tape::Output;
 use crate::normalize::Normalizer;
 use crate::reply::is_hop_header;
-use crate::{Error, Operation, Result};
+use crate::{Error, Result};
 
 /// The path prefix of the fronted servers: `/mcp/NAME`.
 pub(crate) const PREFIX: &str = "/mcp/";
@@ -46,10 +46,8 @@ const FRONT_ERROR_CODE: i64 = -32002;
 pub(crate) trait Run: Send + Sync + 'static {
     /// The servers fronted.
     fn front(&self) -> &McpHttpFront;
-    /// The MCP half of the tape.
+    /// The MCP half of the tape, which says whether the servers run or are answered from it.
     fn tape(&self) -> &McpState;
-    /// Record or replay.
-    fn operation(&self) -> Operation;
     /// The reply to a request that is not the agent's, if it is not.
     fn refused(&self, parts: &Parts) -> Option<Response>;
     /// A request's body, read within the run's limits, or why it cannot be.
@@ -85,14 +83,15 @@ struct Front {
 }
 
 impl McpHttpFront {
-    /// The front for `servers` (name, URL) for `operation`; recording needs every URL.
+    /// The front for `servers` (name, URL); when it `forwards` to them (a recording whose tools
+    /// are not answered from a tape), it needs every URL.
     pub(crate) fn new(
         servers: &[(String, Option<String>)],
-        operation: Operation,
+        forwards: bool,
     ) -> Result<McpHttpFront> {
         let mut fronts = HashMap::new();
         for (name, url) in servers {
-            check_server(name, url.as_deref(), operation)?;
+            check_server(name, url.as_deref(), forwards)?;
             if fronts.contains_key(name) {
                 return Err(Error::McpHttp {
                     name: name.clone(),
@@ -122,7 +121,7 @@ impl McpHttpFront {
     }
 }
 
-fn check_server(name: &str, url: Option<&str>, operation: Operation) -> Result<()> {
+fn check_server(name: &str, url: Option<&str>, forwards: bool) -> Result<()> {
     let fail = |message: String| Err(Error::McpHttp { name: name.to_owned(), message });
     let name_ok = !name.is_empty()
         && name.bytes().all(|byte| byte.is_ascii_alphanumeric() || b"-_.".contains(&byte));
@@ -134,7 +133,7 @@ fn check_server(name: &str, url: Option<&str>, operation: Operation) -> Result<(
             "has the URL `{}`; expected an http:// or https:// URL such as http://127.0.0.1:3001/mcp",
             crate::clean::Cleaner::new().clean(url.to_owned())
         )),
-        None if operation == Operation::Record => fail(
+        None if forwards => fail(
             "has no URL: a recording forwards to the server, so give --mcp NAME=URL".to_owned(),
         ),
         _ => Ok(()),
@@ -161,13 +160,13 @@ pub(crate) async fn handle<R: Run>(shared: &Arc<R>, parts: Parts, body: Body) ->
         );
         return failure(shared, StatusCode::NOT_FOUND, message);
     }
-    match (parts.method.clone(), shared.operation()) {
-        (Method::POST, Operation::Record) => record_post(shared, &name, parts, body).await,
-        (Method::POST, Operation::Replay) => replay_post(shared, &name, parts, body).await,
-        (Method::GET | Method::DELETE, Operation::Record) => forward(shared, &name, parts).await,
-        (Method::GET, Operation::Replay) => replay_get(shared, &name),
+    match (parts.method.clone(), shared.tape().answers_from_tape()) {
+        (Method::POST, false) => record_post(shared, &name, parts, body).await,
+        (Method::POST, true) => replay_post(shared, &name, parts, body).await,
+        (Method::GET | Method::DELETE, false) => forward(shared, &name, parts).await,
+        (Method::GET, true) => replay_get(shared, &name),
         // The session ends; the tape has nothing to say about it.
-        (Method::DELETE, Operation::Replay) => Response::new(Body::empty()),
+        (Method::DELETE, true) => Response::new(Body::empty()),
         (method, _) => {
             let mut response = failure(
                 shared,
@@ -620,7 +619,7 @@ mod tests {
     #[test]
     fn a_recording_needs_each_server_s_url_and_names_are_checked() {
         let record = |name: &str, url: Option<&str>| {
-            McpHttpFront::new(&[(name.to_owned(), url.map(str::to_owned))], Operation::Record)
+            McpHttpFront::new(&[(name.to_owned(), url.map(str::to_owned))], true)
                 .map(|_| ())
                 .map_err(|err| err.to_string())
         };
@@ -631,10 +630,10 @@ mod tests {
         assert!(bad.contains("is not a server name"), "{bad}");
         let scheme = record("files", Some("ftp://x")).unwrap_err();
         assert!(scheme.contains("expected an http:// or https:// URL"), "{scheme}");
-        let replay = McpHttpFront::new(&[("files".to_owned(), None)], Operation::Replay);
-        assert!(replay.is_ok(), "a replay needs no URL");
+        let replay = McpHttpFront::new(&[("files".to_owned(), None)], false);
+        assert!(replay.is_ok(), "a replay, or a hybrid recording, needs no URL");
         let twice = [("a".to_owned(), None), ("a".to_owned(), None)];
-        let err = McpHttpFront::new(&twice, Operation::Replay).unwrap_err().to_string();
+        let err = McpHttpFront::new(&twice, false).unwrap_err().to_string();
         assert!(err.contains("is given twice"), "{err}");
     }
 }

@@ -2,6 +2,9 @@
 //! while the MCP relays of the run are answered from the tools tape of an earlier recording,
 //! their real servers never started.
 //!
+//! The Streamable-HTTP servers the run fronts (`--mcp NAME=URL`) are answered from the same
+//! tape, in the framing recorded, and never contacted.
+//!
 //! Tool calls match the tape by tool name and normalised arguments, never by their order, and
 //! a call equal to one already served is served again. A call the tape cannot answer (a
 //! miss) is answered with a tool error naming the tool and the argument diff against the
@@ -14,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use atif_replay::{McpMessage, McpSide};
+use atif_replay::{McpHttp, McpMessage, McpSide};
 use serde_json::{Value, json};
 
 use crate::DriftPolicy;
@@ -70,8 +73,10 @@ impl HybridTools {
     }
 
     /// Answers the agent's `message` to `server` from the tape; a miss is a failure, and a
-    /// tool call that misses gets a tool error the model can read.
-    pub(crate) fn answer(&self, server: &str, message: &Value) -> McpAnswer {
+    /// tool call that misses gets a tool error the model can read (a Streamable-HTTP client
+    /// gets it as a JSON reply). `http` says how the message came (`None` from a stdio relay),
+    /// for the new recording.
+    pub(crate) fn answer(&self, server: &str, message: &Value, http: Option<McpHttp>) -> McpAnswer {
         let mut answer = {
             let mut tape = self.tape.lock().unwrap_or_else(PoisonError::into_inner);
             tape.answer(server, message, &self.normalizer, DriftPolicy::Strict)
@@ -91,7 +96,7 @@ impl HybridTools {
         } else if method == Some("tools/call") {
             self.calls_from_tape.fetch_add(1, Ordering::Relaxed);
         }
-        self.keep(server, Some(message), &answer.replies);
+        self.keep(server, Some((message, http)), &answer.replies);
         answer
     }
 
@@ -101,19 +106,25 @@ impl HybridTools {
     }
 
     /// Keeps the agent's `message` and the `replies` it got, in order, with the run's
-    /// directories as `<cwd>` and `<home>`, as a recording relay would have.
-    fn keep(&self, server: &str, message: Option<&Value>, replies: &[Output]) {
+    /// directories as `<cwd>` and `<home>` and how each travelled, as a recording relay or
+    /// front would have.
+    fn keep(&self, server: &str, message: Option<(&Value, Option<McpHttp>)>, replies: &[Output]) {
         let mut served = self.served.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(message) = message {
+        let with_http = |kept: McpMessage, http: Option<McpHttp>| match http {
+            Some(http) => kept.with_http(http),
+            None => kept,
+        };
+        if let Some((message, http)) = message {
             let mut message = message.clone();
             self.normalizer.insert_placeholders(&mut message);
-            served.push(McpMessage::new(server, McpSide::Client, message));
+            served.push(with_http(McpMessage::new(server, McpSide::Client, message), http));
         }
         for reply in replies {
             let line = self.normalizer.place_dirs_in(&reply.text());
             let mut value = reply.value.clone();
             self.normalizer.insert_placeholders(&mut value);
-            served.push(McpMessage::new(server, McpSide::Server, value).with_line(&line));
+            let kept = McpMessage::new(server, McpSide::Server, value).with_line(&line);
+            served.push(with_http(kept, reply.http.clone()));
         }
     }
 
@@ -178,9 +189,9 @@ mod tests {
     fn a_call_is_served_by_its_arguments_as_often_as_it_is_made_and_kept_as_served() {
         let hybrid = hybrid();
         let init = json!({"jsonrpc": "2.0", "id": "i", "method": "initialize", "params": {}});
-        assert!(hybrid.answer("files", &init).failure.is_none());
+        assert!(hybrid.answer("files", &init, None).failure.is_none());
         for id in [7, 8] {
-            let answer = hybrid.answer("files", &call(id, "/now/a.txt"));
+            let answer = hybrid.answer("files", &call(id, "/now/a.txt"), None);
             assert!(answer.failure.is_none(), "{:?}", answer.failure);
             assert_eq!(answer.replies[0].value["result"]["content"][0]["text"], "ay at /now");
             assert_eq!(answer.replies[0].value["id"], id);
@@ -196,7 +207,7 @@ mod tests {
     #[test]
     fn a_call_with_new_arguments_is_a_miss_answered_with_a_tool_error() {
         let hybrid = hybrid();
-        let answer = hybrid.answer("files", &call(3, "/now/b.txt"));
+        let answer = hybrid.answer("files", &call(3, "/now/b.txt"), None);
         let failure = answer.failure.unwrap();
         assert!(failure.starts_with("tool miss (not on the tools tape tools.json"), "{failure}");
         assert!(
@@ -210,7 +221,7 @@ mod tests {
         assert_eq!(reply["result"]["isError"], true);
         assert_eq!(reply["result"]["content"][0]["text"], failure);
         assert_eq!(hybrid.counts(), (0, 1));
-        let other = hybrid.answer("memory", &call(4, "/now/a.txt")).failure.unwrap();
+        let other = hybrid.answer("memory", &call(4, "/now/a.txt"), None).failure.unwrap();
         assert!(other.contains("the tools tape has no message of this server"), "{other}");
         assert_eq!(hybrid.counts(), (0, 2));
     }

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use atif_replay::{McpMessage, McpSide};
+use atif_replay::{McpHttp, McpMessage, McpSide, McpVia};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -127,7 +127,7 @@ impl McpState {
             McpState::Hybrid(hybrid) => {
                 let answer = match (report.start, report.message) {
                     (true, _) => hybrid.start(&report.server),
-                    (false, Some(message)) => hybrid.answer(&report.server, &message),
+                    (false, Some(message)) => hybrid.answer(&report.server, &message, None),
                     (false, None) => return Err("expected `start` or a `message`".to_owned()),
                 };
                 // The relay replays: its real server is never started. A miss reaches the agent
@@ -150,11 +150,25 @@ impl McpState {
         }
     }
 
-    /// Answers the client's `message` to `server` from the tape (replay; `None` recording).
+    /// Whether the MCP servers of the run are answered from a tape (a replay, or a hybrid
+    /// recording) rather than run.
+    pub(crate) fn answers_from_tape(&self) -> bool {
+        !matches!(self, McpState::Record(_))
+    }
+
+    /// Answers the message a client `POST`ed to the Streamable-HTTP server `server` from the
+    /// tape (replay, hybrid recording; `None` recording).
     pub(crate) fn answer(&self, server: &str, message: &Value) -> Option<McpAnswer> {
-        let McpState::Replay { tape, normalizer, drift, .. } = self else { return None };
-        let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
-        Some(tape.answer(server, message, normalizer, *drift))
+        match self {
+            McpState::Record(_) => None,
+            McpState::Replay { tape, normalizer, drift, .. } => {
+                let mut tape = tape.lock().unwrap_or_else(PoisonError::into_inner);
+                Some(tape.answer(server, message, normalizer, *drift))
+            }
+            McpState::Hybrid(hybrid) => {
+                Some(hybrid.answer(server, message, Some(McpHttp::new(McpVia::Post))))
+            }
+        }
     }
 
     /// The recorded messages, taken out (recording).

@@ -115,7 +115,8 @@ impl Options {
 
     /// Also fronts the Streamable-HTTP MCP server `name` at `http://ADDR/mcp/NAME`
     /// (repeatable): a recording forwards each request to `url` and keeps its messages on the
-    /// tape under server `name`; a replay answers them from the tape and needs no `url`.
+    /// tape under server `name`; a replay, or a hybrid recording
+    /// ([`Options::set_replay_tools`]), answers them from the tape and needs no `url`.
     pub fn add_mcp_http(&mut self, name: impl Into<String>, url: Option<String>) -> &mut Self {
         self.mcp_http.push((name.into(), url));
         self
@@ -132,8 +133,8 @@ impl Options {
     }
 
     /// Makes a recording hybrid: the model is recorded live, while the MCP relays of the run
-    /// are answered from the MCP messages of the script `tape` and their servers are never
-    /// started. Tool calls match by tool name and arguments, never by order; a call the tape
+    /// and the Streamable-HTTP servers it fronts are answered from the MCP messages of the
+    /// script `tape`, and their servers are never started or contacted. Tool calls match by tool name and arguments, never by order; a call the tape
     /// cannot answer (a miss) gets a tool error and makes the recording not exact. The new
     /// recording holds the tool traffic as served. A replay ignores it: its script holds its
     /// tools.

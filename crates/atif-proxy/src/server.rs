@@ -80,7 +80,7 @@ pub async fn start(options: &Options) -> Result<Proxy> {
         return Err(Error::ScriptIsDirectory { path: options.script.clone() });
     }
     let (engine, mcp) = engines(options)?;
-    let mcp_http = McpHttpFront::new(&options.mcp_http, options.operation)?;
+    let mcp_http = McpHttpFront::new(&options.mcp_http, !mcp.answers_from_tape())?;
     let listener = tokio::net::TcpListener::bind(options.listen)
         .await
         .map_err(|source| Error::Listen { addr: options.listen, source })?;
@@ -173,16 +173,6 @@ fn hybrid_tools(
     cwd: Option<String>,
     home: Option<String>,
 ) -> Result<McpState> {
-    if let Some((name, _)) = options.mcp_http.first() {
-        // The front forwards to its server while recording: it would run the server live,
-        // which is what a hybrid recording promises not to do.
-        return Err(Error::McpHttp {
-            name: name.clone(),
-            message: "is a Streamable-HTTP server, which a hybrid recording (--replay-tools) \
-                      does not serve from the tape yet; record it without --replay-tools"
-                .to_owned(),
-        });
-    }
     let mut load = LoadOptions::new();
     load.set_max_bytes(options.max_input_bytes);
     let script = atif_replay::support::read_script_with(tape, &load)?;
@@ -734,10 +724,6 @@ impl crate::mcp_http::Run for Shared {
         &self.mcp
     }
 
-    fn operation(&self) -> Operation {
-        Shared::operation(self)
-    }
-
     fn refused(&self, parts: &Parts) -> Option<Response> {
         let reason = self.access.refusal(&parts.headers, &parts.uri)?;
         let protocol = guess(parts.uri.path());
@@ -925,19 +911,6 @@ mod tests {
         assert_eq!(url("[::]:4000"), "http://[::1]:4000");
         assert_eq!(url("10.0.0.5:4000"), "http://10.0.0.5:4000");
         assert_eq!(url("127.0.0.1:4000"), "http://127.0.0.1:4000");
-    }
-
-    #[tokio::test]
-    async fn a_hybrid_recording_refuses_a_streamable_http_server_it_would_run_live() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut options = Options::record(dir.path().join("agent.script.json"));
-        options.set_replay_tools(Some(dir.path().join("tools.script.json")));
-        options.add_mcp_http("web", Some("http://127.0.0.1:9/mcp".to_owned()));
-        let err = start(&options).await.unwrap_err().to_string();
-        assert!(
-            err.starts_with("--mcp `web` is a Streamable-HTTP server, which a hybrid recording"),
-            "{err}"
-        );
     }
 
     #[test]

@@ -26,8 +26,9 @@ pub(crate) struct RecordArgs {
     #[arg(long, value_name = "URL")]
     upstream: Option<String>,
     /// Hybrid: record the model live, but answer the agent's MCP servers (run through
-    /// `atif mcp`) from the MCP messages of this script, never starting them; a tool call it
-    /// cannot answer is a miss (see docs/mcp.md). It may be the --script file itself.
+    /// `atif mcp`, or fronted with --mcp) from the MCP messages of this script, never starting
+    /// or contacting them; a tool call it cannot answer is a miss (see docs/mcp.md). It may be
+    /// the --script file itself.
     #[arg(long, value_name = "FILE")]
     replay_tools: Option<PathBuf>,
     #[command(flatten)]
@@ -99,7 +100,8 @@ struct ServerArgs {
     masks: Vec<String>,
     /// Also front the Streamable-HTTP MCP server NAME at URL (`http://127.0.0.1:3001/mcp`):
     /// the agent's MCP client uses `$ATIF_PROXY_URL/mcp/NAME`, and its messages go on the
-    /// one tape under NAME; a replay needs no URL (`--mcp NAME`); repeatable.
+    /// one tape under NAME; a replay, or a recording with --replay-tools, needs no URL
+    /// (`--mcp NAME`); repeatable.
     #[arg(long = "mcp", value_name = "NAME=URL")]
     mcp: Vec<String>,
     /// Allow --listen on an address other machines can reach (0.0.0.0, a LAN address): they

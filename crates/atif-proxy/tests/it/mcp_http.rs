@@ -2,6 +2,7 @@
 //! answers in every framing the transport allows: a JSON reply with a session id, an event
 //! stream, a batch, `202` for a notification, and a message of its own on the `GET` stream.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -160,14 +161,13 @@ fn events(stream: &str) -> String {
     data.filter(|data| !data.is_empty()).collect::<Vec<_>>().join("\n")
 }
 
-#[tokio::test]
-async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_server() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("run.script.json");
+/// Records one [`session`] with the hand-driven server, and a model call, into `path`; what
+/// the agent saw.
+async fn record_session(path: &Path) -> Vec<String> {
     let provider =
         atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
     let server = mcp_server().await;
-    let mut options = quiet(Options::record(&path));
+    let mut options = quiet(Options::record(path));
     options.set_upstream(provider.url()).add_mcp_http("fake", Some(server));
     let proxy = start(&options).await.unwrap();
     let recorded = session(proxy.url()).await;
@@ -176,6 +176,22 @@ async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_
         200
     );
     proxy.finish().await.unwrap();
+    recorded
+}
+
+/// What the agent saw recording, with the secret the tape holds redacted: what it sees from
+/// the tape.
+fn as_taped(recorded: &[String]) -> Vec<String> {
+    let secret =
+        |text: &String| text.replace("sk-proj-AAAAbbbbCCCCddddEEEEffff", "<redacted:openai-key>");
+    recorded.iter().map(secret).collect()
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.script.json");
+    let recorded = record_session(&path).await;
     assert_eq!(recorded[0], "200 application/json <session>", "{recorded:?}");
     assert!(recorded[3].contains("notifications/progress"), "{recorded:?}");
     assert!(recorded[4].contains("from the get stream"), "{recorded:?}");
@@ -208,9 +224,90 @@ async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_
     let verdict = proxy.finish().await.unwrap();
     assert!(verdict.ok, "{verdict:?}");
     // What the tape holds, the secret redacted, is what the agent gets.
-    let secret =
-        |text: &String| text.replace("sk-proj-AAAAbbbbCCCCddddEEEEffff", "<redacted:openai-key>");
-    assert_eq!(replayed, recorded.iter().map(secret).collect::<Vec<_>>());
+    assert_eq!(replayed, as_taped(&recorded));
+}
+
+#[tokio::test]
+async fn a_hybrid_recording_answers_a_streamable_http_server_from_the_tape_and_counts_a_miss() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.script.json");
+    let recorded = record_session(&tools).await;
+    let provider =
+        atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+    // The model live, the server given no URL: it could not be reached if the front tried.
+    let hybrid = |path: &Path| {
+        let mut options = quiet(Options::record(path));
+        options.set_upstream(provider.url()).set_replay_tools(Some(tools.clone()));
+        options.add_mcp_http("fake", None);
+        options
+    };
+    let path = dir.path().join("hybrid.script.json");
+    let proxy = start(&hybrid(&path)).await.unwrap();
+    let served = session(proxy.url()).await;
+    assert_eq!(
+        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
+        200
+    );
+    let verdict = proxy.finish().await.unwrap();
+    assert_eq!(served, as_taped(&recorded), "the tape answers in the recorded framing");
+    assert_eq!((verdict.mcp_calls_from_tape, verdict.mcp_call_misses), (Some(1), Some(0)));
+    assert_eq!(verdict.exchanges_recorded, 1, "{verdict:?}");
+
+    // The new recording keeps the tool traffic as served, with how it travelled: it replays.
+    let script: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let result = script["mcp"].as_array().unwrap().iter().find(|m| m["message"]["id"] == 2);
+    assert_eq!(result.unwrap()["http"], json!({"via": "post"}));
+    let mut options = quiet(Options::replay(&path));
+    options.add_mcp_http("fake", None);
+    let proxy = start(&options).await.unwrap();
+    let replayed = session(proxy.url()).await;
+    assert_eq!(
+        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
+        200
+    );
+    let verdict = proxy.finish().await.unwrap();
+    assert!(verdict.ok, "{verdict:?}");
+    assert_eq!(replayed, served);
+
+    // A call with new arguments misses: a tool error the model can read, counted, and the
+    // recording is saved beside the script, not over it.
+    let path = dir.path().join("missed.script.json");
+    let proxy = start(&hybrid(&path)).await.unwrap();
+    let url = format!("{}/mcp/fake", proxy.url());
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "new"}}});
+    let client = reqwest::Client::new();
+    let mut replies = Vec::new();
+    for message in [init, call] {
+        let reply = client
+            .post(&url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(message.to_string())
+            .send()
+            .await
+            .unwrap();
+        let content_type = reply.headers()["content-type"].to_str().unwrap().to_owned();
+        replies.push((content_type, reply.text().await.unwrap()));
+    }
+    assert_eq!(
+        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
+        200
+    );
+    let Error::NotExact { verdict, saved } = proxy.finish().await.unwrap_err() else {
+        panic!("a miss makes the recording not exact")
+    };
+    assert_eq!((verdict.mcp_calls_from_tape, verdict.mcp_call_misses), (Some(0), Some(1)));
+    assert_eq!(replies[1].0, "application/json", "{replies:?}");
+    let error: Value = serde_json::from_str(&replies[1].1).unwrap();
+    assert_eq!(error["id"], 2);
+    assert_eq!(error["result"]["isError"], true);
+    let text = error["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("tool miss (not on the tools tape tools.script.json"), "{text}");
+    assert!(verdict.errors[0].contains("`echo`"), "{verdict:?}");
+    assert_eq!(saved.as_deref(), Some(atif_proxy::failed_path(&path).as_path()));
+    assert!(!path.exists());
 }
 
 #[tokio::test]
