@@ -1,6 +1,8 @@
 //! `cargo xtask e2e-setup`: installs the pinned agent CLIs and Python packages that the
 //! end-to-end tests run, into one cache folder, skipping what is already there; the npm sets
-//! come from their committed locks (`crate::npm`).
+//! come from their committed locks (`crate::npm`), the venvs from their requirements under
+//! committed constraints (`crate::pip`). `cargo xtask e2e-lock` writes those locks and
+//! constraints again from the pins.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -10,6 +12,10 @@ use anyhow::{Context, bail};
 use crate::npm;
 use crate::pip;
 use crate::{project_root, run};
+
+/// The command that writes the locks and constraints again, named by every message about a
+/// stale one.
+pub(crate) const LOCK_COMMAND: &str = "cargo xtask e2e-lock";
 
 /// Where Debian's `chromium` package puts the browser the page tests drive.
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -67,7 +73,10 @@ pub(crate) fn lock(args: &[String]) -> anyhow::Result<ExitCode> {
 /// `$ATIF_E2E_CACHE`, or `target/e2e-cache` in the project.
 fn cache_dir(root: &Path) -> PathBuf {
     match std::env::var_os("ATIF_E2E_CACHE") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        // Absolute: npm is run inside the cache, and would read a relative one from there.
+        Some(dir) if !dir.is_empty() => {
+            std::path::absolute(&dir).unwrap_or_else(|_| PathBuf::from(dir))
+        }
         _ => root.join("target").join("e2e-cache"),
     }
 }
@@ -87,6 +96,16 @@ fn install_chromium() -> anyhow::Result<()> {
         .args(["install", "-y", "-qq", "--no-install-recommends", "chromium"])
         .env("DEBIAN_FRONTEND", "noninteractive"))
     .context("cannot install Chromium with apt-get")
+}
+
+/// Removes `dir` and everything in it, if it is there.
+pub(crate) fn remove_dir_if_present(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot remove {}", dir.display()))
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

