@@ -59,18 +59,18 @@ fn add(read: &mut Read, request: Request) -> Option<()> {
         return None;
     }
     read.records += 1;
-    for resource in request.resource_spans.into_iter().flatten() {
-        for scope_spans in resource.scope_spans.into_iter().flatten() {
-            let scope = scope_spans.scope.unwrap_or_default();
+    for Obj(resource) in request.resource_spans.into_iter().flatten() {
+        for Obj(scope_spans) in resource.scope_spans.into_iter().flatten() {
+            let scope = scope_spans.scope.map(|Obj(scope)| scope).unwrap_or_default();
             let (name, version) = (Rc::<str>::from(scope.name), Rc::<str>::from(scope.version));
-            for span in scope_spans.spans.into_iter().flatten() {
+            for Obj(span) in scope_spans.spans.into_iter().flatten() {
                 read.spans.push(span.into_span(&name, &version)?);
             }
         }
     }
-    for resource in request.resource_logs.into_iter().flatten() {
-        for scope_logs in resource.scope_logs.into_iter().flatten() {
-            for log in scope_logs.log_records.into_iter().flatten() {
+    for Obj(resource) in request.resource_logs.into_iter().flatten() {
+        for Obj(scope_logs) in resource.scope_logs.into_iter().flatten() {
+            for Obj(log) in scope_logs.log_records.into_iter().flatten() {
                 read.logs.extend(log.into_event());
             }
         }
@@ -84,24 +84,47 @@ fn add(read: &mut Read, request: Request) -> Option<()> {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct Request {
     #[serde(default)]
-    resource_spans: Option<Vec<ResourceSpans>>,
+    resource_spans: Option<Vec<Obj<ResourceSpans>>>,
     #[serde(default)]
-    resource_logs: Option<Vec<ResourceLogs>>,
+    resource_logs: Option<Vec<Obj<ResourceLogs>>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ResourceSpans {
     #[serde(default)]
-    scope_spans: Option<Vec<ScopeSpans>>,
+    scope_spans: Option<Vec<Obj<ScopeSpans>>>,
 }
 
 #[derive(Deserialize)]
 struct ScopeSpans {
     #[serde(default)]
-    scope: Option<Scope>,
+    scope: Option<Obj<Scope>>,
     #[serde(default)]
-    spans: Option<Vec<RawSpan>>,
+    spans: Option<Vec<Obj<RawSpan>>>,
+}
+
+/// `T` read from a JSON object only. A struct that serde derives also reads from an array, its
+/// fields by position, where the `Value` path, which asks an object for its keys, finds none:
+/// every struct below is read through this, so such an array fails the fast reader.
+struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Obj<T>, D::Error> {
+        struct ObjectVisitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+            type Value = Obj<T>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Obj)
+            }
+        }
+        deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+    }
 }
 
 /// An instrumentation scope: a name or version that is not text reads as empty, as in the
@@ -128,9 +151,9 @@ struct RawSpan {
     #[serde(default)]
     start_time_unix_nano: Nanos,
     #[serde(default)]
-    status: Option<Status>,
+    status: Option<Obj<Status>>,
     #[serde(default)]
-    events: Option<Vec<RawEvent>>,
+    events: Option<Vec<Obj<RawEvent>>>,
     #[serde(default)]
     attributes: Option<Attributes>,
 }
@@ -139,7 +162,7 @@ impl RawSpan {
     /// The span, or `None` where the `Value` path would report it malformed.
     fn into_span(self, scope: &Rc<str>, scope_version: &Rc<str>) -> Option<Span> {
         let id = |id: Option<String>| id.filter(|id| !id.is_empty());
-        let error = self.status.and_then(Status::error);
+        let error = self.status.and_then(|Obj(status)| status.error());
         Some(Span {
             trace_id: id(self.trace_id)?,
             span_id: id(self.span_id)?,
@@ -149,7 +172,12 @@ impl RawSpan {
             scope: Rc::clone(scope),
             scope_version: Rc::clone(scope_version),
             attributes: self.attributes.map(|a| a.0).unwrap_or_default(),
-            events: self.events.into_iter().flatten().map(RawEvent::into_event).collect(),
+            events: self
+                .events
+                .into_iter()
+                .flatten()
+                .map(|Obj(event)| event.into_event())
+                .collect(),
             error,
         })
     }
@@ -194,14 +222,14 @@ impl RawEvent {
 #[serde(rename_all = "camelCase")]
 struct ResourceLogs {
     #[serde(default)]
-    scope_logs: Option<Vec<ScopeLogs>>,
+    scope_logs: Option<Vec<Obj<ScopeLogs>>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ScopeLogs {
     #[serde(default)]
-    log_records: Option<Vec<RawLog>>,
+    log_records: Option<Vec<Obj<RawLog>>>,
 }
 
 #[derive(Deserialize)]
@@ -296,7 +324,7 @@ impl<'de> Deserialize<'de> for Attributes {
 
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Attributes, A::Error> {
                 let mut map = Map::new();
-                while let Some(pair) = seq.next_element::<KeyValue>()? {
+                while let Some(Obj(pair)) = seq.next_element::<Obj<KeyValue>>()? {
                     map.insert(pair.key, pair.value.map_or(Value::Null, |v| v.0));
                 }
                 Ok(Attributes(map))
@@ -372,13 +400,13 @@ impl<'de> Visitor<'de> for AnyValueVisitor {
                 other => other,
             },
             Kind::Array => {
-                let list = map.next_value::<Option<Values<Vec<AnyValue>>>>()?;
-                let values = list.and_then(|l| l.values).unwrap_or_default();
+                let list = map.next_value::<Option<Obj<Values<Vec<AnyValue>>>>>()?;
+                let values = list.and_then(|Obj(l)| l.values).unwrap_or_default();
                 Value::Array(values.into_iter().map(|v| v.0).collect())
             }
             Kind::KvList => {
-                let list = map.next_value::<Option<Values<Attributes>>>()?;
-                Value::Object(list.and_then(|l| l.values).map(|a| a.0).unwrap_or_default())
+                let list = map.next_value::<Option<Obj<Values<Attributes>>>>()?;
+                Value::Object(list.and_then(|Obj(l)| l.values).map(|a| a.0).unwrap_or_default())
             }
         };
         if map.next_key::<de::IgnoredAny>()?.is_some() {
@@ -603,6 +631,49 @@ mod tests {
             ),
             ("an array of requests", serde_json::to_vec(&json!([request(json!([good]))])).unwrap()),
             ("nothing", Vec::new()),
+            // Objects written as arrays, which serde's derived structs would read by position
+            // while the `Value` path finds no key in them.
+            ("a span as an array", lines(&[request(json!([["t", "s", null, "n"]]))])),
+            ("a resource as an array", lines(&[json!({"resourceSpans": [[[]]]})])),
+            (
+                "a scope as an array",
+                lines(&[
+                    json!({"resourceSpans": [{"scopeSpans": [{"scope": ["pydantic-ai", "1"], "spans": [good.clone()]}]}]}),
+                ]),
+            ),
+            (
+                "a status as an array",
+                lines(&[request(json!([span("a", json!({"status": [2, "boom"]}))]))]),
+            ),
+            (
+                "an attribute as an array",
+                lines(&[request(json!([span(
+                    "a",
+                    json!({"attributes": [["k", {"stringValue": "v"}]]})
+                )]))]),
+            ),
+            (
+                "an event as an array",
+                lines(&[request(json!([span("a", json!({"events": [["e", []]]}))]))]),
+            ),
+            (
+                "an arrayValue's values as an array",
+                lines(&[request(json!([span(
+                    "a",
+                    json!({"attributes": [{"key": "k", "value": {"arrayValue": [[{"stringValue": "x"}]]}}]})
+                )]))]),
+            ),
+            (
+                "a kvlistValue's values as an array",
+                lines(&[request(json!([span(
+                    "a",
+                    json!({"attributes": [{"key": "k", "value": {"kvlistValue": [[]]}}]})
+                )]))]),
+            ),
+            (
+                "a log record as an array",
+                lines(&[json!({"resourceLogs": [{"scopeLogs": [{"logRecords": [["a0", "e"]]}]}]})]),
+            ),
         ];
         for (case, bytes) in cases {
             assert!(read(&bytes).is_none(), "{case}");
