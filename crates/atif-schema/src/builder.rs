@@ -155,7 +155,9 @@ impl TrajectoryBuilder {
         for (idx, (step, metrics)) in self.draft.steps.iter().zip(&self.metrics).enumerate() {
             let step_id = idx + 1;
             let dispatch = step.llm_call_count == Some(0);
-            if dispatch && (metrics.is_some() || !step.reasoning.is_empty()) {
+            // An empty reasoning text is left out, so it is no reasoning_content.
+            let reasoning = step.reasoning.iter().any(|text| !text.is_empty());
+            if dispatch && (metrics.is_some() || reasoning) {
                 return Err(build_error(format!(
                     "step {step_id}: llm_call_count 0 means no LLM call, so the step cannot have \
                      metrics or reasoning_content"
@@ -416,7 +418,8 @@ fn draft_step(source: StepSource, message: Message) -> draft::Step {
 }
 
 /// A message as the draft's parts: a text as one text part, a list of parts as given (so it is
-/// written as a list).
+/// written as a list; an empty list, which holds nothing, is written as `""`, as every writer
+/// of the draft writes a message without content).
 fn parts(message: Message) -> Vec<Part> {
     match message {
         Message::Text(text) => vec![Part::Text(text)],

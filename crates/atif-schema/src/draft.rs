@@ -307,10 +307,11 @@ impl Trajectory {
         self.steps.len() - 1
     }
 
-    /// Adds `call` to the step at `step_idx` and remembers where it lives for the join.
+    /// Adds `call` to the step at `step_idx` and remembers where it lives for the join; a call
+    /// for a step the draft does not have is dropped.
     pub fn add_call(&mut self, step_idx: usize, call: ToolCall) {
-        self.call_steps.insert(call.id.clone(), step_idx);
         if let Some(step) = self.steps.get_mut(step_idx) {
+            self.call_steps.insert(call.id.clone(), step_idx);
             step.tool_calls.push(call);
         }
     }
@@ -613,6 +614,11 @@ mod tests {
                 .is_none()
         );
         assert_eq!(t.steps[0].results.len(), 1);
+        // A call for a step the draft does not have is dropped, so its result is an orphan.
+        t.add_call(7, call("c3"));
+        let result = ObsResult { source_call_id: Some("c3".into()), ..ObsResult::default() };
+        assert!(t.add_result(result).is_some());
+        assert!(!t.add_subagent_ref("c3", "s1"));
     }
 
     #[test]

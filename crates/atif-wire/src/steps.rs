@@ -49,12 +49,22 @@ pub fn add_tools(known: &mut Vec<ToolDefinition>, offered: &[ToolDefinition]) {
 ///
 /// # Errors
 ///
+/// [`Error::Traffic`] when a model reply made two tool calls with one id: a tool result names
+/// its call by id, so the two results could not be told apart (one would be lost).
 /// [`Error::Schema`] when the validator refuses the trajectory (the captures record nothing
 /// it refuses; the error is there for a schema crate that moved on).
 pub fn finish(
     mut draft: draft::Trajectory,
     tools: &[ToolDefinition],
 ) -> Result<atif_schema::Trajectory> {
+    if let Some(id) = repeated_call_id(&draft) {
+        return Err(Error::Traffic {
+            message: format!(
+                "a model reply made two tool calls with the id `{id}`, so their results cannot \
+                 be told apart"
+            ),
+        });
+    }
     if draft.model_name.is_none() {
         draft.model_name = draft.steps.iter().find_map(|step| step.model_name.clone());
     }
@@ -69,6 +79,16 @@ pub fn finish(
     }
     draft.final_metrics = Some(draft.summed_metrics());
     draft.build().map_err(|source| Error::Schema { source })
+}
+
+/// The first tool-call id that one step of `draft` holds twice.
+fn repeated_call_id(draft: &draft::Trajectory) -> Option<&str> {
+    draft.steps.iter().find_map(|step| {
+        let calls = &step.tool_calls;
+        calls.iter().enumerate().find_map(|(idx, call)| {
+            calls[..idx].iter().any(|earlier| earlier.id == call.id).then_some(call.id.as_str())
+        })
+    })
 }
 
 /// `result` as results with one subagent ref each: the content goes with the first ref of a
@@ -151,6 +171,24 @@ mod tests {
         assert_eq!(built.prompt, Some(u64::MAX));
         assert_eq!(built.extra["reasoning_tokens"], json!(5));
         assert!(metrics(Usage::new(1, 1, 0)).extra.is_empty());
+    }
+
+    #[test]
+    fn a_reply_with_two_tool_calls_of_one_id_is_refused_naming_the_id() {
+        let call = |id: &str| crate::ToolCall::new(id, "bash", json!({"command": "ls"}));
+        let mut response = LlmResponse::from_text("");
+        response.tool_calls = vec![call("c1"), call("c2"), call("c1")];
+        let mut draft = draft::Trajectory::new("a");
+        draft.steps.push(response_step(&response));
+        let err = finish(draft, &[]).unwrap_err().to_string();
+        assert!(
+            err.ends_with("two tool calls with the id `c1`, so their results cannot be told apart"),
+            "{err}"
+        );
+        response.tool_calls.pop();
+        let mut draft = draft::Trajectory::new("a");
+        draft.steps.push(response_step(&response));
+        assert!(finish(draft, &[]).is_ok());
     }
 
     #[test]

@@ -196,6 +196,10 @@ fn the_builder_refuses_what_would_make_an_invalid_trajectory() {
     let message =
         build_error(TrajectoryBuilder::new(agent()).user("u").agent_step(dispatch).build());
     assert!(message.contains("step 2: llm_call_count 0"), "{message}");
+    // An empty reasoning text is left out, so a dispatch step may be given one.
+    let dispatch = AgentStepBuilder::new("x").llm_call_count(0).reasoning_content("");
+    let built = TrajectoryBuilder::new(agent()).user("u").agent_step(dispatch).build().unwrap();
+    assert_eq!(built.to_value()["steps"][1].get("reasoning_content"), None);
 
     let delegating = step().subagent_result("c1", "nobody", None).unwrap();
     let message = build_error(TrajectoryBuilder::new(agent()).agent_step(delegating).build());
