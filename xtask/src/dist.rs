@@ -28,7 +28,7 @@ struct Args {
 pub(crate) fn run(args: &[String]) -> anyhow::Result<ExitCode> {
     let args = parse_args(args)?;
     let root = project_root();
-    let target = target_dir(&root)?;
+    let target = crate::target_dir(&root)?;
     let out = args.out.clone().unwrap_or_else(|| target.join("dist"));
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
     let out = out.canonicalize().with_context(|| format!("cannot resolve {}", out.display()))?;
@@ -64,25 +64,6 @@ fn parse_args(args: &[String]) -> anyhow::Result<Args> {
         }
     }
     Ok(parsed)
-}
-
-/// Cargo's build folder, as `cargo metadata` names it (`CARGO_TARGET_DIR` and config included).
-fn target_dir(root: &Path) -> anyhow::Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
-        .current_dir(root)
-        .output()
-        .context("cannot run `cargo metadata`")?;
-    if !output.status.success() {
-        bail!("`cargo metadata` failed: {}", String::from_utf8_lossy(&output.stderr));
-    }
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&output.stdout).context("`cargo metadata` printed no JSON")?;
-    match metadata["target_directory"].as_str() {
-        Some(dir) => Ok(PathBuf::from(dir)),
-        None => bail!("`cargo metadata` names no target_directory"),
-    }
 }
 
 /// The `version` of `[workspace.package]` in the root `Cargo.toml`.
@@ -158,10 +139,7 @@ fn find_maturin(root: &Path) -> PathBuf {
     if let Some(found) = on_path {
         return found;
     }
-    let cache = match std::env::var_os("ATIF_E2E_CACHE") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => root.join("target").join("e2e-cache"),
-    };
+    let cache = crate::e2e::cache_dir(root);
     let bin = if cfg!(windows) { "Scripts" } else { "bin" };
     cache.join("venv").join(bin).join(exe("maturin"))
 }

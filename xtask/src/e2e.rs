@@ -77,7 +77,7 @@ pub(crate) fn lock(args: &[String]) -> anyhow::Result<ExitCode> {
 }
 
 /// `$ATIF_E2E_CACHE`, or `target/e2e-cache` in the project.
-fn cache_dir(root: &Path) -> PathBuf {
+pub(crate) fn cache_dir(root: &Path) -> PathBuf {
     match std::env::var_os("ATIF_E2E_CACHE") {
         // Absolute: npm is run inside the cache, and would read a relative one from there.
         Some(dir) if !dir.is_empty() => {

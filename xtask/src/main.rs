@@ -13,7 +13,7 @@ mod real_model;
 mod schema;
 mod typescript;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 use anyhow::{Context, bail};
@@ -100,4 +100,23 @@ fn run(command: &mut Command) -> anyhow::Result<()> {
         bail!("`{program}` failed ({status})");
     }
     Ok(())
+}
+
+/// Cargo's build folder, as `cargo metadata` names it (`CARGO_TARGET_DIR` and config included).
+pub(crate) fn target_dir(root: &Path) -> anyhow::Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(root)
+        .output()
+        .context("cannot run `cargo metadata`")?;
+    if !output.status.success() {
+        bail!("`cargo metadata` failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).context("`cargo metadata` printed no JSON")?;
+    match metadata["target_directory"].as_str() {
+        Some(dir) => Ok(PathBuf::from(dir)),
+        None => bail!("`cargo metadata` names no target_directory"),
+    }
 }

@@ -175,7 +175,7 @@ pub(crate) fn install(root: &Path, cache: &Path, set: &NpmSet) -> anyhow::Result
 /// changed pin moves only its own part of the tree; `fresh` resolves every package anew.
 pub(crate) fn lock_set(root: &Path, set: &NpmSet, fresh: bool) -> anyhow::Result<()> {
     let pins = read_pins(root, set)?;
-    let work = root.join("target").join("e2e-lock").join(set.name);
+    let work = crate::target_dir(root)?.join("e2e-lock").join(set.name);
     remove_dir_if_present(&work)?;
     std::fs::create_dir_all(&work).with_context(|| format!("cannot create {}", work.display()))?;
     let lock_dir = root.join(set.lock_dir());

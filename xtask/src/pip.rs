@@ -122,7 +122,7 @@ pub(crate) fn lock(
     find_links: Option<&Path>,
 ) -> anyhow::Result<()> {
     let requirements = read(root, venv.requirements)?;
-    let work = root.join("target").join("e2e-lock").join(venv.folder);
+    let work = crate::target_dir(root)?.join("e2e-lock").join(venv.folder);
     remove_dir_if_present(&work)?;
     println!("e2e-lock: resolving {} in a fresh venv with pip", venv.requirements);
     run(Command::new(base).args(["-m", "venv"]).arg(&work))
