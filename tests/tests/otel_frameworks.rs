@@ -154,9 +154,9 @@ fn a_pydantic_ai_run_with_parallel_tool_calls_imports_both_in_one_step_and_check
         .collect();
     assert_eq!(calls.len(), 2, "{step}");
     assert_eq!((calls[0].1, calls[1].1), (&json!("echo one"), &json!("echo two")), "{step}");
-    for (result, (id, command)) in
-        step["observation"]["results"].as_array().unwrap().iter().zip(&calls)
-    {
+    let results = step["observation"]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "each call has its result: {step}");
+    for (result, (id, command)) in results.iter().zip(&calls) {
         assert_eq!(&result["source_call_id"], *id, "{step}");
         let printed = command.as_str().unwrap().trim_start_matches("echo ");
         assert_eq!(result["content"], format!("{printed}\n"), "{step}");

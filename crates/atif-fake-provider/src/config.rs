@@ -23,7 +23,8 @@ pub const DEFAULT_TEXT: &str = "Hello from the atif fake provider.";
 ///
 /// 0. if scripted calls are set ([`Config::set_calls`], `--call NAME=JSON`) and the
 ///    conversation holds N tool results, the reply is scripted call N when its tool is
-///    offered;
+///    offered; with [`Config::set_parallel_calls`], the first reply makes every offered
+///    scripted call at once, and none is made once the conversation holds a result;
 /// 1. if the request's last message is a tool result, the reply is the final text
 ///    `The command printed: …`, quoting the result (see [`Config::quote_pattern`]);
 /// 2. else, when the request asks for JSON with a schema, the reply is a small JSON value

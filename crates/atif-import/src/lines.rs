@@ -89,7 +89,9 @@ impl<'a> Records<'a> {
     ///
     /// # Errors
     /// [`Error::Empty`] when there is no record at all; the error of the first line when it is
-    /// not a record, or in strict mode of a bad line among the first.
+    /// not a record (of the whole text, with its line, when the first line opens an object it
+    /// does not close and the text is read as one document), or in strict mode of a bad line
+    /// among the first.
     pub(crate) fn open(bytes: &'a [u8], strict: bool) -> Result<Records<'a>> {
         let rest = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         if let Some(records) = Records::array(rest)? {

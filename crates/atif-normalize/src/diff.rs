@@ -67,8 +67,8 @@ pub struct Delta {
     pub golden: Value,
     /// The actual value.
     pub actual: Value,
-    /// For a field that lists what the steps did (`sources`, `functions`), each change named
-    /// with its step: `step 22 removed Edit; step 25 removed Bash`, at most five, then `and N
+    /// For a field that lists what the steps did (`sources`, `functions`, `tool_errors`), each
+    /// change named with its step: `step 22 removed Edit; step 25 removed Bash`, at most five, then `and N
     /// more changes; see what moved`. [`diff`] finds them by aligning the two runs' steps (each
     /// step by its source and the functions it calls), so a step that lost its call is named
     /// even among many alike. `None` for other fields, and for Shapes that know no steps (read
@@ -222,8 +222,9 @@ fn step_edits(steps: &PairedSteps<'_>) -> (String, String) {
 
 /// The step-named changes of `tool_errors` (see [`Delta::step_edits`]): `step 3 bash failed`
 /// for an error the golden run's partner step did not have, `step 3 bash no longer failed` for
-/// one it lost, with the steps paired as for `functions`. A step of one run alone is named by
-/// the `sources` delta already, so its errors count only when it is the run's.
+/// one it lost, with the steps paired as for `functions`. A step of one run alone has its
+/// errors named too, by its number in that run (an added step's as failed, a removed step's as
+/// no longer failed), so that the named changes always add up to the counts.
 fn tool_error_edits(golden: &Shape, actual: &Shape, steps: &PairedSteps<'_>) -> Option<String> {
     let (golden_errors, actual_errors) = (errors_by_step(golden)?, errors_by_step(actual)?);
     let at = |errors: &HashMap<u64, Vec<&str>>, step: usize| -> Vec<String> {
@@ -235,7 +236,9 @@ fn tool_error_edits(golden: &Shape, actual: &Shape, steps: &PairedSteps<'_>) -> 
         let (lost, gained, step) = match pair {
             (Some(g), Some(a)) => (at(&golden_errors, g), at(&actual_errors, a), a),
             (None, Some(a)) => (Vec::new(), at(&actual_errors, a), a),
-            _ => continue,
+            // A golden step the run no longer has: its errors are gone with it, and counted.
+            (Some(g), None) => (at(&golden_errors, g), Vec::new(), g),
+            (None, None) => continue,
         };
         if lost.is_empty() && gained.is_empty() {
             continue;
@@ -748,7 +751,8 @@ mod tests {
             let (mut lost, gained, step) = match pair {
                 (Some(g), Some(a)) => (at(golden, g), at(actual, a), a),
                 (None, Some(a)) => (Vec::new(), at(actual, a), a),
-                _ => continue,
+                (Some(g), None) => (at(golden, g), Vec::new(), g),
+                (None, None) => continue,
             };
             let step = thousands(step as u64 + 1);
             for name in gained {

@@ -81,6 +81,18 @@ fn a_tool_that_failed_fails_the_comparison_with_content_off_naming_the_step() {
         lines.contains(&"tool_errors: step 2 read_file failed (1 -> 2 errors)".to_owned()),
         "{lines:?}"
     );
+    // The other way, the failed step removed and a kept one failing anew: both are named, so
+    // the counts that stay the same do not hide them.
+    let mut shorter = actual.clone();
+    shorter["steps"][2]["observation"]["results"][0]["extra"] = json!({"is_error": true});
+    let lines = deltas(&longer, &shorter, &structural());
+    assert!(
+        lines.contains(
+            &"tool_errors: step 2 read_file no longer failed; step 3 grep failed (2 -> 2 errors)"
+                .to_owned()
+        ),
+        "{lines:?}"
+    );
 
     // A Shape read back from JSON knows no steps and prints the lists whole.
     let read_back = |shape: Shape| -> Shape {

@@ -13,6 +13,7 @@ use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
 
+use crate::formats::otel::Obj;
 use crate::formats::otel::otlp::{Span, decode_json_text};
 
 /// What a span is to the mapping.
@@ -276,7 +277,7 @@ struct TextMessage<'a> {
     #[serde(borrow, default, deserialize_with = "text")]
     role: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    parts: Option<Vec<TextPart<'a>>>,
+    parts: Option<Vec<Obj<TextPart<'a>>>>,
 }
 
 /// A part as its JSON text gives it. A field of another type than [`genai_part`] reads (a
@@ -332,10 +333,16 @@ fn text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Cow<'de, st
 /// GenAI-conventions messages read from their JSON text as [`genai_messages`] reads them from
 /// a `Value`; `None` when the text is not an array of messages of the expected types.
 fn genai_messages_text(text: &str) -> Option<Vec<Message>> {
-    let messages: Vec<TextMessage<'_>> = serde_json::from_str(text).ok()?;
-    let messages = messages.into_iter().map(|message| Message {
+    let messages: Vec<Obj<TextMessage<'_>>> = serde_json::from_str(text).ok()?;
+    let messages = messages.into_iter().map(|Obj(message)| Message {
         role: message.role.map(Cow::into_owned).unwrap_or_default(),
-        parts: message.parts.unwrap_or_default().into_iter().filter_map(text_part).collect(),
+        parts: message
+            .parts
+            .unwrap_or_default()
+            .into_iter()
+            .map(|Obj(part)| part)
+            .filter_map(text_part)
+            .collect(),
     });
     Some(messages.collect())
 }
@@ -727,6 +734,10 @@ mod tests {
             r#"{"role":"user"}"#,
             "[not json",
             "plain text",
+            // Messages and parts written as arrays, which derived structs would read by
+            // position while the Value path finds no key in them.
+            r#"[{"role":"user","parts":[["text","hi"]]}]"#,
+            r#"[["assistant",[{"type":"tool_call","id":"c1","name":"bash","arguments":{}}]]]"#,
         ];
         for text in cases {
             let through_value = genai_messages(&decode_json_text(&Value::String(text.to_owned())));

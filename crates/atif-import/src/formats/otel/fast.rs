@@ -21,8 +21,8 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::Read;
 use super::otlp::{Event, Span};
+use super::{Obj, Read};
 use crate::lines::Layout;
 
 /// Reads `bytes` (after any byte-order mark) as JSON Lines of OTLP/JSON export requests, one
@@ -102,29 +102,6 @@ struct ScopeSpans {
     scope: Option<Obj<Scope>>,
     #[serde(default)]
     spans: Option<Vec<Obj<RawSpan>>>,
-}
-
-/// `T` read from a JSON object only. A struct that serde derives also reads from an array, its
-/// fields by position, where the `Value` path, which asks an object for its keys, finds none:
-/// every struct below is read through this, so such an array fails the fast reader.
-struct Obj<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Obj<T>, D::Error> {
-        struct ObjectVisitor<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
-            type Value = Obj<T>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("a JSON object")
-            }
-
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
-                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Obj)
-            }
-        }
-        deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
-    }
 }
 
 /// An instrumentation scope: a name or version that is not text reads as empty, as in the

@@ -16,6 +16,7 @@ mod otlp;
 mod pending;
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use crate::Result;
 use crate::context::{Context, Stats};
@@ -24,6 +25,8 @@ use crate::format::Format;
 use crate::lines::{Layout, Records};
 
 use otlp::{Event, Span, is_otlp};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 
 /// The agent name of a trace that names no agent span.
 pub(crate) const AGENT_NAME: &str = "otel";
@@ -117,4 +120,28 @@ fn runs(read: Read, ctx: &mut Context) -> Vec<Trajectory> {
         runs.push(Trajectory::new(AGENT_NAME));
     }
     runs
+}
+
+/// `T` read from a JSON object only. A struct that serde derives also reads from an array, its
+/// fields by position, where the `Value` paths, which ask an object for its keys, find none:
+/// the readers straight from JSON text (`fast.rs`, the GenAI messages of `dialect.rs`) read
+/// every struct through this, so such an array fails them and the `Value` path decides.
+struct Obj<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Obj<T>, D::Error> {
+        struct ObjectVisitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+            type Value = Obj<T>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map)).map(Obj)
+            }
+        }
+        deserializer.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+    }
 }
