@@ -6,10 +6,11 @@
 //! - Take a run: [`Run::new`] normalises a trajectory and keeps its
 //!   [`Shape`](atif_normalize::Shape); [`Run::set_passed`] records whether it passed (the
 //!   command's exit status, or the test's own assertion).
-//! - Write the golden: [`Envelope::build`] gives, for each field of the Shape, its
-//!   distribution over the runs (tool-call variants grouped by a [`ToolOrder`], with one
+//! - Write the golden: [`Envelope::build`] gives the distribution over the runs of what varies
+//!   between live runs: the tool-call variants grouped by a [`ToolOrder`], with one
 //!   representative trajectory each; step counts, LLM calls and tokens as samples; the crash
-//!   and pass rates). [`Envelope::to_json`] is the canonical text a pull request reviews, and
+//!   and pass rates. The Shape's other fields (tool errors, subagents, models) are not kept:
+//!   a test's own assertion, through the pass rate, is the way to judge them. [`Envelope::to_json`] is the canonical text a pull request reviews, and
 //!   [`Envelope::from_json`] reads it back.
 //! - Judge new runs: [`compare`] tests them against the golden field by field and gives a
 //!   [`Verdict`] whose [`Conclusion`] is `changed` (each [`FieldVerdict`] that moved, with its

@@ -207,8 +207,9 @@ struct Call<'a> {
 
 /// Compares an actual normalised run with its normalised golden under `options`: the turn
 /// count first (an actual run with fewer agent turns than the golden never passes, whatever
-/// the modes), then the counts within their bands, then the tool calls under the sequence and
-/// argument modes.
+/// the modes), then what no mode loosens (a run that crashed where its golden did not, a tool
+/// that failed more often than in the golden), then the counts within their bands, then the
+/// tool calls under the sequence and argument modes.
 pub fn match_runs(golden: &Value, actual: &Value, options: &MatchOptions) -> MatchOutcome {
     let mut outcome = MatchOutcome::default();
     let (g_shape, a_shape) = (crate::shape(golden), crate::shape(actual));
@@ -220,6 +221,7 @@ pub fn match_runs(golden: &Value, actual: &Value, options: &MatchOptions) -> Mat
             g_turns - a_turns
         ));
     }
+    failures_no_mode_allows(&g_shape, &a_shape, &mut outcome);
     let counts = [
         ("step_count", g_shape.step_count, a_shape.step_count, options.steps),
         ("llm_calls", g_shape.llm_calls, a_shape.llm_calls, options.llm_calls),
@@ -260,6 +262,49 @@ pub fn match_runs(golden: &Value, actual: &Value, options: &MatchOptions) -> Mat
     let (g_calls, a_calls) = (calls(golden), calls(actual));
     match_sequence(&g_calls, &a_calls, options, &mut outcome);
     outcome
+}
+
+/// What fails in every mode: the run crashed and its golden did not; a tool failed more often
+/// than in the golden (by name: a new failure is behaviour, whatever the calls' order). Fewer
+/// failures, or a crash fixed, are allowed and listed.
+fn failures_no_mode_allows(
+    golden: &crate::Shape,
+    actual: &crate::Shape,
+    outcome: &mut MatchOutcome,
+) {
+    match (golden.crashed, actual.crashed) {
+        (false, true) => outcome
+            .failures
+            .push("crashed: the run crashed and its golden did not (no mode allows it)".to_owned()),
+        (true, false) => {
+            outcome.allowed.push("crashed: the golden crashed, the run did not".to_owned())
+        }
+        _ => {}
+    }
+    let count = |errors: &[String]| {
+        let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
+        for name in errors {
+            *by_name.entry(name.clone()).or_default() += 1;
+        }
+        by_name
+    };
+    let (g_errors, a_errors) = (count(&golden.tool_errors), count(&actual.tool_errors));
+    for (name, &a) in &a_errors {
+        let g = g_errors.get(name).copied().unwrap_or(0);
+        if a > g {
+            outcome.failures.push(format!(
+                "tool_errors: {name} failed {a} time(s), {g} in the golden (no mode allows a new failure)"
+            ));
+        }
+    }
+    for (name, &g) in &g_errors {
+        let a = a_errors.get(name).copied().unwrap_or(0);
+        if a < g {
+            outcome
+                .allowed
+                .push(format!("tool_errors: {name} failed {a} time(s), {g} in the golden"));
+        }
+    }
 }
 
 /// A token count as the reports write it: the number, or `unknown`.

@@ -1,5 +1,5 @@
 //! Match modes: the tool sequence, the arguments and the counts under each looseness, and
-//! fewer turns never passing.
+//! fewer turns, a new tool failure or a crash never passing.
 
 use atif_normalize::{ArgumentMatch, Band, MatchOptions, MatchOutcome, SequenceMatch, match_runs};
 use serde_json::{Value, json};
@@ -113,6 +113,45 @@ fn a_run_with_a_missing_turn_fails_in_every_mode_saying_what_is_missing() {
         let mut options = MatchOptions::default();
         options.set_sequence(mode).set_bands(wide, wide, wide).set_arguments(ArgumentMatch::Ignore);
         assert!(!match_runs(&golden, &short, &options).passed(), "{mode:?} with wide bands");
+    }
+}
+
+#[test]
+fn a_new_tool_failure_or_a_crash_fails_in_every_mode_and_fewer_are_allowed() {
+    let golden = run(&[&[call("read")], &[call("grep")]]);
+    let mut failed = golden.clone();
+    failed["steps"][1]["observation"] = json!({"results": [{"source_call_id": "c1_0", "content": "", "extra": {"is_error": true}}]});
+    let mut crashed = golden.clone();
+    crashed["extra"] = json!({"crashed": true});
+    let wide = Band { absolute: 100, relative: 1.0 };
+    for mode in ALL {
+        let mut options = MatchOptions::default();
+        options.set_sequence(mode).set_bands(wide, wide, wide).set_arguments(ArgumentMatch::Ignore);
+        let outcome = match_runs(&golden, &failed, &options);
+        assert_eq!(
+            outcome.failures,
+            ["tool_errors: grep failed 1 time(s), 0 in the golden (no mode allows a new failure)"],
+            "{mode:?}"
+        );
+        let outcome = match_runs(&golden, &crashed, &options);
+        assert_eq!(
+            outcome.failures,
+            ["crashed: the run crashed and its golden did not (no mode allows it)"],
+            "{mode:?}"
+        );
+        // The other way, a failure gone and a crash fixed are allowed, and said.
+        let outcome = match_runs(&failed, &golden, &options);
+        assert!(outcome.passed(), "{mode:?}: {outcome}");
+        assert!(
+            outcome
+                .allowed
+                .contains(&"tool_errors: grep failed 0 time(s), 1 in the golden".to_owned())
+        );
+        let outcome = match_runs(&crashed, &golden, &options);
+        assert!(outcome.passed(), "{mode:?}: {outcome}");
+        assert!(
+            outcome.allowed.contains(&"crashed: the golden crashed, the run did not".to_owned())
+        );
     }
 }
 
