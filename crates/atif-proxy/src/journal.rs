@@ -13,7 +13,7 @@ use axum::response::Response;
 use crate::clean::Cleaner;
 use crate::limits::BodyError;
 use crate::protocol::error_body;
-use crate::reply::{json_reply, seconds};
+use crate::reply::json_reply;
 use crate::verdict::{Capped, MAX_KEPT};
 
 /// What the server saw and what went wrong, shared by every request of a run.
@@ -135,26 +135,8 @@ pub(crate) fn body_failure(
     path: &str,
     err: BodyError,
 ) -> Response {
-    let (status, why) = match err {
-        BodyError::TooLarge { limit } => (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("it is larger than the limit of {limit} bytes (--max-body-bytes)"),
-        ),
-        BodyError::Busy { limit } => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "the request bodies in flight already hold the limit of {limit} bytes \
-                 (--max-buffered-bytes)"
-            ),
-        ),
-        BodyError::Idle { timeout } => (
-            StatusCode::REQUEST_TIMEOUT,
-            format!("the client sent nothing for {} (--body-read-timeout)", seconds(timeout)),
-        ),
-        BodyError::Read(err) => (StatusCode::BAD_REQUEST, err),
-    };
-    let message = format!("cannot read the request body of {method} {path}: {why}");
-    journal.failure(protocol, status, message)
+    let message = format!("cannot read the request body of {method} {path}: {err}");
+    journal.failure(protocol, err.status(), message)
 }
 
 /// Answers a request whose body is not JSON; `err` says what is wrong and where.

@@ -1,12 +1,16 @@
 //! What bounds a request body: its own size, the bytes all requests hold at once, and how
 //! long the client may pause while sending it.
 
+use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
+use axum::http::StatusCode;
 use futures_util::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::reply::seconds;
 
 /// The default limit on one request body: 256 MiB (agents with long contexts send a few MB).
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 256 * 1024 * 1024;
@@ -51,6 +55,39 @@ pub(crate) enum BodyError {
     Idle { timeout: Duration },
     /// The connection failed.
     Read(String),
+}
+
+impl BodyError {
+    /// The status of the reply to a request whose body was not read for this reason: 413,
+    /// 503, 408, or 400 when the connection failed.
+    pub(crate) fn status(&self) -> StatusCode {
+        match self {
+            BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            BodyError::Idle { .. } => StatusCode::REQUEST_TIMEOUT,
+            BodyError::Read(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+/// Why, as the failure says it, naming the flag that sets the limit.
+impl fmt::Display for BodyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BodyError::TooLarge { limit } => {
+                write!(f, "it is larger than the limit of {limit} bytes (--max-body-bytes)")
+            }
+            BodyError::Busy { limit } => write!(
+                f,
+                "the request bodies in flight already hold the limit of {limit} bytes \
+                 (--max-buffered-bytes)"
+            ),
+            BodyError::Idle { timeout } => {
+                write!(f, "the client sent nothing for {} (--body-read-timeout)", seconds(*timeout))
+            }
+            BodyError::Read(err) => f.write_str(err),
+        }
+    }
 }
 
 impl Budget {

@@ -3,13 +3,15 @@
 //! goes on the run's one tape under server `NAME`, as the stdio relay's do.
 //!
 //! Recording, every `POST`, `GET` and `DELETE` is forwarded to the server's URL with the
-//! agent's headers (its credentials are never saved) and the reply streamed back unchanged,
-//! while the messages of the POSTed body (one or a batch) and of the reply (a JSON body, or
-//! an event stream) are kept with how they travelled ([`McpVia`]). Replaying, and in a hybrid
-//! recording (`--replay-tools`), the server is not contacted: each POSTed message is answered from the tape by the same matcher as the
-//! stdio relay's, in a JSON body or an event stream as recorded; the server's own messages
-//! recorded on the `GET` stream go out on the agent's `GET` stream; the session id
-//! (`Mcp-Session-Id`), volatile, is never kept and a replay hands out a new one.
+//! agent's headers (its credentials are never saved) and the reply passed back unchanged (an
+//! event stream as it arrives, a JSON body once whole), while the messages of the POSTed body
+//! (one or a batch) and of the reply are kept with how they travelled ([`McpVia`]); a request
+//! whose response never comes fails the recording. Replaying, and in a hybrid recording
+//! (`--replay-tools`), the server is not contacted: each POSTed message is answered from the
+//! tape by the same matcher as the stdio relay's, in a JSON body or an event stream as
+//! recorded; the server's own messages recorded on the `GET` stream go out on the agent's
+//! `GET` stream; the session id (`Mcp-Session-Id`), volatile, is never kept and a replay hands
+//! out a new one.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -21,7 +23,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::Response;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, watch};
 
 use crate::access::new_token;
 use crate::journal::Journal;
@@ -34,6 +36,9 @@ use crate::{Error, Result};
 
 /// The path prefix of the fronted servers: `/mcp/NAME`.
 pub(crate) const PREFIX: &str = "/mcp/";
+
+/// How long the front waits to connect to a server it fronts.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The session header of Streamable HTTP.
 const SESSION: &str = "mcp-session-id";
@@ -50,12 +55,16 @@ pub(crate) trait Run: Send + Sync + 'static {
     fn tape(&self) -> &McpState;
     /// The reply to a request that is not the agent's, if it is not.
     fn refused(&self, parts: &Parts) -> Option<Response>;
-    /// A request's body, read within the run's limits, or why it cannot be.
+    /// A request's body, read within the run's limits, with its share of the buffer budget
+    /// (held until the permit is dropped), or why it cannot be read.
+    #[allow(clippy::type_complexity, reason = "one use, named by its doc")]
     fn read_body(
         &self,
         parts: &Parts,
         body: Body,
-    ) -> impl std::future::Future<Output = std::result::Result<Bytes, String>> + Send;
+    ) -> impl std::future::Future<
+        Output = std::result::Result<(Bytes, Option<OwnedSemaphorePermit>), String>,
+    > + Send;
     /// The run's directories and masks.
     fn normalizer(&self) -> &Normalizer;
     /// What the run saw and what went wrong.
@@ -100,8 +109,10 @@ impl McpHttpFront {
             }
             fronts.insert(name.clone(), Front { url: url.clone(), ..Front::default() });
         }
+        // No timeout past connecting: a tool may run for minutes before its reply starts.
         let client = reqwest::Client::builder()
             .no_proxy()
+            .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(|source| Error::Client { source })?;
         Ok(McpHttpFront { servers: fronts, client, closing: watch::channel(false).0 })
@@ -182,12 +193,16 @@ pub(crate) async fn handle<R: Run>(shared: &Arc<R>, parts: Parts, body: Body) ->
 
 /// Records a `POST`: the agent's messages, then the server's reply as it streams through.
 async fn record_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Body) -> Response {
-    let (bytes, json) = match read_messages(shared, name, &parts, body).await {
+    // The body's share of the run's buffer budget is held until the server's reply is under
+    // way, as the model routes hold theirs.
+    let (bytes, json, _held) = match read_messages(shared, name, &parts, body).await {
         Ok(read) => read,
         Err(response) => return response,
     };
     let line = std::str::from_utf8(&bytes).ok().map(str::trim);
-    for (message, line) in split(&json, line) {
+    let messages = split(&json, line);
+    let requests = Awaited::<R>::requests(&messages);
+    for (message, line) in messages {
         keep(shared, name, McpSide::Client, message, line, McpHttp::new(McpVia::Post));
     }
     let Some(url) = shared.front().servers.get(name).and_then(|front| front.url.clone()) else {
@@ -196,9 +211,10 @@ async fn record_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Bo
     let request = shared.front().client.post(&url).headers(forwarded(&parts.headers)).body(bytes);
     let reply = match request.send().await {
         Ok(reply) => reply,
-        Err(err) => return unreachable_server(shared, name, &url, &err),
+        Err(err) => return unreachable_server(shared, name, &url, err),
     };
-    relay_reply(shared, name, reply, McpVia::Reply)
+    let awaited = Awaited::new(shared, name, requests);
+    relay_reply(shared, name, reply, Some(McpVia::Reply), awaited).await
 }
 
 /// Records a `GET` (the server's own event stream) or a `DELETE` (the session's end).
@@ -211,20 +227,25 @@ async fn forward<R: Run>(shared: &Arc<R>, name: &str, parts: Parts) -> Response 
         .client
         .request(parts.method.clone(), &url)
         .headers(forwarded(&parts.headers));
+    // What a `DELETE` answers ends the session; it carries no message of the server's.
+    let via = (parts.method == Method::GET).then_some(McpVia::GetStream);
     match request.send().await {
-        Ok(reply) => relay_reply(shared, name, reply, McpVia::GetStream),
-        Err(err) => unreachable_server(shared, name, &url, &err),
+        Ok(reply) => relay_reply(shared, name, reply, via, None).await,
+        Err(err) => unreachable_server(shared, name, &url, err),
     }
 }
 
-/// The server's reply, passed to the agent as it arrives while its messages are kept: a JSON
-/// body (`via` [`McpVia::Reply`] for a POST) or an event stream ([`McpVia::ReplyStream`]
-/// for a POST, [`McpVia::GetStream`] for a GET).
-fn relay_reply<R: Run>(
+/// The server's reply, passed to the agent as it arrives while its messages are kept, `via`
+/// a JSON body ([`McpVia::Reply`] for a POST) or an event stream ([`McpVia::ReplyStream`]
+/// for a POST, [`McpVia::GetStream`] for a GET); `via` `None`, or a GET the server refused
+/// (405: it offers no stream), keeps nothing. The requests `awaited` whose responses never
+/// come, because the reply ended, broke or was cut first, fail the run.
+async fn relay_reply<R: Run>(
     shared: &Arc<R>,
     name: &str,
     reply: reqwest::Response,
-    via: McpVia,
+    via: Option<McpVia>,
+    awaited: Option<Awaited<R>>,
 ) -> Response {
     let status = reply.status();
     let session = reply.headers().contains_key(SESSION);
@@ -239,47 +260,160 @@ fn relay_reply<R: Run>(
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.trim_start().starts_with("text/event-stream"));
-    let (via, stream_via) = match via {
-        McpVia::GetStream => (McpVia::GetStream, McpVia::GetStream),
-        _ => (McpVia::Reply, McpVia::ReplyStream),
-    };
-    let http = |via| McpHttp::new(via).with_status(status.as_u16()).with_session(session);
+    let via = via.filter(|via| *via != McpVia::GetStream || status.is_success());
+    let via = via.map(|via| match (via, is_stream) {
+        (McpVia::GetStream, _) => McpVia::GetStream,
+        (_, true) => McpVia::ReplyStream,
+        (_, false) => McpVia::Reply,
+    });
+    let http = via.map(|via| McpHttp::new(via).with_status(status.as_u16()).with_session(session));
     let body = match is_stream {
-        true => {
-            let closed = shared.front().closed();
-            let (shared, name, http) = (shared.clone(), name.to_owned(), http(stream_via));
-            let mut events = EventSplitter::new(MAX_MESSAGE_BYTES);
-            let stream = reply.bytes_stream().map(move |chunk| {
-                let bytes = chunk.map_err(std::io::Error::other)?;
-                match events.feed(&bytes) {
-                    Ok(done) => done.iter().for_each(|data| keep_text(&shared, &name, data, &http)),
-                    Err(too_long) => return Err(too_big(&shared, &name, &too_long)),
-                }
-                Ok(bytes)
-            });
-            Body::from_stream(stream.take_until(closed))
-        }
-        false => {
-            let (shared, name, http) = (shared.clone(), name.to_owned(), http(via));
-            let stream = futures_util::stream::once(async move {
-                let bytes = match read_capped(reply, MAX_MESSAGE_BYTES).await? {
-                    Some(bytes) => bytes,
-                    None => {
-                        let too_long = format!("a reply longer than {MAX_MESSAGE_BYTES} bytes");
-                        return Err(too_big(&shared, &name, &too_long));
-                    }
-                };
-                if let Ok(text) = std::str::from_utf8(&bytes) {
-                    if !text.trim().is_empty() {
-                        keep_text(&shared, &name, text.trim(), &http);
-                    }
-                }
-                Ok::<Bytes, std::io::Error>(bytes)
-            });
-            Body::from_stream(stream)
-        }
+        true => relay_stream(shared, name, reply, via, http, awaited),
+        false => match relay_json(shared, name, reply, http, awaited).await {
+            Ok(body) => body,
+            Err(response) => return response,
+        },
     };
     builder.body(body).unwrap_or_else(|_| Response::new(Body::empty()))
+}
+
+/// The agent's side of an event stream, read by a task of its own that keeps its messages and
+/// passes each chunk on as it comes: a POST's reply is read to its end even when the agent
+/// stops reading it (a probe it gives up on), so that what the server answered is kept; the
+/// server's own stream (GET) is read while the agent listens. Both end when the run stops.
+fn relay_stream<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    reply: reqwest::Response,
+    via: Option<McpVia>,
+    http: Option<McpHttp>,
+    awaited: Option<Awaited<R>>,
+) -> Body {
+    let (shared, name) = (shared.clone(), name.to_owned());
+    let closed = shared.front().closed();
+    let to_the_end = via != Some(McpVia::GetStream);
+    let (sender, mut receiver) = tokio::sync::mpsc::channel(16);
+    tokio::spawn(async move {
+        let mut awaited = awaited;
+        let mut events = EventSplitter::new(MAX_MESSAGE_BYTES);
+        let mut stream = std::pin::pin!(reply.bytes_stream().take_until(closed));
+        let mut agent = Some(sender);
+        while let Some(chunk) = stream.next().await {
+            let item = match chunk.map_err(std::io::Error::other) {
+                Ok(bytes) => match events.feed(&bytes) {
+                    Ok(done) => {
+                        for data in &done {
+                            let answered = keep_text(&shared, &name, data, http.as_ref());
+                            awaited.iter_mut().for_each(|a| a.answered(&answered));
+                        }
+                        Ok(bytes)
+                    }
+                    Err(too_long) => Err(too_big(&shared, &name, &too_long, &mut awaited)),
+                },
+                Err(err) => Err(err),
+            };
+            let ends = item.is_err();
+            if let Some(sender) = &agent {
+                if sender.send(item).await.is_err() {
+                    agent = None;
+                }
+            }
+            if ends || (agent.is_none() && !to_the_end) {
+                break;
+            }
+        }
+    });
+    let chunks = futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx));
+    Body::from_stream(chunks)
+}
+
+/// A JSON reply, read whole and kept before the agent gets it, so that it is kept even when
+/// the agent does not read it (a client that stops at an error status); one over the bound,
+/// or that breaks, fails the run and is an error for the agent.
+async fn relay_json<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    reply: reqwest::Response,
+    http: Option<McpHttp>,
+    awaited: Option<Awaited<R>>,
+) -> std::result::Result<Body, Response> {
+    let mut awaited = awaited;
+    let bytes = match read_capped(reply, MAX_MESSAGE_BYTES).await {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => {
+            let too_long = format!("a reply longer than {MAX_MESSAGE_BYTES} bytes");
+            let err = too_big(shared, name, &too_long, &mut awaited);
+            return Err(front_error(shared, StatusCode::BAD_GATEWAY, &err.to_string()));
+        }
+        Err(err) => {
+            // This one failure says what the requests still awaited lack.
+            awaited.iter_mut().for_each(|awaited| awaited.pending.clear());
+            let message = format!("MCP server `{name}`: its reply broke: {err}");
+            return Err(failure(shared, StatusCode::BAD_GATEWAY, message));
+        }
+    };
+    if let Ok(text) = std::str::from_utf8(&bytes) {
+        if !text.trim().is_empty() {
+            let answered = keep_text(shared, name, text.trim(), http.as_ref());
+            awaited.iter_mut().for_each(|awaited| awaited.answered(&answered));
+        }
+    }
+    Ok(Body::from(bytes))
+}
+
+/// The requests of a recorded `POST` whose responses have not come back yet. Dropped with
+/// some still missing (the reply ended, broke, or was cut when the run stopped), it fails the
+/// run: the tape would hold a request without its response, and a replay could not answer it.
+struct Awaited<R: Run> {
+    shared: Arc<R>,
+    name: String,
+    /// Each request's id, as JSON text, and method.
+    pending: Vec<(String, String)>,
+}
+
+impl<R: Run> Awaited<R> {
+    /// The requests (messages with a method and an id) among `messages`, as (id, method).
+    fn requests(messages: &[(Value, Option<&str>)]) -> Vec<(String, String)> {
+        messages
+            .iter()
+            .filter_map(|(message, _)| {
+                let method = message.get("method")?.as_str()?;
+                let id = message.get("id").filter(|id| !id.is_null())?;
+                Some((id.to_string(), method.to_owned()))
+            })
+            .collect()
+    }
+
+    /// The `requests` now awaited from `name`; `None` when there is none (notifications and
+    /// responses alone get no response).
+    fn new(shared: &Arc<R>, name: &str, requests: Vec<(String, String)>) -> Option<Awaited<R>> {
+        (!requests.is_empty()).then(|| Awaited {
+            shared: shared.clone(),
+            name: name.to_owned(),
+            pending: requests,
+        })
+    }
+
+    /// The responses with these ids came; an error of id `null` (a server refusing what it
+    /// cannot place, such as a request before `initialize`) answers every request of the POST.
+    fn answered(&mut self, ids: &[String]) {
+        if ids.iter().any(|id| id == "null") {
+            self.pending.clear();
+        }
+        self.pending.retain(|(id, _)| !ids.contains(id));
+    }
+}
+
+impl<R: Run> Drop for Awaited<R> {
+    fn drop(&mut self) {
+        for (id, method) in std::mem::take(&mut self.pending) {
+            self.shared.journal().fail(format!(
+                "MCP server `{}`: the reply to the agent's {method} (id {id}) ended before its \
+                 response came, so the recording lacks it",
+                self.name
+            ));
+        }
+    }
 }
 
 /// The longest reply or event the front reads from a server, as the stdio relay bounds a
@@ -300,18 +434,43 @@ async fn read_capped(mut reply: reqwest::Response, max: usize) -> std::io::Resul
 
 /// A server's reply or event over the bound: it fails the run (the recording would lack it),
 /// and the agent's stream breaks with the same message.
-fn too_big<R: Run>(shared: &Arc<R>, name: &str, too_long: &str) -> std::io::Error {
+/// (This one failure says what the requests still `awaited` lack.)
+fn too_big<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    too_long: &str,
+    awaited: &mut Option<Awaited<R>>,
+) -> std::io::Error {
     let message = format!("MCP server `{name}` sent {too_long}; it is not recorded");
     shared.journal().fail(message.clone());
+    if let Some(awaited) = awaited {
+        awaited.pending.clear();
+    }
     std::io::Error::new(std::io::ErrorKind::InvalidData, message)
 }
 
-/// Keeps the server's messages in `text` (one, or a batch).
-fn keep_text<R: Run>(shared: &Arc<R>, name: &str, text: &str, http: &McpHttp) {
-    let json = serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.into()));
+/// Keeps the server's messages in `text` (one, or a batch) when they are to be kept (`http`)
+/// and are JSON (an error page is no MCP message); returns the ids of the responses among
+/// them, as JSON text.
+fn keep_text<R: Run>(
+    shared: &Arc<R>,
+    name: &str,
+    text: &str,
+    http: Option<&McpHttp>,
+) -> Vec<String> {
+    let Ok(json) = serde_json::from_str::<Value>(text) else { return Vec::new() };
+    let mut answered = Vec::new();
     for (message, line) in split(&json, Some(text)) {
-        keep(shared, name, McpSide::Server, message, line, http.clone());
+        let is_response = message.get("method").is_none()
+            && (message.get("result").is_some() || message.get("error").is_some());
+        if is_response {
+            answered.push(message.get("id").unwrap_or(&Value::Null).to_string());
+        }
+        if let Some(http) = http {
+            keep(shared, name, McpSide::Server, message, line, http.clone());
+        }
     }
+    answered
 }
 
 /// Keeps one message on the tape, with the directories as placeholders, as the stdio relay
@@ -345,7 +504,8 @@ fn split<'a>(json: &Value, line: Option<&'a str>) -> Vec<(Value, Option<&'a str>
 /// Answers a `POST` from the tape: a JSON body or an event stream, as recorded; the server's
 /// messages recorded on the `GET` stream wait there for the agent.
 async fn replay_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Body) -> Response {
-    let (_, json) = match read_messages(shared, name, &parts, body).await {
+    // The body's share of the run's buffer budget is held until the reply is made.
+    let (_, json, _held) = match read_messages(shared, name, &parts, body).await {
         Ok(read) => read,
         Err(response) => return response,
     };
@@ -360,6 +520,30 @@ async fn replay_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Bo
         }
         if let Some(warning) = answer.warning {
             shared.journal().warn(warning);
+        }
+        let method = message.get("method").and_then(Value::as_str);
+        let request_id = method.and(message.get("id")).filter(|id| !id.is_null());
+        // A response with the request's id, or an error with id `null` (a server that could
+        // not tell which request it refused; the HTTP reply answers the POST).
+        let responds = |value: &Value| {
+            let id = value.get("id");
+            value.get("method").is_none()
+                && (value.get("result").is_some() && id == request_id
+                    || value.get("error").is_some()
+                        && (id == request_id || id.is_none_or(Value::is_null)))
+        };
+        if let (Some(id), Some(method)) = (request_id, method) {
+            if !answer.replies.iter().any(|output| responds(&output.value)) {
+                // Recorded without its response (the reply was cut): the agent would wait
+                // for it for ever.
+                let failure = format!(
+                    "MCP server `{name}`: the tape holds no response to the agent's {method} \
+                     (id {id}); it was recorded without one"
+                );
+                shared.journal().fail(failure.clone());
+                let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": FRONT_ERROR_CODE, "message": failure}});
+                replies.push(error.to_string());
+            }
         }
         for output in answer.replies {
             let http = output.http.clone();
@@ -443,22 +627,23 @@ fn replay_get<R: Run>(shared: &Arc<R>, name: &str) -> Response {
     response
 }
 
-/// Reads a POSTed body and its JSON, or the failure reply (which names the server).
+/// Reads a POSTed body and its JSON, with the body's share of the buffer budget, or the
+/// failure reply (which names the server).
 async fn read_messages<R: Run>(
     shared: &Arc<R>,
     name: &str,
     parts: &Parts,
     body: Body,
-) -> std::result::Result<(Bytes, Value), Response> {
-    let bytes = match shared.read_body(parts, body).await {
-        Ok(bytes) => bytes,
+) -> std::result::Result<(Bytes, Value, Option<OwnedSemaphorePermit>), Response> {
+    let (bytes, held) = match shared.read_body(parts, body).await {
+        Ok(read) => read,
         Err(why) => {
             let message = format!("MCP server `{name}`: cannot read the agent's POST: {why}");
             return Err(failure(shared, StatusCode::BAD_REQUEST, message));
         }
     };
     match serde_json::from_slice::<Value>(&bytes) {
-        Ok(json) => Ok((bytes, json)),
+        Ok(json) => Ok((bytes, json, held)),
         Err(err) => {
             let message = format!(
                 "MCP server `{name}`: the agent's POST is not JSON ({err}); Streamable HTTP \
@@ -486,15 +671,19 @@ fn forwarded(headers: &HeaderMap) -> HeaderMap {
     forwarded
 }
 
+/// The server at `url` did not answer: the message names its origin only, since a key may
+/// sit in the URL's path or query, and reqwest's error without the URL it repeats.
 fn unreachable_server<R: Run>(
     shared: &Arc<R>,
     name: &str,
     url: &str,
-    err: &reqwest::Error,
+    err: reqwest::Error,
 ) -> Response {
+    let origin = reqwest::Url::parse(url)
+        .map_or_else(|_| "its URL".to_owned(), |url| url.origin().ascii_serialization());
     let message = format!(
-        "MCP server `{name}` at {url} cannot be reached: {}",
-        atif_schema::error_chain(err)
+        "MCP server `{name}` at {origin} cannot be reached: {}",
+        atif_schema::error_chain(&err.without_url())
     );
     failure(shared, StatusCode::BAD_GATEWAY, message)
 }
@@ -503,6 +692,13 @@ fn unreachable_server<R: Run>(
 fn failure<R: Run>(shared: &Arc<R>, status: StatusCode, message: String) -> Response {
     let message = shared.journal().clean(message);
     shared.journal().fail(message.clone());
+    front_error(shared, status, &message)
+}
+
+/// The JSON-RPC error the agent gets for a request the front could not pass on, `message`
+/// being a failure the journal holds already.
+fn front_error<R: Run>(shared: &Arc<R>, status: StatusCode, message: &str) -> Response {
+    let message = shared.journal().clean(message.to_owned());
     let body = json!({"jsonrpc": "2.0", "id": null, "error": {"code": FRONT_ERROR_CODE, "message": message}});
     json_body(status, body.to_string())
 }
@@ -528,9 +724,17 @@ fn status_only(status: StatusCode) -> Response {
     response
 }
 
-/// One message as an event of an MCP event stream.
+/// One message as an event of an MCP event stream: each line of a message that came in
+/// several `data:` lines goes out in a `data:` line of its own.
 fn event(text: &str) -> String {
-    format!("event: message\ndata: {text}\n\n")
+    let mut event = String::from("event: message\n");
+    for line in text.split('\n') {
+        event.push_str("data: ");
+        event.push_str(line);
+        event.push('\n');
+    }
+    event.push('\n');
+    event
 }
 
 /// The data of each event of an event stream, as text, exactly as sent: several `data:` lines

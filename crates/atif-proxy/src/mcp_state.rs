@@ -1,9 +1,11 @@
-//! The record/replay server's side of the one tape: what `POST /_atif/mcp` does with the
-//! messages the MCP relays of the run report (`atif mcp` without `--script`).
+//! The MCP half of a run's one tape: what is recorded, or what answers, for the MCP relays of
+//! the run (`POST /_atif/mcp`) and the Streamable-HTTP servers it fronts (`/mcp/NAME`), in a
+//! recording, a replay or a hybrid recording (`--replay-tools`).
 //!
-//! A relay says it started (`{"server": NAME, "start": true}`) and learns the operation (record or replay); recording,
-//! it posts every message it relays (`{"server", "from", "message"}`); replaying, it posts
-//! each of the agent's messages and writes the replies it gets back.
+//! A relay (`atif mcp` without `--script`) says it started (`{"server": NAME, "start": true}`)
+//! and learns the operation (record or replay); recording, it posts every message it relays
+//! (`{"server", "from", "message"}`); replaying, it posts each of the agent's messages and
+//! writes the replies it gets back. The HTTP front keeps and asks for messages directly.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

@@ -68,6 +68,10 @@ struct Entry {
     /// recorded one and is rewritten to the live request's.
     outputs: Vec<Output>,
     used: bool,
+    /// Whether its outputs went out already: answered again (a handshake past the end of the
+    /// tape, a call a hybrid recording makes twice), it gives its response alone, not the
+    /// server's own messages a second time (a `list_changed` could loop the agent).
+    served: bool,
 }
 
 /// What a replaying relay sends the agent for one of its messages, and what it says.
@@ -104,10 +108,14 @@ impl McpTape {
                 // The client's answer to a server's request: the server is not there to read it.
                 McpSide::Client => {}
                 McpSide::Server => {
-                    let owner = match (message.is_response(), message.id()) {
+                    // A response names its request; one whose id names none (an error with id
+                    // `null`: the server could not tell which request it refused) follows the
+                    // last message, as a server's own messages do.
+                    let named = match (message.is_response(), message.id()) {
                         (true, Some(id)) => by_id.get(&(message.server.clone(), id.to_string())),
-                        _ => last.get(&message.server),
+                        _ => None,
                     };
+                    let owner = named.or_else(|| last.get(&message.server));
                     match owner.copied() {
                         Some(entry) => tape.entries[entry].outputs.push(output),
                         None => tape.opening.push(output),
@@ -160,7 +168,8 @@ impl McpTape {
             if let Some(id) = id {
                 let failure = format!(
                     "MCP server `{server}`: {} was never recorded; the script holds no message \
-                     of this server (is `--name {server}` the name it was recorded under?)",
+                     of this server (is `{server}` the name it was recorded under, by `atif mcp --name` or \
+                     `--mcp`?)",
                     describe(method, tool.as_deref())
                 );
                 answer.replies.push(Output::new(error_reply(id, &failure)));
@@ -182,10 +191,14 @@ impl McpTape {
         match tape.request(&request, drift, self.reuse) {
             Ok((entry, warning)) => {
                 answer.warning = warning;
-                answer.replies.extend(tape.entries[entry].outputs.iter().map(|output| {
-                    match is_response(&output.value) {
-                        true => output.with_id(id),
-                        false => output.clone(),
+                let again = std::mem::replace(&mut tape.entries[entry].served, true);
+                answer.replies.extend(tape.entries[entry].outputs.iter().filter_map(|output| {
+                    let recorded_id = output.value.get("id").filter(|id| !id.is_null());
+                    match (is_response(&output.value), recorded_id) {
+                        (true, Some(_)) => Some(output.with_id(id)),
+                        // An error the server sent with id `null` goes out as it was.
+                        (true, None) => Some(output.clone()),
+                        (false, _) => (!again).then(|| output.clone()),
                     }
                 }));
             }
@@ -502,6 +515,7 @@ impl Entry {
             params: normalized_params(&message.message, normalizer),
             outputs: Vec::new(),
             used: false,
+            served: false,
         }
     }
 }
@@ -662,6 +676,25 @@ mod tests {
         // A line that says something else than the message is not kept.
         let other = McpMessage::new("files", McpSide::Server, recorded).with_line(r#"{"id":2}"#);
         assert_eq!(other.line, None);
+    }
+
+    #[test]
+    fn a_listing_answered_again_gives_its_response_alone() {
+        let messages = vec![
+            client(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})),
+            server(json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": []}})),
+            server(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})),
+        ];
+        let mut tape = McpTape::new(&messages, &normalizer());
+        let list = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+        let first = tape.answer("files", &list(7), &normalizer(), DriftPolicy::Strict);
+        assert_eq!(first.replies.len(), 2, "the response, then the server's notification");
+        // Past the end of the tape the last listing answers again, without the notification
+        // that would make the agent list once more, and again.
+        let again = tape.answer("files", &list(8), &normalizer(), DriftPolicy::Strict);
+        assert!(again.failure.is_none(), "{:?}", again.failure);
+        let ids: Vec<&Value> = again.replies.iter().map(|reply| &reply.value["id"]).collect();
+        assert_eq!(ids, [&json!(8)]);
     }
 
     #[test]

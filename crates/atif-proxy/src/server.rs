@@ -671,9 +671,6 @@ async fn read_json(
 }
 
 impl Shared {
-    /// A request refused as not coming from the agent (a web page, another host): counted and
-    /// printed, never logged as traffic nor as a failure of the run, and answered 403 with a
-    /// non-retryable error in the provider's shape.
     /// Counts a connection the watchdog closed; one closed in a request's head lost that
     /// request, which fails the run.
     fn closed(&self, closed: Closed) {
@@ -692,6 +689,9 @@ impl Shared {
         }
     }
 
+    /// A request refused as not coming from the agent (a web page, another host): counted and
+    /// printed, never logged as traffic nor as a failure of the run, and answered 403 with a
+    /// non-retryable error in the provider's shape.
     fn refuse(
         &self,
         protocol: Protocol,
@@ -730,21 +730,12 @@ impl crate::mcp_http::Run for Shared {
         Some(self.refuse(protocol, StatusCode::FORBIDDEN, &parts.method, &reason))
     }
 
-    async fn read_body(&self, parts: &Parts, body: Body) -> Result<Bytes, String> {
-        let read = self.limits.read(&parts.headers, body).await;
-        read.map(|(bytes, _held)| bytes).map_err(|err| match err {
-            BodyError::TooLarge { limit } => {
-                format!("it is larger than the limit of {limit} bytes (--max-body-bytes)")
-            }
-            BodyError::Busy { limit } => format!(
-                "the request bodies in flight already hold the limit of {limit} bytes \
-                 (--max-buffered-bytes)"
-            ),
-            BodyError::Idle { timeout } => {
-                format!("the client sent nothing for {} (--body-read-timeout)", seconds(timeout))
-            }
-            BodyError::Read(err) => err,
-        })
+    async fn read_body(
+        &self,
+        parts: &Parts,
+        body: Body,
+    ) -> Result<(Bytes, Option<OwnedSemaphorePermit>), String> {
+        self.limits.read(&parts.headers, body).await.map_err(|err| err.to_string())
     }
 
     fn normalizer(&self) -> &Normalizer {

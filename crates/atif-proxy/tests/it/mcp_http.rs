@@ -342,7 +342,17 @@ async fn a_reply_or_an_event_over_the_bound_fails_the_recording_naming_the_serve
             .send()
             .await
             .unwrap();
-        assert!(reply.bytes().await.is_err(), "{content_type}: the agent's reply breaks");
+        // A JSON reply is read whole first: the agent gets an error naming the bound. An event
+        // stream's head has gone out already: the agent's reply breaks.
+        let status = reply.status().as_u16();
+        match (content_type, reply.bytes().await) {
+            ("application/json", Ok(body)) => {
+                let body = String::from_utf8_lossy(&body);
+                assert_eq!(status, 502, "{body}");
+                assert!(body.contains("longer than 67108864 bytes"), "{body}");
+            }
+            (_, body) => assert!(body.is_err(), "{content_type}: the agent's reply breaks"),
+        }
         let err = proxy.finish().await.unwrap_err();
         let Error::NotExact { verdict, .. } = err else { panic!("{content_type}: {err}") };
         // A stream's message is over the bound as a line still open or as the event's data,
@@ -352,4 +362,132 @@ async fn a_reply_or_an_event_over_the_bound_fails_the_recording_naming_the_serve
         };
         assert!(verdict.errors.iter().any(named), "{content_type}: {verdict:?}");
     }
+}
+
+/// Starts a server that answers the ways a recording must not take as whole: a `GET` refused
+/// with 405 and a JSON-RPC error body (it offers no stream), `tools/call` of `multi` with a
+/// progress notification whose message spans two `data:` lines, and `tools/call` of `cut` as a stream that
+/// ends before the response. Its URL.
+async fn odd_server() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let app = axum::Router::new().fallback(|method: Method, body: Bytes| async move {
+        let reply = axum::response::Response::builder();
+        if method == Method::GET {
+            let refused = r#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Method not allowed."},"id":null}"#;
+            let reply = reply.status(405).header("content-type", "application/json");
+            return reply.body(Body::from(refused)).unwrap();
+        }
+        let json: Value = serde_json::from_slice(&body).unwrap();
+        let id = json["id"].clone();
+        let stream = |events: String| {
+            let reply = axum::response::Response::builder();
+            reply.header("content-type", "text/event-stream").body(Body::from(events)).unwrap()
+        };
+        match (json["method"].as_str().unwrap(), json["params"]["name"].as_str()) {
+            ("tools/call", Some("multi")) => stream(format!(
+                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\ndata: \"params\":{{\"progress\":1}}}}\n\nevent: message\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[]}}}}\n\n"
+            )),
+            ("tools/call", Some("cut")) => stream(
+                "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"
+                    .to_owned(),
+            ),
+            _ => {
+                let body = json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string();
+                reply.header("content-type", "application/json").body(Body::from(body)).unwrap()
+            }
+        }
+    });
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+/// POSTs `message` to `url`; the reply's status, content type and body.
+async fn post_message(url: &str, message: &Value) -> (u16, String, String) {
+    let reply = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(message.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status().as_u16();
+    let content_type = reply.headers()["content-type"].to_str().unwrap().to_owned();
+    (status, content_type, reply.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_reply_cut_before_its_response_fails_the_recording_and_its_replay_and_nothing_else_is_kept()
+ {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.script.json");
+    let provider =
+        atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+    let mut options = quiet(Options::record(&path));
+    options.set_upstream(provider.url()).add_mcp_http("odd", Some(odd_server().await));
+    let proxy = start(&options).await.unwrap();
+    let hi = chat_request("hi");
+    assert_eq!(crate::post(proxy.url(), "/v1/chat/completions", &hi).await.status, 200);
+    let url = format!("{}/mcp/odd", proxy.url());
+    let call = |id: u64, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": {}}});
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    assert_eq!(post_message(&url, &init).await.0, 200);
+    let get = reqwest::Client::new().get(&url).header("accept", "text/event-stream").send();
+    assert_eq!(get.await.unwrap().status().as_u16(), 405, "the refusal reaches the agent");
+    let multi = post_message(&url, &call(2, "multi")).await;
+    assert!(multi.2.contains("data: \"params\""), "{multi:?}");
+    post_message(&url, &call(3, "cut")).await;
+    let Error::NotExact { verdict, saved } = proxy.finish().await.unwrap_err() else {
+        panic!("a request without its response makes the recording not exact")
+    };
+    assert_eq!(
+        verdict.errors,
+        [
+            "MCP server `odd`: the reply to the agent's tools/call (id 3) ended before its response came, so the recording lacks it"
+        ]
+    );
+    let saved = saved.unwrap();
+    let script: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let mcp = script["mcp"].as_array().unwrap();
+    assert!(
+        mcp.iter().all(|m| m["http"]["via"] != "get-stream" && m["message"].is_object()),
+        "the 405's body is no message of the server's: {mcp:?}"
+    );
+
+    // Replayed: the message of two data lines goes out as two data lines, and the request
+    // recorded without its response fails, with an error the agent can read.
+    let mut options = quiet(Options::replay(&saved));
+    options.add_mcp_http("odd", None);
+    let proxy = start(&options).await.unwrap();
+    let hi = chat_request("hi");
+    assert_eq!(crate::post(proxy.url(), "/v1/chat/completions", &hi).await.status, 200);
+    let url = format!("{}/mcp/odd", proxy.url());
+    post_message(&url, &init).await;
+    let (_, content_type, events) = post_message(&url, &call(2, "multi")).await;
+    assert_eq!(content_type, "text/event-stream");
+    assert!(
+        events.lines().all(|line| line.is_empty()
+            || line.starts_with("event: ")
+            || line.starts_with("data: ")),
+        "{events}"
+    );
+    let messages: Vec<Value> = events
+        .split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(|event| {
+            let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
+            serde_json::from_str(&data.join("\n")).unwrap()
+        })
+        .collect();
+    assert_eq!(messages[0]["params"], json!({"progress": 1}), "{events}");
+    let result = (messages[1]["id"].clone(), messages[1]["result"].clone());
+    assert_eq!(result, (json!(2), json!({"content": []})));
+    let (_, _, cut) = post_message(&url, &call(3, "cut")).await;
+    let Error::NotExact { verdict, .. } = proxy.finish().await.unwrap_err() else {
+        panic!("the replay of a request without its response is not exact")
+    };
+    let expected = "MCP server `odd`: the tape holds no response to the agent's tools/call (id 3); it was recorded without one";
+    assert_eq!(verdict.errors, [expected]);
+    assert!(cut.contains(r#""id":3"#) && cut.contains(expected), "{cut}");
 }
