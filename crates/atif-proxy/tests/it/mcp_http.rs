@@ -491,3 +491,36 @@ async fn a_reply_cut_before_its_response_fails_the_recording_and_its_replay_and_
     assert_eq!(verdict.errors, [expected]);
     assert!(cut.contains(r#""id":3"#) && cut.contains(expected), "{cut}");
 }
+
+#[tokio::test]
+async fn a_server_that_cannot_be_reached_is_named_by_its_origin_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let provider =
+        atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+    // Nothing listens on the port; the URL's path holds what could be a key.
+    let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let url = format!("http://127.0.0.1:{port}/s/k-0123456789abcdef/mcp?token=t0k3n");
+    let mut options = quiet(Options::record(dir.path().join("run.script.json")));
+    options.set_upstream(provider.url()).add_mcp_http("remote", Some(url));
+    let proxy = start(&options).await.unwrap();
+    let hi = chat_request("hi");
+    assert_eq!(crate::post(proxy.url(), "/v1/chat/completions", &hi).await.status, 200);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let (status, _, body) = post_message(&format!("{}/mcp/remote", proxy.url()), &init).await;
+    assert_eq!(status, 502, "{body}");
+    let Error::NotExact { verdict, .. } = proxy.finish().await.unwrap_err() else {
+        panic!("an unreachable server fails the recording")
+    };
+    let error = &verdict.errors[0];
+    assert!(
+        error.starts_with(&format!(
+            "MCP server `remote` at http://127.0.0.1:{port} cannot be reached"
+        )),
+        "{error}"
+    );
+    for text in [error.as_str(), body.as_str()] {
+        assert!(!text.contains("0123456789abcdef") && !text.contains("t0k3n"), "{text}");
+    }
+}
