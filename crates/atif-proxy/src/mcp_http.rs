@@ -492,11 +492,17 @@ fn keep<R: Run>(
     shared.tape().keep(kept);
 }
 
-/// The messages of a body: a batch's elements (without their own lines), or the one message
-/// with its text.
+/// The messages of a body with their text: a batch's elements, or the one message.
 fn split<'a>(json: &Value, line: Option<&'a str>) -> Vec<(Value, Option<&'a str>)> {
     match json {
-        Value::Array(batch) => batch.iter().map(|message| (message.clone(), None)).collect(),
+        Value::Array(batch) => {
+            // Each element's own text, for the key order its JSON would lose.
+            let texts: Option<Vec<&'a serde_json::value::RawValue>> =
+                line.and_then(|line| serde_json::from_str(line).ok());
+            let texts = texts.filter(|texts| texts.len() == batch.len());
+            let text = |idx: usize| texts.as_ref().map(|texts| texts[idx].get());
+            batch.iter().enumerate().map(|(idx, message)| (message.clone(), text(idx))).collect()
+        }
         message => vec![(message.clone(), line)],
     }
 }
