@@ -10,7 +10,8 @@
 //!    recorded call never made is listed; `--drift warn` serves it anyway;
 //! 4. server-everything's `get-env` output reaches the script only redacted;
 //! 5. a relay killed with SIGKILL leaves no file at all, and one stopped with SIGTERM saves
-//!    a whole script;
+//!    a whole script; a recording relay passes replies for as long as the agent's side is
+//!    open, and ends when its server does (a shell server, no npm package needed);
 //! 6. `atif script show` lists the MCP messages;
 //! 7. a Python agent on the official `mcp` SDK and the `openai` SDK, run under `atif record`
 //!    against the fake model, puts its model exchanges and its MCP messages on one tape, which
@@ -306,6 +307,80 @@ fn everything_s_opening_notification_replays_and_get_env_is_redacted() {
     };
     assert!(!notifications(&received).is_empty(), "server-everything sends notifications unasked");
     assert_eq!(notifications(&replay_received), notifications(&received));
+}
+
+/// A server of one shell line that answers each request line with an empty result, under the
+/// request's id (it reads the id from the line's text).
+const ECHO_SERVER: &str = r#"while read -r line; do id=${line#*\"id\":}; id=${id%%,*}; echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{}}"; done"#;
+
+/// Reads the next line the relay writes, or `None` when none comes within `seconds` (or its
+/// output ended).
+fn next_line_within(
+    stdout: BufReader<ChildStdout>,
+    seconds: u64,
+) -> (Option<String>, BufReader<ChildStdout>) {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut stdout = stdout;
+        let mut line = String::new();
+        let read = stdout.read_line(&mut line).unwrap_or(0);
+        let _ = sender.send(((read > 0).then_some(line), stdout));
+    });
+    match receiver.recv_timeout(std::time::Duration::from_secs(seconds)) {
+        Ok(read) => read,
+        Err(_) => panic!("the relay wrote nothing within {seconds} s"),
+    }
+}
+
+#[test]
+fn a_recording_relay_passes_replies_past_its_exit_grace_and_ends_when_its_server_does() {
+    let root = tempfile::tempdir().unwrap();
+    let script = root.path().join("echo.script.json");
+    let args = [
+        "--name",
+        "echo",
+        "--script",
+        script.to_str().unwrap(),
+        "--record",
+        "--",
+        "sh",
+        "-c",
+        ECHO_SERVER,
+    ];
+    let mut client = Client::start(root.path(), &args, &[]);
+    let ping = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+    client.send(&ping(1));
+    let (first, stdout) = next_line_within(client.stdout, 10);
+    assert!(first.unwrap().contains(r#""id":1"#));
+    // Longer than the five seconds a server is given to finish once the agent closes its side:
+    // the agent has not, so the relay still passes the server's replies on.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    client.stdout = stdout;
+    client.send(&ping(2));
+    let (second, stdout) = next_line_within(client.stdout, 10);
+    assert!(second.expect("the reply after six seconds").contains(r#""id":2"#));
+    client.stdout = stdout;
+    let (status, stderr) = client.finish();
+    assert_eq!(status, 0, "{stderr}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(&script).unwrap()).unwrap();
+    assert_eq!(saved["mcp"].as_array().unwrap().len(), 4, "{saved}");
+
+    // A server that ends ends the relay, with the agent's side still open: the agent reads the
+    // end of the relay's output rather than waiting for a reply that cannot come.
+    let args = [
+        "--name",
+        "gone",
+        "--script",
+        script.to_str().unwrap(),
+        "--record",
+        "--",
+        "sh",
+        "-c",
+        "exit 0",
+    ];
+    let client = Client::start(root.path(), &args, &[]);
+    let (line, _) = next_line_within(client.stdout, 10);
+    assert_eq!(line, None, "the relay's output ends");
 }
 
 #[test]

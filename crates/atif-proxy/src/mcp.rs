@@ -218,12 +218,24 @@ async fn record(
     };
     let to_server = async {
         let mut lines = Lines::new(tokio::io::stdin());
-        while let Ok(Some(line)) = lines.next_line().await {
-            log.push(entry(McpSide::Client, &line));
-            if server_in.write_all(format!("{line}\n").as_bytes()).await.is_err() {
-                break;
+        loop {
+            match lines.next_line().await {
+                Ok(Some(line)) => {
+                    log.push(entry(McpSide::Client, &line));
+                    if server_in.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                        break;
+                    }
+                    let _ = server_in.flush().await;
+                }
+                Ok(None) => break,
+                Err(err) => {
+                    errors
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .push(format!("reading the agent's messages failed: {err}"));
+                    break;
+                }
             }
-            let _ = server_in.flush().await;
         }
         // The agent closed its side: so does the relay, and the server may end.
         drop(server_in);
@@ -251,10 +263,20 @@ async fn record(
             }
         }
     };
+    let relay = async {
+        tokio::pin!(to_server, to_client);
+        tokio::select! {
+            // The agent closed its side: give the server a moment, from now, to answer what
+            // is in flight and exit, as its standard input is closed.
+            () = &mut to_server => {
+                let _ = tokio::time::timeout(SERVER_EXIT_GRACE, &mut to_client).await;
+            }
+            // The server ended: so does the relay, and the agent reads the end of its output.
+            () = &mut to_client => {}
+        }
+    };
     tokio::select! {
-        // The agent closed its side: give the server a moment to answer what is in flight and
-        // exit, as its standard input is closed.
-        () = async { tokio::join!(to_server, async { let _ = tokio::time::timeout(SERVER_EXIT_GRACE, to_client).await; }); } => {}
+        () = relay => {}
         () = stop => {}
     }
     let _ = child.start_kill();

@@ -67,7 +67,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for mask in &args.masks {
         options.add_mask(mask);
     }
-    let outcome = runtime()?.block_on(async {
+    let runtime = runtime()?;
+    let outcome = runtime.block_on(async {
         let stop = interrupted().context("cannot install the signal handlers")?;
         atif_proxy::relay_mcp(&options, Box::pin(stop)).await.map_err(|err| match err {
             atif_proxy::Error::Script(
@@ -76,7 +77,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
             atif_proxy::Error::Script(err) => invalid(err),
             err => anyhow::Error::new(err),
         })
-    })?;
+    });
+    // A read of the agent's standard input may still wait in a thread of the runtime (the
+    // server ended first, the agent's side is open): the relay ends without it.
+    runtime.shutdown_background();
+    let outcome = outcome?;
     for error in &outcome.errors {
         output::error(|out| writeln!(out, "atif mcp: {error}"))?;
     }
