@@ -384,6 +384,40 @@ fn a_recording_relay_passes_replies_past_its_exit_grace_and_ends_when_its_server
 }
 
 #[test]
+fn a_standalone_recording_keeps_its_masks_for_matching_and_a_failed_one_goes_beside_the_script() {
+    let root = tempfile::tempdir().unwrap();
+    let script = root.path().join("echo.script.json");
+    let script_arg = script.to_str().unwrap();
+    let record = || {
+        let args =
+            ["--name", "echo", "--script", script_arg, "--record", "--mask", "ticket-[0-9]+"];
+        let args: Vec<&str> = args.iter().copied().chain(["--", "sh", "-c", ECHO_SERVER]).collect();
+        Client::start(root.path(), &args, &[])
+    };
+    let mut client = record();
+    client.request(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"ref": "ticket-42"}}),
+    );
+    let (status, stderr) = client.finish();
+    assert_eq!(status, 0, "{stderr}");
+    let text = std::fs::read_to_string(&script).unwrap();
+    let saved: Value = serde_json::from_str(&text).unwrap();
+    assert!(text.contains("ticket-42"), "a mask redacts nothing: {text}");
+    assert_eq!(saved["recording"]["masks"], json!(["ticket-[0-9]+"]), "{text}");
+
+    // A line of the agent's that is not UTF-8 fails the recording, which goes beside the
+    // script and leaves it as it was.
+    let mut client = record();
+    let stdin = client.stdin.as_mut().unwrap();
+    stdin.write_all(b"{\"jsonrpc\": \"2.0\", \"method\": \"\xff\"}\n").unwrap();
+    let (status, stderr) = client.finish();
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.contains("reading the agent's messages failed"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), text);
+    assert!(root.path().join("echo.script.failed.json").exists(), "{stderr}");
+}
+
+#[test]
 fn a_killed_relay_leaves_no_half_written_script_and_a_stopped_one_saves_it_whole() {
     let Some(filesystem) = server("mcp-server-filesystem") else { return };
     let root = tempfile::tempdir().unwrap();

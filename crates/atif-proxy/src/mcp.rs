@@ -16,7 +16,7 @@ use std::time::Duration;
 use atif_replay::{McpMessage, McpSide, Script};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::clean::Cleaner;
 use crate::mcp_tape::{McpAnswer, McpTape, Output};
@@ -25,6 +25,9 @@ use crate::{DriftPolicy, Error, Operation, Result};
 
 /// How long a server may take to exit once its standard input is closed, before it is killed.
 const SERVER_EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a relay waits for the record/replay server to answer one of its reports.
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// How `atif mcp` runs: which server, which command starts it, and where its tape is.
 #[derive(Debug, Clone)]
@@ -140,8 +143,14 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
             if let Log::Local(messages) = log {
                 let messages =
                     std::mem::take(&mut *messages.lock().unwrap_or_else(PoisonError::into_inner));
-                save(path, &options.name, messages, &options.masks)?;
-                outcome.saved = Some(path.clone());
+                // A recording that failed never replaces a good script: it goes beside it, as
+                // `atif record` keeps one.
+                let path = match outcome.errors.is_empty() {
+                    true => path.clone(),
+                    false => crate::failed_path(path),
+                };
+                save(&path, &options.name, messages, &options.masks)?;
+                outcome.saved = Some(path);
             }
             Ok(outcome)
         }
@@ -170,8 +179,9 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
 /// Where a recording relay puts each message.
 enum Log {
     Local(Arc<Mutex<Vec<McpMessage>>>),
-    /// Sent, in order, to the record/replay server.
-    Remote(mpsc::UnboundedSender<McpMessage>),
+    /// Sent, in order, to the record/replay server; a message that comes with a sender is
+    /// answered on it once posted.
+    Remote(mpsc::UnboundedSender<(McpMessage, Option<oneshot::Sender<()>>)>),
 }
 
 impl Log {
@@ -181,7 +191,22 @@ impl Log {
                 messages.lock().unwrap_or_else(PoisonError::into_inner).push(message)
             }
             Log::Remote(sender) => {
-                let _ = sender.send(message);
+                let _ = sender.send((message, None));
+            }
+        }
+    }
+
+    /// Logs `message` and returns once it is on the tape: the record/replay server has it (and
+    /// every message before it), so an agent that reads the server's reply and ends cannot
+    /// end the run before the reply is recorded.
+    async fn push_and_wait(&self, message: McpMessage) {
+        match self {
+            Log::Local(_) => self.push(message),
+            Log::Remote(sender) => {
+                let (posted, wait) = oneshot::channel();
+                if sender.send((message, Some(posted))).is_ok() {
+                    let _ = wait.await;
+                }
             }
         }
     }
@@ -204,17 +229,13 @@ async fn record(
     };
     let count = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let errors = Arc::new(Mutex::new(Vec::new()));
+    let failed = |reading: &str, err: std::io::Error| {
+        let mut errors = errors.lock().unwrap_or_else(PoisonError::into_inner);
+        errors.push(format!("reading {reading} failed: {err}"));
+    };
     let entry = |from: McpSide, line: &str| {
-        let mut message =
-            serde_json::from_str::<Value>(line).unwrap_or_else(|_| Value::String(line.to_owned()));
-        normalizer.insert_placeholders(&mut message);
         count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let recorded = McpMessage::new(options.name.clone(), from, message);
-        // What the agent reads back in a replay is the server's line, byte for byte.
-        match from {
-            McpSide::Server => recorded.with_line(&normalizer.place_dirs_in(line)),
-            McpSide::Client => recorded,
-        }
+        recorded_line(&options.name, from, line, normalizer)
     };
     let to_server = async {
         let mut lines = Lines::new(tokio::io::stdin());
@@ -229,10 +250,7 @@ async fn record(
                 }
                 Ok(None) => break,
                 Err(err) => {
-                    errors
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push(format!("reading the agent's messages failed: {err}"));
+                    failed("the agent's messages", err);
                     break;
                 }
             }
@@ -246,7 +264,7 @@ async fn record(
         loop {
             match lines.next_line().await {
                 Ok(Some(line)) => {
-                    log.push(entry(McpSide::Server, &line));
+                    log.push_and_wait(entry(McpSide::Server, &line)).await;
                     if stdout.write_all(format!("{line}\n").as_bytes()).await.is_err() {
                         break;
                     }
@@ -254,29 +272,14 @@ async fn record(
                 }
                 Ok(None) => break,
                 Err(err) => {
-                    errors
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .push(format!("reading the server's output failed: {err}"));
+                    failed("the server's output", err);
                     break;
                 }
             }
         }
     };
-    let relay = async {
-        tokio::pin!(to_server, to_client);
-        tokio::select! {
-            // The agent closed its side: give the server a moment, from now, to answer what
-            // is in flight and exit, as its standard input is closed.
-            () = &mut to_server => {
-                let _ = tokio::time::timeout(SERVER_EXIT_GRACE, &mut to_client).await;
-            }
-            // The server ended: so does the relay, and the agent reads the end of its output.
-            () = &mut to_client => {}
-        }
-    };
     tokio::select! {
-        () = relay => {}
+        () = until_either_ends(to_server, to_client) => {}
         () = stop => {}
     }
     let _ = child.start_kill();
@@ -284,6 +287,35 @@ async fn record(
     let errors = std::mem::take(&mut *errors.lock().unwrap_or_else(PoisonError::into_inner));
     let messages = count.load(std::sync::atomic::Ordering::Relaxed);
     Ok(McpOutcome::recorded(messages, errors))
+}
+
+/// One line as the tape keeps it, with the run's directories as placeholders; a server's keeps
+/// its text, since what the agent reads back in a replay is the server's line, byte for byte.
+fn recorded_line(server: &str, from: McpSide, line: &str, normalizer: &Normalizer) -> McpMessage {
+    let mut message =
+        serde_json::from_str::<Value>(line).unwrap_or_else(|_| Value::String(line.to_owned()));
+    normalizer.insert_placeholders(&mut message);
+    let recorded = McpMessage::new(server, from, message);
+    match from {
+        McpSide::Server => recorded.with_line(&normalizer.place_dirs_in(line)),
+        McpSide::Client => recorded,
+    }
+}
+
+/// Runs both copies of a relay until one side ends. The agent closed its side: the server gets
+/// a moment, from then, to answer what is in flight and exit, as its standard input is closed.
+/// The server ended: so does the relay, and the agent reads the end of its output.
+async fn until_either_ends(
+    to_server: impl Future<Output = ()>,
+    to_client: impl Future<Output = ()>,
+) {
+    tokio::pin!(to_server, to_client);
+    tokio::select! {
+        () = &mut to_server => {
+            let _ = tokio::time::timeout(SERVER_EXIT_GRACE, &mut to_client).await;
+        }
+        () = &mut to_client => {}
+    }
 }
 
 impl McpOutcome {
@@ -324,12 +356,17 @@ fn spawn_server(options: &McpOptions) -> Result<tokio::process::Child> {
         })
 }
 
+/// The server's command line as an error names it, its secrets (a key given as an argument)
+/// redacted.
 fn command_text(options: &McpOptions) -> String {
-    options.command.iter().map(|arg| arg.to_string_lossy()).collect::<Vec<_>>().join(" ")
+    let text = options.command.iter().map(|arg| arg.to_string_lossy()).collect::<Vec<_>>();
+    Cleaner::new().clean(text.join(" "))
 }
 
 /// Writes a standalone recording: the script at `path` keeps its model exchanges and the
-/// other servers' messages, and this server's are replaced.
+/// other servers' messages, and this server's are replaced. The `--mask` regexes are kept
+/// with the recording, as `atif record` keeps them, for a replay to match by; they redact
+/// nothing.
 fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) -> Result<()> {
     let _lock = lock_folder(path, name)?;
     let mut script = match path.exists() {
@@ -338,7 +375,19 @@ fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) ->
     };
     script.mcp.retain(|message| message.server != name);
     script.mcp.extend(messages);
-    atif_replay::support::write_script_owned(path, script, masks)?;
+    if !masks.is_empty() {
+        let recording = script.recording.get_or_insert_with(|| atif_replay::Recording {
+            cwd: None,
+            home: None,
+            masks: Vec::new(),
+        });
+        for mask in masks {
+            if !recording.masks.contains(mask) {
+                recording.masks.push(mask.clone());
+            }
+        }
+    }
+    atif_replay::support::write_script_owned(path, script, &[])?;
     Ok(())
 }
 
@@ -534,8 +583,11 @@ struct Remote {
 
 impl Remote {
     fn new(url: &str, token: &str, name: &str) -> Result<Remote> {
+        // The record/replay server answers a relay at once; one that does not within this
+        // time is gone or wedged, and the relay says so rather than wait for ever.
         let client = reqwest::Client::builder()
             .no_proxy()
+            .timeout(REMOTE_TIMEOUT)
             .build()
             .map_err(|source| Error::Client { source })?;
         let endpoint = format!("{}/_atif/mcp", url.trim_end_matches('/'));
@@ -589,16 +641,27 @@ impl Remote {
         Ok(Served { lines: replies_of(&reply), failure: text("failure"), warning: text("warning") })
     }
 
-    /// A channel whose messages are posted to the server one after the other, in order.
-    fn sender(&self) -> (mpsc::UnboundedSender<McpMessage>, tokio::task::JoinHandle<()>) {
-        let (sender, mut receiver) = mpsc::unbounded_channel::<McpMessage>();
+    /// A channel whose messages are posted to the server one after the other, in order, each
+    /// sender given with one told once its message is posted.
+    #[allow(clippy::type_complexity, reason = "one use, named by its doc")]
+    fn sender(
+        &self,
+    ) -> (
+        mpsc::UnboundedSender<(McpMessage, Option<oneshot::Sender<()>>)>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let (sender, mut receiver) =
+            mpsc::unbounded_channel::<(McpMessage, Option<oneshot::Sender<()>>)>();
         let remote = self.clone();
         let task = tokio::spawn(async move {
-            while let Some(message) = receiver.recv().await {
+            while let Some((message, posted)) = receiver.recv().await {
                 let body = json!({"server": remote.name, "from": message.from,
                                   "message": message.message, "line": message.line});
                 if let Err(err) = remote.post(&body).await {
                     say(&Cleaner::new().clean(err.to_string()));
+                }
+                if let Some(posted) = posted {
+                    let _ = posted.send(());
                 }
             }
         });

@@ -527,30 +527,6 @@ async fn replay_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Bo
         if let Some(warning) = answer.warning {
             shared.journal().warn(warning);
         }
-        let method = message.get("method").and_then(Value::as_str);
-        let request_id = method.and(message.get("id")).filter(|id| !id.is_null());
-        // A response with the request's id, or an error with id `null` (a server that could
-        // not tell which request it refused; the HTTP reply answers the POST).
-        let responds = |value: &Value| {
-            let id = value.get("id");
-            value.get("method").is_none()
-                && (value.get("result").is_some() && id == request_id
-                    || value.get("error").is_some()
-                        && (id == request_id || id.is_none_or(Value::is_null)))
-        };
-        if let (Some(id), Some(method)) = (request_id, method) {
-            if !answer.replies.iter().any(|output| responds(&output.value)) {
-                // Recorded without its response (the reply was cut): the agent would wait
-                // for it for ever.
-                let failure = format!(
-                    "MCP server `{name}`: the tape holds no response to the agent's {method} \
-                     (id {id}); it was recorded without one"
-                );
-                shared.journal().fail(failure.clone());
-                let error = json!({"jsonrpc": "2.0", "id": id, "error": {"code": FRONT_ERROR_CODE, "message": failure}});
-                replies.push(error.to_string());
-            }
-        }
         for output in answer.replies {
             let http = output.http.clone();
             match http.as_ref().map(|http| http.via) {

@@ -192,7 +192,21 @@ impl McpTape {
             Ok((entry, warning)) => {
                 answer.warning = warning;
                 let again = std::mem::replace(&mut tape.entries[entry].served, true);
-                answer.replies.extend(tape.entries[entry].outputs.iter().filter_map(|output| {
+                let outputs = &tape.entries[entry].outputs;
+                if !outputs.iter().any(|output| is_response(&output.value)) {
+                    // Recorded without its response (the recording was cut, and kept beside
+                    // the script): the agent would wait for it for ever.
+                    let failure = format!(
+                        "MCP server `{server}`: the tape holds no response to {} (message {} \
+                         of the script); it was recorded without one",
+                        describe(method, tool.as_deref()),
+                        tape.entries[entry].number
+                    );
+                    answer.replies.push(Output::new(error_reply(id, &failure)));
+                    answer.failure = Some(failure);
+                    return answer;
+                }
+                answer.replies.extend(outputs.iter().filter_map(|output| {
                     let recorded_id = output.value.get("id").filter(|id| !id.is_null());
                     match (is_response(&output.value), recorded_id) {
                         (true, Some(_)) => Some(output.with_id(id)),
@@ -676,6 +690,23 @@ mod tests {
         // A line that says something else than the message is not kept.
         let other = McpMessage::new("files", McpSide::Server, recorded).with_line(r#"{"id":2}"#);
         assert_eq!(other.line, None);
+    }
+
+    #[test]
+    fn a_request_recorded_without_its_response_fails_with_an_error_the_agent_reads() {
+        let messages = vec![client(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))];
+        let mut tape = McpTape::new(&messages, &normalizer());
+        let list = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"});
+        let answer = tape.answer("files", &list, &normalizer(), DriftPolicy::Strict);
+        let failure = answer.failure.unwrap();
+        assert_eq!(
+            failure,
+            "MCP server `files`: the tape holds no response to `tools/list` (message 1 of the \
+             script); it was recorded without one"
+        );
+        assert_eq!(answer.replies.len(), 1);
+        assert_eq!(answer.replies[0].value["id"], 9);
+        assert_eq!(answer.replies[0].value["error"]["message"], failure.as_str());
     }
 
     #[test]

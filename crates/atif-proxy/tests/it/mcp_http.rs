@@ -488,7 +488,7 @@ async fn a_reply_cut_before_its_response_fails_the_recording_and_its_replay_and_
     let Error::NotExact { verdict, .. } = proxy.finish().await.unwrap_err() else {
         panic!("the replay of a request without its response is not exact")
     };
-    let expected = "MCP server `odd`: the tape holds no response to the agent's tools/call (id 3); it was recorded without one";
+    let expected = "MCP server `odd`: the tape holds no response to tools/call of `cut` (message 6 of the script); it was recorded without one";
     assert_eq!(verdict.errors, [expected]);
     assert!(cut.contains(r#""id":3"#) && cut.contains(expected), "{cut}");
 }
