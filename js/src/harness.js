@@ -83,9 +83,4 @@ export class Harness {
     this.reason = reason;
     for (const waiter of this.waiting.splice(0)) waiter.reject(new AtifError(reason));
   }
-
-  /** Closes the harness's standard input, which ends it. */
-  close() {
-    this.child.stdin.end();
-  }
 }

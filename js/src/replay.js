@@ -36,6 +36,17 @@ export async function startServer({ script, record, upstream, recordCommand }) {
         "variables are the process's, so tests that replay run one at a time; drop .concurrent",
     );
   }
+  // Taken before the first await, so that a second test started meanwhile is refused too.
+  running = true;
+  try {
+    return await start({ script, record, upstream, recordCommand });
+  } catch (err) {
+    running = false;
+    throw err;
+  }
+}
+
+async function start({ script, record, upstream, recordCommand }) {
   if (existsSync(script) && statSync(script).isDirectory()) {
     throw new AtifError(`the replay script ${shown(script)} is a directory, not a script file`);
   }
@@ -62,7 +73,6 @@ export async function startServer({ script, record, upstream, recordCommand }) {
       }`,
     );
   }
-  running = true;
   return new Server(script, record, started.url, started.token, upstream);
 }
 

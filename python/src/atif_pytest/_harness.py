@@ -83,7 +83,14 @@ class Harness:
 
     def _stopped(self) -> str:
         process = self._process
-        status = process.wait(timeout=STOP_TIMEOUT_S) if process is not None else None
+        status = None
+        if process is not None:
+            try:
+                status = process.wait(timeout=STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                # It closed its output but does not end: stop it, and say what it printed.
+                process.kill()
+                status = process.wait()
         self._stderr.seek(0)
         stderr = self._stderr.read().decode("utf-8", "replace").strip()
         return (
