@@ -384,6 +384,42 @@ fn a_recording_relay_passes_replies_past_its_exit_grace_and_ends_when_its_server
 }
 
 #[test]
+fn a_relay_s_own_failure_reaches_the_verdict_of_the_run_it_reports_to() {
+    let root = tempfile::tempdir().unwrap();
+    let provider =
+        atif_fake_provider::FakeProvider::start(atif_fake_provider::Config::default()).unwrap();
+    let atif = e2e::atif_binary();
+    // The agent: one model call, then a line that is not UTF-8 to its MCP server's relay, whose
+    // exit status it ignores, as agents do.
+    let agent = format!(
+        "curl -s -o /dev/null -H 'content-type: application/json' -d '{{\"model\":\"m\",\"messages\":[{{\"role\":\"user\",\"content\":\"hi\"}}]}}' \"$OPENAI_BASE_URL/chat/completions\" && printf '\\377\\n' | {} mcp --name echo -- sh -c 'cat > /dev/null'; true",
+        atif.display()
+    );
+    let script = root.path().join("run.script.json");
+    let args: Vec<std::ffi::OsString> = ["record", "--script"]
+        .iter()
+        .map(Into::into)
+        .chain([script.clone().into_os_string()])
+        .chain([
+            "--upstream".into(),
+            provider.url().into(),
+            "--".into(),
+            "sh".into(),
+            "-c".into(),
+            agent.into(),
+        ])
+        .collect();
+    let run = atif_in(root.path(), &args, false);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("- MCP server `echo`: reading the agent's messages failed"),
+        "the relay's failure is one of the run's: {stderr}"
+    );
+    assert!(!script.exists(), "{stderr}");
+}
+
+#[test]
 fn a_standalone_recording_keeps_its_masks_for_matching_and_a_failed_one_goes_beside_the_script() {
     let root = tempfile::tempdir().unwrap();
     let script = root.path().join("echo.script.json");

@@ -169,6 +169,10 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
                     // Every message reaches the server before the relay ends.
                     drop(log);
                     let _ = posting.await;
+                    // And what went wrong in the relay, for the run's verdict.
+                    for error in outcome.iter().flat_map(|outcome| &outcome.errors) {
+                        remote.fail(error).await;
+                    }
                     outcome
                 }
             }
@@ -467,10 +471,13 @@ async fn replay(options: &McpOptions, mut answerer: Answerer, stop: Stop) -> Res
                 continue;
             }
             let Ok(message) = serde_json::from_str::<Value>(&line) else {
-                outcome.errors.push(format!(
-                    "MCP server `{}`: line {number} from the agent is not JSON; MCP over stdio is one JSON-RPC message a line",
-                    options.name
-                ));
+                let error = format!(
+                    "line {number} from the agent is not JSON; MCP over stdio is one JSON-RPC message a line"
+                );
+                if let Answerer::Remote { remote, .. } = &answerer {
+                    remote.fail(&error).await;
+                }
+                outcome.errors.push(format!("MCP server `{}`: {error}", options.name));
                 continue;
             };
             outcome.messages += 1;
@@ -632,6 +639,15 @@ impl Remote {
             _ => Operation::Record,
         };
         Ok((operation, replies_of(&reply)))
+    }
+
+    /// Tells the server what went wrong in the relay itself, for the run's verdict; a server
+    /// that cannot be told is gone, and the relay's own exit status says it.
+    async fn fail(&self, failure: &str) {
+        let report = json!({"server": self.name, "failure": failure});
+        if let Err(err) = self.post(&report).await {
+            say(&Cleaner::new().clean(err.to_string()));
+        }
     }
 
     async fn answer(&self, message: &Value) -> Result<Served> {

@@ -51,6 +51,9 @@ struct Report {
     /// The exact line a server wrote, when it differs from `message` written compactly.
     #[serde(default)]
     line: Option<String>,
+    /// What went wrong in the relay itself (a line it could not read), for the verdict.
+    #[serde(default)]
+    failure: Option<String>,
 }
 
 /// What the server answers a relay, and what it says about the run.
@@ -89,11 +92,15 @@ impl McpState {
     pub(crate) fn report(&self, body: &[u8]) -> Result<McpReply, String> {
         let report: Report = serde_json::from_slice(body).map_err(|err| {
             format!(
-                "expected {{\"server\", \"start\"}} or {{\"server\", \"from\", \"message\"}}: {err}"
+                "expected {{\"server\", \"start\"}}, {{\"server\", \"from\", \"message\"}} or {{\"server\", \"failure\"}}: {err}"
             )
         })?;
         if report.server.is_empty() {
             return Err("expected a server name in `server`".to_owned());
+        }
+        if let Some(failure) = report.failure {
+            let failure = Some(format!("MCP server `{}`: {failure}", report.server));
+            return Ok(McpReply { body: json!({}), failure, warning: None });
         }
         match self {
             McpState::Record(messages) => {
