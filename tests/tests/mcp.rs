@@ -442,7 +442,11 @@ fn a_standalone_recording_keeps_its_masks_for_matching_and_a_failed_one_goes_bes
     assert_eq!(saved["recording"]["masks"], json!(["ticket-[0-9]+"]), "{text}");
 
     // A line of the agent's that is not UTF-8 fails the recording, which goes beside the
-    // script and leaves it as it was.
+    // script and leaves it as it was; it is made from the script, not from an older failure.
+    let failed = root.path().join("echo.script.failed.json");
+    let mut stale = saved.clone();
+    stale["mcp"][0]["server"] = json!("stale");
+    std::fs::write(&failed, stale.to_string()).unwrap();
     let mut client = record();
     let stdin = client.stdin.as_mut().unwrap();
     stdin.write_all(b"{\"jsonrpc\": \"2.0\", \"method\": \"\xff\"}\n").unwrap();
@@ -450,7 +454,8 @@ fn a_standalone_recording_keeps_its_masks_for_matching_and_a_failed_one_goes_bes
     assert_eq!(status, 1, "{stderr}");
     assert!(stderr.contains("reading the agent's messages failed"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&script).unwrap(), text);
-    assert!(root.path().join("echo.script.failed.json").exists(), "{stderr}");
+    let failed = std::fs::read_to_string(&failed).unwrap();
+    assert!(!failed.contains("stale"), "{failed}");
 }
 
 #[test]

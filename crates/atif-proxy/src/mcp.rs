@@ -145,12 +145,12 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
                     std::mem::take(&mut *messages.lock().unwrap_or_else(PoisonError::into_inner));
                 // A recording that failed never replaces a good script: it goes beside it, as
                 // `atif record` keeps one.
-                let path = match outcome.errors.is_empty() {
+                let target = match outcome.errors.is_empty() {
                     true => path.clone(),
                     false => crate::failed_path(path),
                 };
-                save(&path, &options.name, messages, &options.masks)?;
-                outcome.saved = Some(path);
+                save(&target, path, &options.name, messages, &options.masks)?;
+                outcome.saved = Some(target);
             }
             Ok(outcome)
         }
@@ -159,7 +159,13 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
             let (operation, opening) = remote.start().await?;
             match operation {
                 Operation::Replay => {
-                    replay(options, Answerer::Remote { remote, opening }, stop).await
+                    let answerer = Answerer::Remote { remote: remote.clone(), opening };
+                    let outcome = replay(options, answerer, stop).await;
+                    // A relay that could not go on (the agent's side unreadable) fails the run.
+                    if let Err(err) = &outcome {
+                        remote.fail(&err.to_string()).await;
+                    }
+                    outcome
                 }
                 Operation::Record => {
                     let normalizer = Normalizer::new(cwd, home, &options.masks)?;
@@ -170,8 +176,13 @@ pub async fn relay_mcp(options: &McpOptions, stop: Stop) -> Result<McpOutcome> {
                     drop(log);
                     let _ = posting.await;
                     // And what went wrong in the relay, for the run's verdict.
-                    for error in outcome.iter().flat_map(|outcome| &outcome.errors) {
-                        remote.fail(error).await;
+                    match &outcome {
+                        Ok(outcome) => {
+                            for error in &outcome.errors {
+                                remote.fail(error).await;
+                            }
+                        }
+                        Err(err) => remote.fail(&err.to_string()).await,
                     }
                     outcome
                 }
@@ -371,10 +382,19 @@ fn command_text(options: &McpOptions) -> String {
 /// other servers' messages, and this server's are replaced. The `--mask` regexes are kept
 /// with the recording, as `atif record` keeps them, for a replay to match by; they redact
 /// nothing.
-fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) -> Result<()> {
-    let _lock = lock_folder(path, name)?;
-    let mut script = match path.exists() {
-        true => atif_replay::read_script(path)?,
+///
+/// The script is written to `target` from the one at `base`: a failed recording goes beside
+/// the script, made from it, never from an older failed one.
+fn save(
+    target: &Path,
+    base: &Path,
+    name: &str,
+    messages: Vec<McpMessage>,
+    masks: &[String],
+) -> Result<()> {
+    let _lock = lock_folder(target, name)?;
+    let mut script = match base.exists() {
+        true => atif_replay::read_script(base)?,
         false => Script::new(None),
     };
     script.mcp.retain(|message| message.server != name);
@@ -391,7 +411,7 @@ fn save(path: &Path, name: &str, messages: Vec<McpMessage>, masks: &[String]) ->
             }
         }
     }
-    atif_replay::support::write_script_owned(path, script, &[])?;
+    atif_replay::support::write_script_owned(target, script, &[])?;
     Ok(())
 }
 

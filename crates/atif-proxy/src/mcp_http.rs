@@ -78,6 +78,8 @@ pub(crate) struct McpHttpFront {
     client: reqwest::Client,
     /// Set when the server stops, which ends every event stream still open.
     closing: watch::Sender<bool>,
+    /// The tasks reading servers' event streams, which the run waits for when it stops.
+    streams: Mutex<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 #[derive(Debug, Default)]
@@ -115,12 +117,40 @@ impl McpHttpFront {
             .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .map_err(|source| Error::Client { source })?;
-        Ok(McpHttpFront { servers: fronts, client, closing: watch::channel(false).0 })
+        Ok(McpHttpFront {
+            servers: fronts,
+            client,
+            closing: watch::channel(false).0,
+            streams: Mutex::new(Vec::new()),
+        })
     }
 
     /// Ends every event stream still open, so the server can stop.
     pub(crate) fn close(&self) {
         self.closing.send_replace(true);
+    }
+
+    /// Keeps the task reading a server's event stream, for [`McpHttpFront::finished`].
+    fn track(&self, task: tokio::task::JoinHandle<()>) {
+        let mut streams = self.streams.lock().unwrap_or_else(PoisonError::into_inner);
+        streams.retain(|task| !task.is_finished());
+        streams.push(task);
+    }
+
+    /// Waits, at most until `deadline`, for the tasks reading event streams to end once the
+    /// front is closed, so that what they keep and what they fail is in the verdict; a task
+    /// still running then is stopped, and `false` says so.
+    pub(crate) async fn finished(&self, deadline: tokio::time::Instant) -> bool {
+        let tasks =
+            std::mem::take(&mut *self.streams.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut all = true;
+        for mut task in tasks {
+            if tokio::time::timeout_at(deadline, &mut task).await.is_err() {
+                task.abort();
+                all = false;
+            }
+        }
+        all
     }
 
     /// Resolves when the server stops.
@@ -201,19 +231,27 @@ async fn record_post<R: Run>(shared: &Arc<R>, name: &str, parts: Parts, body: Bo
     };
     let line = std::str::from_utf8(&bytes).ok().map(str::trim);
     let messages = split(&json, line);
-    let requests = Awaited::<R>::requests(&messages);
+    // Armed as the requests go on the tape: an agent that gives up before the server answers
+    // (this handler is then dropped) leaves a request without its response, which fails.
+    let mut awaited = Awaited::new(shared, name, Awaited::<R>::requests(&messages));
     for (message, line) in messages {
         keep(shared, name, McpSide::Client, message, line, McpHttp::new(McpVia::Post));
     }
     let Some(url) = shared.front().servers.get(name).and_then(|front| front.url.clone()) else {
+        awaited.iter_mut().for_each(Awaited::settle);
         return failure(shared, StatusCode::BAD_GATEWAY, format!("MCP server `{name}` has no URL"));
     };
     let request = shared.front().client.post(&url).headers(forwarded(&parts.headers)).body(bytes);
     let reply = match request.send().await {
         Ok(reply) => reply,
-        Err(err) => return unreachable_server(shared, name, &url, err),
+        Err(err) => {
+            // This one failure says what the requests lack.
+            awaited.iter_mut().for_each(Awaited::settle);
+            return unreachable_server(shared, name, &url, err);
+        }
     };
-    let awaited = Awaited::new(shared, name, requests);
+    // The reply is under way: the body's share of the budget goes back.
+    drop(_held);
     relay_reply(shared, name, reply, Some(McpVia::Reply), awaited).await
 }
 
@@ -293,11 +331,14 @@ fn relay_stream<R: Run>(
     let closed = shared.front().closed();
     let to_the_end = via != Some(McpVia::GetStream);
     let (sender, mut receiver) = tokio::sync::mpsc::channel(16);
-    tokio::spawn(async move {
+    let front = shared.clone();
+    let task = tokio::spawn(async move {
         let mut awaited = awaited;
         let mut events = EventSplitter::new(MAX_MESSAGE_BYTES);
         let mut stream = std::pin::pin!(reply.bytes_stream().take_until(closed));
         let mut agent = Some(sender);
+        let closing = shared.front().closed();
+        tokio::pin!(closing);
         while let Some(chunk) = stream.next().await {
             let item = match chunk.map_err(std::io::Error::other) {
                 Ok(bytes) => match events.feed(&bytes) {
@@ -314,7 +355,12 @@ fn relay_stream<R: Run>(
             };
             let ends = item.is_err();
             if let Some(sender) = &agent {
-                if sender.send(item).await.is_err() {
+                // An agent that does not read holds the stream back, until the run stops.
+                let sent = tokio::select! {
+                    sent = sender.send(item) => sent.is_ok(),
+                    () = &mut closing => break,
+                };
+                if !sent {
                     agent = None;
                 }
             }
@@ -322,7 +368,12 @@ fn relay_stream<R: Run>(
                 break;
             }
         }
+        // What the requests lack is said before the agent reads the end of the stream, so
+        // that a run that stops on it has it in its verdict.
+        drop(awaited);
+        drop(agent);
     });
+    front.front().track(task);
     let chunks = futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx));
     Body::from_stream(chunks)
 }
@@ -347,7 +398,7 @@ async fn relay_json<R: Run>(
         }
         Err(err) => {
             // This one failure says what the requests still awaited lack.
-            awaited.iter_mut().for_each(|awaited| awaited.pending.clear());
+            awaited.iter_mut().for_each(Awaited::settle);
             let message = format!("MCP server `{name}`: its reply broke: {err}");
             return Err(failure(shared, StatusCode::BAD_GATEWAY, message));
         }
@@ -392,6 +443,11 @@ impl<R: Run> Awaited<R> {
             name: name.to_owned(),
             pending: requests,
         })
+    }
+
+    /// Nothing more is awaited: a failure already says what the requests lack.
+    fn settle(&mut self) {
+        self.pending.clear();
     }
 
     /// The responses with these ids came; an error of id `null` (a server refusing what it
@@ -443,9 +499,7 @@ fn too_big<R: Run>(
 ) -> std::io::Error {
     let message = format!("MCP server `{name}` sent {too_long}; it is not recorded");
     shared.journal().fail(message.clone());
-    if let Some(awaited) = awaited {
-        awaited.pending.clear();
-    }
+    awaited.iter_mut().for_each(Awaited::settle);
     std::io::Error::new(std::io::ErrorKind::InvalidData, message)
 }
 

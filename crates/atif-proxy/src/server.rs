@@ -306,6 +306,7 @@ impl Proxy {
         // Event streams of MCP servers stay open until the agent closes them: end them here.
         self.shared.mcp_http.close();
         let _ = self.shutdown.send(());
+        let deadline = tokio::time::Instant::now() + DRAIN_TIMEOUT;
         let mut task = self.task;
         match tokio::time::timeout(DRAIN_TIMEOUT, &mut task).await {
             Ok(Ok(Ok(()))) => {}
@@ -320,6 +321,13 @@ impl Proxy {
                     DRAIN_TIMEOUT.as_secs()
                 ));
             }
+        }
+        if !self.shared.mcp_http.finished(deadline).await {
+            self.shared.journal.fail(format!(
+                "an MCP server's event stream was still being read {} s after the run ended; \
+                 it was cut off",
+                DRAIN_TIMEOUT.as_secs()
+            ));
         }
         Ok(self.shared)
     }
@@ -763,9 +771,11 @@ async fn mcp_report(shared: &Shared, parts: &Parts, body: Body) -> Response {
     }
     let bytes = match shared.limits.read(headers, body).await {
         Ok((bytes, _held)) => bytes,
-        Err(_) => {
-            let error = json!({"error": "cannot read the MCP report within the body limits"});
-            return json_reply(StatusCode::BAD_REQUEST, &error);
+        Err(err) => {
+            // A report lost is a message missing from the tape: the run fails.
+            let why = format!("an MCP relay's report could not be read: {err}");
+            shared.journal.fail(why.clone());
+            return json_reply(err.status(), &json!({"error": why}));
         }
     };
     match shared.mcp.report(&bytes) {
