@@ -316,9 +316,10 @@ async fn relay_reply<R: Run>(
 }
 
 /// The agent's side of an event stream, read by a task of its own that keeps its messages and
-/// passes each chunk on as it comes: a POST's reply is read to its end even when the agent
-/// stops reading it (a probe it gives up on), so that what the server answered is kept; the
-/// server's own stream (GET) is read while the agent listens. Both end when the run stops.
+/// passes each chunk on as it comes: a POST's reply is read to its end even when the agent has
+/// gone (a probe it gave up on), so that what the server answered is kept; an agent still
+/// connected but not reading holds it back. The server's own stream (GET) is read while the
+/// agent listens. Both end when the run stops, which waits for them.
 fn relay_stream<R: Run>(
     shared: &Arc<R>,
     name: &str,
