@@ -313,6 +313,16 @@ fn everything_s_opening_notification_replays_and_get_env_is_redacted() {
 /// request's id (it reads the id from the line's text).
 const ECHO_SERVER: &str = r#"while read -r line; do id=${line#*\"id\":}; id=${id%%,*}; echo "{\"jsonrpc\":\"2.0\",\"id\":$id,\"result\":{}}"; done"#;
 
+/// A relay recording server `name` into `script` standalone, the server being the shell line
+/// `server`, with the relay flags `flags`.
+fn shell_relay(dir: &Path, name: &str, script: &Path, flags: &[&str], server: &str) -> Client {
+    let script = script.to_str().unwrap();
+    let mut args = vec!["--name", name, "--script", script, "--record"];
+    args.extend(flags);
+    args.extend(["--", "sh", "-c", server]);
+    Client::start(dir, &args, &[])
+}
+
 /// Reads the next line the relay writes, or `None` when none comes within `seconds` (or its
 /// output ended).
 fn next_line_within(
@@ -336,18 +346,7 @@ fn next_line_within(
 fn a_recording_relay_passes_replies_past_its_exit_grace_and_ends_when_its_server_does() {
     let root = tempfile::tempdir().unwrap();
     let script = root.path().join("echo.script.json");
-    let args = [
-        "--name",
-        "echo",
-        "--script",
-        script.to_str().unwrap(),
-        "--record",
-        "--",
-        "sh",
-        "-c",
-        ECHO_SERVER,
-    ];
-    let mut client = Client::start(root.path(), &args, &[]);
+    let mut client = shell_relay(root.path(), "echo", &script, &[], ECHO_SERVER);
     let ping = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
     client.send(&ping(1));
     let (first, stdout) = next_line_within(client.stdout, 10);
@@ -367,18 +366,7 @@ fn a_recording_relay_passes_replies_past_its_exit_grace_and_ends_when_its_server
 
     // A server that ends ends the relay, with the agent's side still open: the agent reads the
     // end of the relay's output rather than waiting for a reply that cannot come.
-    let args = [
-        "--name",
-        "gone",
-        "--script",
-        script.to_str().unwrap(),
-        "--record",
-        "--",
-        "sh",
-        "-c",
-        "exit 0",
-    ];
-    let client = Client::start(root.path(), &args, &[]);
+    let client = shell_relay(root.path(), "gone", &script, &[], "exit 0");
     let (line, _) = next_line_within(client.stdout, 10);
     assert_eq!(line, None, "the relay's output ends");
 }
@@ -423,13 +411,8 @@ fn a_relay_s_own_failure_reaches_the_verdict_of_the_run_it_reports_to() {
 fn a_standalone_recording_keeps_its_masks_for_matching_and_a_failed_one_goes_beside_the_script() {
     let root = tempfile::tempdir().unwrap();
     let script = root.path().join("echo.script.json");
-    let script_arg = script.to_str().unwrap();
-    let record = || {
-        let args =
-            ["--name", "echo", "--script", script_arg, "--record", "--mask", "ticket-[0-9]+"];
-        let args: Vec<&str> = args.iter().copied().chain(["--", "sh", "-c", ECHO_SERVER]).collect();
-        Client::start(root.path(), &args, &[])
-    };
+    let record =
+        || shell_relay(root.path(), "echo", &script, &["--mask", "ticket-[0-9]+"], ECHO_SERVER);
     let mut client = record();
     client.request(
         json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"ref": "ticket-42"}}),

@@ -29,7 +29,7 @@ use crate::access::new_token;
 use crate::journal::Journal;
 use crate::mcp::MAX_LINE_BYTES;
 use crate::mcp_state::McpState;
-use crate::mcp_tape::Output;
+use crate::mcp_tape::{Output, is_response};
 use crate::normalize::Normalizer;
 use crate::reply::is_hop_header;
 use crate::{Error, Result};
@@ -345,8 +345,7 @@ fn relay_stream<R: Run>(
                 Ok(bytes) => match events.feed(&bytes) {
                     Ok(done) => {
                         for data in &done {
-                            let answered = keep_text(&shared, &name, data, http.as_ref());
-                            awaited.iter_mut().for_each(|a| a.answered(&answered));
+                            keep_text(&shared, &name, data, http.as_ref(), &mut awaited);
                         }
                         Ok(bytes)
                     }
@@ -406,8 +405,7 @@ async fn relay_json<R: Run>(
     };
     if let Ok(text) = std::str::from_utf8(&bytes) {
         if !text.trim().is_empty() {
-            let answered = keep_text(shared, name, text.trim(), http.as_ref());
-            awaited.iter_mut().for_each(|awaited| awaited.answered(&answered));
+            keep_text(shared, name, text.trim(), http.as_ref(), &mut awaited);
         }
     }
     Ok(Body::from(bytes))
@@ -505,27 +503,25 @@ fn too_big<R: Run>(
 }
 
 /// Keeps the server's messages in `text` (one, or a batch) when they are to be kept (`http`)
-/// and are JSON (an error page is no MCP message); returns the ids of the responses among
-/// them, as JSON text.
+/// and are JSON (an error page is no MCP message), and tells `awaited` which responses came.
 fn keep_text<R: Run>(
     shared: &Arc<R>,
     name: &str,
     text: &str,
     http: Option<&McpHttp>,
-) -> Vec<String> {
-    let Ok(json) = serde_json::from_str::<Value>(text) else { return Vec::new() };
+    awaited: &mut Option<Awaited<R>>,
+) {
+    let Ok(json) = serde_json::from_str::<Value>(text) else { return };
     let mut answered = Vec::new();
     for (message, line) in split(&json, Some(text)) {
-        let is_response = message.get("method").is_none()
-            && (message.get("result").is_some() || message.get("error").is_some());
-        if is_response {
+        if is_response(&message) {
             answered.push(message.get("id").unwrap_or(&Value::Null).to_string());
         }
         if let Some(http) = http {
             keep(shared, name, McpSide::Server, message, line, http.clone());
         }
     }
-    answered
+    awaited.iter_mut().for_each(|awaited| awaited.answered(&answered));
 }
 
 /// Keeps one message on the tape, with the directories as placeholders, as the stdio relay

@@ -553,7 +553,9 @@ fn tool_of(method: &str, message: &Value) -> Option<String> {
     }
 }
 
-fn is_response(message: &Value) -> bool {
+/// Whether `message` is a JSON-RPC response: a `result` or an `error` and no method (its id
+/// may be `null`, from a server that could not tell which request it refused).
+pub(crate) fn is_response(message: &Value) -> bool {
     message.get("method").is_none()
         && (message.get("result").is_some() || message.get("error").is_some())
 }

@@ -188,6 +188,22 @@ fn as_taped(recorded: &[String]) -> Vec<String> {
     recorded.iter().map(secret).collect()
 }
 
+/// Replays the [`session`] and the model call recorded in `path`, the server gone; what the
+/// agent saw. The replay must be exact.
+async fn replay_session(path: &Path) -> Vec<String> {
+    let mut options = quiet(Options::replay(path));
+    options.add_mcp_http("fake", None);
+    let proxy = start(&options).await.unwrap();
+    let replayed = session(proxy.url()).await;
+    assert_eq!(
+        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
+        200
+    );
+    let verdict = proxy.finish().await.unwrap();
+    assert!(verdict.ok, "{verdict:?}");
+    replayed
+}
+
 #[tokio::test]
 async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_server() {
     let dir = tempfile::tempdir().unwrap();
@@ -214,16 +230,7 @@ async fn a_streamable_http_server_replays_every_framing_as_recorded_without_the_
     assert_eq!(via("from the get stream"), [json!({"via": "get-stream"})]);
 
     // The server gone: the tape answers in the same framing, with a session id of its own.
-    let mut options = quiet(Options::replay(&path));
-    options.add_mcp_http("fake", None);
-    let proxy = start(&options).await.unwrap();
-    let replayed = session(proxy.url()).await;
-    assert_eq!(
-        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
-        200
-    );
-    let verdict = proxy.finish().await.unwrap();
-    assert!(verdict.ok, "{verdict:?}");
+    let replayed = replay_session(&path).await;
     // What the tape holds, the secret redacted, is what the agent gets.
     assert_eq!(replayed, as_taped(&recorded));
 }
@@ -258,16 +265,7 @@ async fn a_hybrid_recording_answers_a_streamable_http_server_from_the_tape_and_c
     let script: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     let result = script["mcp"].as_array().unwrap().iter().find(|m| m["message"]["id"] == 2);
     assert_eq!(result.unwrap()["http"], json!({"via": "post"}));
-    let mut options = quiet(Options::replay(&path));
-    options.add_mcp_http("fake", None);
-    let proxy = start(&options).await.unwrap();
-    let replayed = session(proxy.url()).await;
-    assert_eq!(
-        crate::post(proxy.url(), "/v1/chat/completions", &chat_request("hi")).await.status,
-        200
-    );
-    let verdict = proxy.finish().await.unwrap();
-    assert!(verdict.ok, "{verdict:?}");
+    let replayed = replay_session(&path).await;
     assert_eq!(replayed, served);
 
     // A call with new arguments misses: a tool error the model can read, counted, and the
